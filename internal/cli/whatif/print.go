@@ -1,0 +1,155 @@
+package whatif
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/reprieve/reprieve/pkg/whatif"
+)
+
+// Print writes the decision in the given format. explain adds, for people,
+// a line for every node.
+func Print(w io.Writer, d *whatif.Decision, format string, explain bool) error {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(d)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	return printTable(w, d, explain)
+}
+
+func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
+	fmt.Fprintf(w, "POD       %s (priority %d)\n", d.Pod, d.Priority)
+	fmt.Fprintf(w, "DECISION  %s\n", d.Summary)
+	if d.DecidedBy != "" && d.DecidedBy != "tie" {
+		fmt.Fprintf(w, "WHY       %s won on %s among %d candidates\n", d.NominatedNode, d.DecidedBy, len(d.Candidates))
+	} else if d.DecidedBy == "tie" {
+		fmt.Fprintf(w, "WHY       %s tied with %s on every criterion; picked at random (seeded), as kube-scheduler does\n", d.NominatedNode, strings.Join(others(d.TiedNodes, d.NominatedNode), ", "))
+	}
+	for _, warn := range d.Warnings {
+		fmt.Fprintf(w, "WARNING   %s\n", warn)
+	}
+	if len(d.Victims) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "VICTIM\tNODE\tPRIORITY\tSTARTED\tBREAKS PDB")
+		for _, v := range d.Victims {
+			started := "-"
+			if v.StartTime != nil {
+				started = v.StartTime.UTC().Format(time.RFC3339)
+			}
+			pdbs := "-"
+			if len(v.PDBs) > 0 {
+				pdbs = strings.Join(v.PDBs, ",")
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v.Pod, v.Node, v.Priority, started, pdbs)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if d.Message != "" && !d.Fits {
+		fmt.Fprintf(w, "\nEVENT     FailedScheduling: %s\n", d.Message)
+	}
+	if !explain {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tRESULT\tDETAIL")
+	for _, row := range explainRows(d) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", row[0], row[1], row[2])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if d.DryRun != nil {
+		fmt.Fprintf(w, "\nDry run: %d of %d potential nodes visited from offset %d, looking for %d candidates.\n",
+			d.DryRun.VisitedNodes, d.DryRun.PotentialNodes, d.DryRun.Offset, d.DryRun.WantedCandidates)
+		fmt.Fprintln(w, "Score: fewest PDB violations, then lowest highest victim priority, lowest priority sum, fewest victims, latest start.")
+	}
+	return nil
+}
+
+func others(all []string, exclude string) []string {
+	var out []string
+	for _, s := range all {
+		if s != exclude {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// explainRows returns one row per node: feasible, candidate (chosen first)
+// or rejected, sorted by name within each group.
+func explainRows(d *whatif.Decision) [][3]string {
+	var rows [][3]string
+	for _, n := range d.FeasibleNodes {
+		rows = append(rows, [3]string{n, "fits", ""})
+	}
+	cands := slices.Clone(d.Candidates)
+	slices.SortFunc(cands, func(a, b whatif.Candidate) int {
+		switch {
+		case a.Node == d.NominatedNode:
+			return -1
+		case b.Node == d.NominatedNode:
+			return 1
+		}
+		return strings.Compare(a.Node, b.Node)
+	})
+	for _, c := range cands {
+		result := "candidate"
+		if c.Node == d.NominatedNode {
+			result = "CHOSEN"
+		}
+		s := c.Score
+		rows = append(rows, [3]string{c.Node, result, fmt.Sprintf("evict %s  [pdb=%d highest=%d sum=%d victims=%d earliest=%s]",
+			strings.Join(c.Victims, ", "), s.NumPDBViolations, s.HighestPriority, s.SumPriorities, s.NumVictims, s.EarliestStart.UTC().Format(time.RFC3339))})
+	}
+	names := make([]string, 0, len(d.NodeStatuses))
+	for n := range d.NodeStatuses {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		st := d.NodeStatuses[n]
+		detail := statusText(st.Code, st.Plugin, st.Reasons)
+		if p := st.Preemption; p != nil {
+			detail += "; dry run: " + statusText(p.Code, p.Plugin, p.Reasons)
+		} else if st.Code == "Unschedulable" && d.DryRun != nil {
+			detail += "; not dry-run (enough candidates found first)"
+		}
+		rows = append(rows, [3]string{n, "rejected", detail})
+	}
+	return rows
+}
+
+func statusText(code, plugin string, reasons []string) string {
+	short := map[string]string{"Unschedulable": "Unschedulable", "UnschedulableAndUnresolvable": "Unresolvable"}[code]
+	if short == "" {
+		short = code
+	}
+	if plugin != "" {
+		return fmt.Sprintf("%s by %s: %s", short, plugin, strings.Join(reasons, ", "))
+	}
+	return fmt.Sprintf("%s: %s", short, strings.Join(reasons, ", "))
+}

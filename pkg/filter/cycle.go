@@ -1,0 +1,336 @@
+package filter
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// Cycle is the PreFilter of one incoming pod over a snapshot: what every
+// filter computes once before nodes are examined. It is read-only after
+// NewCycle and safe to share between goroutines; per-evaluation changes go
+// into a State and a NodeView.
+type Cycle struct {
+	snap *snapshot.Snapshot
+	pod  *snapshot.Pod
+
+	// preFilter is a rejection by PreFilter; it then applies to every node.
+	preFilter Status
+	// allowedNodes restricts the nodes Filter runs on (PreFilterResult);
+	// nil means all nodes. Other nodes get allowedNodesStatus.
+	allowedNodes       sets.Set[string]
+	allowedNodesStatus Status
+
+	request      snapshot.Resources
+	hostPorts    []v1.ContainerPort
+	nodeAffinity *nodeaffinity.RequiredNodeAffinity
+	spread       *spreadState
+	affinity     *affinityState
+}
+
+// NewCycle runs PreFilter for pod over snap. The pod's priority must already
+// be resolved (snapshot.NewPod or a pod of the snapshot).
+func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod) *Cycle {
+	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts}
+	var pluginsWithNodes []string
+
+	// NodeName: restrict to spec.nodeName.
+	if name := pod.Obj.Spec.NodeName; name != "" {
+		c.allowedNodes = sets.New(name)
+		pluginsWithNodes = append(pluginsWithNodes, NodeName)
+	}
+	// NodeAffinity: metadata.name field requirements restrict the nodes.
+	if names, status, active := nodeAffinityPreFilter(pod.Obj); !status.IsSuccess() {
+		c.preFilter = status
+		return c
+	} else if active {
+		na := nodeaffinity.GetRequiredNodeAffinity(pod.Obj)
+		c.nodeAffinity = &na
+		if names != nil {
+			pluginsWithNodes = append(pluginsWithNodes, NodeAffinity)
+			if c.allowedNodes == nil {
+				c.allowedNodes = names
+			} else {
+				c.allowedNodes = c.allowedNodes.Intersection(names)
+			}
+		}
+	}
+	if c.allowedNodes != nil && c.allowedNodes.Len() == 0 {
+		msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", sortedList(pluginsWithNodes))
+		if len(pluginsWithNodes) == 1 {
+			msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", pluginsWithNodes[0])
+		}
+		c.preFilter = Status{Code: UnschedulableAndUnresolvable, Reasons: []string{msg}}
+		return c
+	}
+	if c.allowedNodes != nil {
+		c.allowedNodesStatus = Status{Code: UnschedulableAndUnresolvable,
+			Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sortedList(pluginsWithNodes))}}
+	}
+
+	var err error
+	if c.spread, err = newSpreadState(snap, pod); err != nil {
+		c.preFilter = Status{Code: Error, Plugin: PodTopologySpread, Reasons: []string{fmt.Sprintf("running PreFilter plugin %q: %v", PodTopologySpread, err)}}
+		return c
+	}
+	if c.affinity, err = newAffinityState(snap, pod); err != nil {
+		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
+		return c
+	}
+	return c
+}
+
+func sortedList(names []string) string {
+	s := slices.Clone(names)
+	slices.Sort(s)
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// Pod returns the incoming pod.
+func (c *Cycle) Pod() *snapshot.Pod { return c.pod }
+
+// Snapshot returns the snapshot the cycle runs over.
+func (c *Cycle) Snapshot() *snapshot.Snapshot { return c.snap }
+
+// PreFilterStatus returns the PreFilter rejection, or Success.
+func (c *Cycle) PreFilterStatus() Status { return c.preFilter }
+
+// Request returns the incoming pod's resource request as NodeResourcesFit sees it.
+func (c *Cycle) Request() snapshot.Resources { return c.request }
+
+// NewState returns an empty overlay on the cycle's plugin state.
+func (c *Cycle) NewState() *State { return &State{c: c} }
+
+// NewNodeView returns an overlay on node n holding the numbers filters read.
+func (c *Cycle) NewNodeView(n *snapshot.Node) *NodeView {
+	return &NodeView{Node: n, NumPods: len(n.Pods), Requested: n.Requested.Clone(), ports: n.UsedPorts}
+}
+
+// NodeView is a node as a dry run sees it: the node's pod count, requested
+// resources and used ports after adding or removing pods. It is the
+// equivalent of upstream's cloned NodeInfo, without the pod lists.
+type NodeView struct {
+	Node      *snapshot.Node
+	NumPods   int
+	Requested snapshot.Resources
+
+	ports      snapshot.PortSet
+	portsOwned bool
+}
+
+// Ports returns the host ports in use on the node.
+func (nv *NodeView) Ports() snapshot.PortSet { return nv.ports }
+
+func (nv *NodeView) ownPorts() {
+	if !nv.portsOwned {
+		nv.ports = nv.ports.Clone()
+		nv.portsOwned = true
+	}
+}
+
+// State is a reversible overlay on a Cycle's plugin state (topology spread
+// counts and inter-pod affinity counts), the equivalent of upstream's cloned
+// CycleState. The zero overlay means "as computed by PreFilter".
+type State struct {
+	c        *Cycle
+	spread   spreadOverlay
+	affinity affinityOverlay
+}
+
+// AddPod records that p now runs on node: as upstream's NodeInfo.AddPod on the
+// viewed node (when node is nv's node) followed by the PreFilterExtensions'
+// AddPod. nv may be nil.
+func (c *Cycle) AddPod(st *State, nv *NodeView, p *snapshot.Pod, node *snapshot.Node) {
+	c.updatePod(st, nv, p, node, 1)
+}
+
+// RemovePod records that p no longer runs on node; the inverse of AddPod,
+// with upstream's quirks (see spread.go).
+func (c *Cycle) RemovePod(st *State, nv *NodeView, p *snapshot.Pod, node *snapshot.Node) {
+	c.updatePod(st, nv, p, node, -1)
+}
+
+func (c *Cycle) updatePod(st *State, nv *NodeView, p *snapshot.Pod, node *snapshot.Node, sign int) {
+	if nv != nil && nv.Node == node {
+		nv.NumPods += sign
+		nv.Requested.Add(&p.Requests, int64(sign))
+		if len(c.hostPorts) > 0 && len(p.HostPorts) > 0 {
+			nv.ownPorts()
+			if sign > 0 {
+				nv.ports.AddPod(p)
+			} else {
+				nv.ports.RemovePod(p)
+			}
+		}
+	}
+	if c.spread != nil {
+		c.spread.update(&st.spread, p, c.pod, node, sign)
+	}
+	if c.affinity != nil {
+		c.affinity.update(&st.affinity, p, node, int64(sign))
+	}
+}
+
+// FilterNode runs every filter plugin for the incoming pod on nv, in
+// upstream's order, and returns the first rejection. It does not add
+// nominated pods; see FilterWithNominatedPods.
+func (c *Cycle) FilterNode(st *State, nv *NodeView) Status {
+	if s := c.filterStatic(nv.Node); !s.IsSuccess() {
+		return s
+	}
+	return c.filterDynamic(st, nv)
+}
+
+// filterStatic runs the plugins whose verdict does not depend on the pods of
+// the node: NodeName, NodeUnschedulable, TaintToleration, NodeAffinity.
+// They only ever answer UnschedulableAndUnresolvable.
+func (c *Cycle) filterStatic(n *snapshot.Node) Status {
+	if s := filterNodeName(c.pod.Obj, n.Obj); !s.IsSuccess() {
+		return s
+	}
+	if s := filterNodeUnschedulable(c.pod.Obj, n.Obj); !s.IsSuccess() {
+		return s
+	}
+	if s := filterTaintToleration(c.pod.Obj, n.Obj); !s.IsSuccess() {
+		return s
+	}
+	if c.nodeAffinity != nil {
+		if ok, _ := c.nodeAffinity.Match(n.Obj); !ok {
+			return reject(UnschedulableAndUnresolvable, NodeAffinity, ReasonNodeAffinity)
+		}
+	}
+	return Status{}
+}
+
+// filterDynamic runs the plugins that depend on the pods of the node:
+// NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity.
+func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
+	if len(c.hostPorts) > 0 {
+		for _, p := range c.hostPorts {
+			if nv.ports.Conflicts(p.HostIP, string(p.Protocol), p.HostPort) {
+				return reject(Unschedulable, NodePorts, ReasonNodePorts)
+			}
+		}
+	}
+	if s := filterResources(&c.request, nv); !s.IsSuccess() {
+		return s
+	}
+	if c.spread != nil {
+		if s := c.spread.filter(&st.spread, c.pod, nv.Node); !s.IsSuccess() {
+			return s
+		}
+	}
+	if c.affinity != nil {
+		if s := c.affinity.filter(&st.affinity, nv.Node); !s.IsSuccess() {
+			return s
+		}
+	}
+	return Status{}
+}
+
+// FilterWithNominatedPods is upstream's RunFilterPluginsWithNominatedPods:
+// when pods of equal or higher priority are nominated to the node, the pod
+// must fit both with them counted as running and without them. dynamicOnly
+// skips the static plugins, which is only correct on a node they already
+// passed (every node a preemption dry run visits).
+func (c *Cycle) FilterWithNominatedPods(st *State, nv *NodeView, dynamicOnly bool) Status {
+	run := c.FilterNode
+	if dynamicOnly {
+		run = c.filterDynamic
+	}
+	nominated := c.nominatedPods(nv.Node)
+	if len(nominated) == 0 {
+		return run(st, nv)
+	}
+	// First pass: with the nominated pods added, on scratch copies of the
+	// overlays that are undone afterwards.
+	savedPorts, savedOwned := nv.ports, nv.portsOwned
+	nv.portsOwned = false
+	for _, p := range nominated {
+		c.AddPod(st, nv, p, nv.Node)
+	}
+	s := run(st, nv)
+	for i := len(nominated) - 1; i >= 0; i-- {
+		c.updatePodCounts(st, nv, nominated[i], nv.Node, -1)
+	}
+	nv.ports, nv.portsOwned = savedPorts, savedOwned
+	if !s.IsSuccess() {
+		return s
+	}
+	return run(st, nv)
+}
+
+// updatePodCounts undoes an AddPod exactly: like RemovePod, but it leaves
+// the ports to the caller, since ports are a set and not counted.
+func (c *Cycle) updatePodCounts(st *State, nv *NodeView, p *snapshot.Pod, node *snapshot.Node, sign int) {
+	if nv != nil && nv.Node == node {
+		nv.NumPods += sign
+		nv.Requested.Add(&p.Requests, int64(sign))
+	}
+	if c.spread != nil {
+		c.spread.update(&st.spread, p, c.pod, node, sign)
+	}
+	if c.affinity != nil {
+		c.affinity.update(&st.affinity, p, node, int64(sign))
+	}
+}
+
+// nominatedPods returns the pods nominated to n that the incoming pod must
+// yield to: equal or higher priority, not the pod itself.
+func (c *Cycle) nominatedPods(n *snapshot.Node) []*snapshot.Pod {
+	all := c.snap.NominatedPods(n.Name)
+	if len(all) == 0 {
+		return nil
+	}
+	var out []*snapshot.Pod
+	for _, p := range all {
+		if p.Priority >= c.pod.Priority && p.Obj.UID != c.pod.Obj.UID && p.Key != c.pod.Key {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Result is the outcome of filtering the incoming pod on every node.
+type Result struct {
+	// Feasible are the nodes the pod fits on, in snapshot order.
+	Feasible []*snapshot.Node
+	// Statuses holds the rejection of every other node, by node index.
+	Statuses []Status
+}
+
+// FilterAll filters the pod on every node of the snapshot, as upstream's
+// findNodesThatFitPod does when it examines every node: a PreFilter
+// rejection applies to all nodes, nodes outside a PreFilterResult are
+// rejected without running filters, and every other node runs the filters
+// with nominated pods.
+func (c *Cycle) FilterAll() Result {
+	nodes := c.snap.Nodes
+	res := Result{Statuses: make([]Status, len(nodes))}
+	if !c.preFilter.IsSuccess() {
+		for i := range nodes {
+			res.Statuses[i] = c.preFilter
+		}
+		return res
+	}
+	st := c.NewState()
+	for i, n := range nodes {
+		if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
+			res.Statuses[i] = c.allowedNodesStatus
+			continue
+		}
+		s := c.FilterWithNominatedPods(st, c.NewNodeView(n), false)
+		if s.IsSuccess() {
+			res.Feasible = append(res.Feasible, n)
+			continue
+		}
+		res.Statuses[i] = s
+	}
+	return res
+}

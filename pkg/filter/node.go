@@ -1,0 +1,148 @@
+package filter
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// filterNodeName is the NodeName plugin: a pod that names a node only fits there.
+func filterNodeName(pod *v1.Pod, node *v1.Node) Status {
+	if pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name {
+		return reject(UnschedulableAndUnresolvable, NodeName, ReasonNodeName)
+	}
+	return Status{}
+}
+
+var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// filterNodeUnschedulable is the NodeUnschedulable plugin: a cordoned node
+// only takes pods that tolerate node.kubernetes.io/unschedulable:NoSchedule.
+func filterNodeUnschedulable(pod *v1.Pod, node *v1.Node) Status {
+	if !node.Spec.Unschedulable {
+		return Status{}
+	}
+	if corev1helpers.TolerationsTolerateTaint(klog.Background(), pod.Spec.Tolerations, &unschedulableTaint, false) {
+		return Status{}
+	}
+	return reject(UnschedulableAndUnresolvable, NodeUnschedulable, ReasonNodeUnschedulable)
+}
+
+// doNotScheduleTaint selects the taints Filter honours: NoSchedule and NoExecute.
+func doNotScheduleTaint(t *v1.Taint) bool {
+	return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+}
+
+// filterTaintToleration is the TaintToleration plugin's Filter.
+func filterTaintToleration(pod *v1.Pod, node *v1.Node) Status {
+	if len(node.Spec.Taints) == 0 {
+		return Status{}
+	}
+	if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaint, false); untolerated {
+		return reject(UnschedulableAndUnresolvable, TaintToleration, ReasonUntoleratedTaint)
+	}
+	return Status{}
+}
+
+// nodeAffinityPreFilter is NodeAffinity's PreFilter. active reports whether
+// the plugin filters at all (the pod has a nodeSelector or required node
+// affinity). names is the set of node names that metadata.name requirements
+// allow, or nil when they do not restrict nodes.
+func nodeAffinityPreFilter(pod *v1.Pod) (names sets.Set[string], status Status, active bool) {
+	a := pod.Spec.Affinity
+	noNodeAffinity := a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil
+	if noNodeAffinity && pod.Spec.NodeSelector == nil {
+		return nil, Status{}, false
+	}
+	if noNodeAffinity || len(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
+		return nil, Status{}, true
+	}
+	var nodeNames sets.Set[string]
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		var termNames sets.Set[string]
+		for _, r := range t.MatchFields {
+			if r.Key == metav1.ObjectNameField && r.Operator == v1.NodeSelectorOpIn {
+				s := sets.New(r.Values...)
+				if termNames == nil {
+					termNames = s
+				} else {
+					termNames = termNames.Intersection(s)
+				}
+			}
+		}
+		if termNames == nil {
+			// This term allows any node name.
+			return nil, Status{}, true
+		}
+		nodeNames = nodeNames.Union(termNames)
+	}
+	if nodeNames != nil && nodeNames.Len() == 0 {
+		return nil, reject(UnschedulableAndUnresolvable, NodeAffinity, ReasonNodeAffinityConflict), true
+	}
+	if nodeNames.Len() > 0 {
+		return nodeNames, Status{}, true
+	}
+	return nil, Status{}, true
+}
+
+// filterResources is NodeResourcesFit's Filter for a request on a node view.
+func filterResources(req *snapshot.Resources, nv *NodeView) Status {
+	insufficient := InsufficientResources(req, nv.Node.Allocatable, nv.Requested, nv.NumPods)
+	if len(insufficient) == 0 {
+		return Status{}
+	}
+	code := Unschedulable
+	reasons := make([]string, len(insufficient))
+	for i, r := range insufficient {
+		reasons[i] = r.Reason
+		if r.Unresolvable {
+			code = UnschedulableAndUnresolvable
+		}
+	}
+	return Status{Code: code, Plugin: NodeResourcesFit, Reasons: reasons}
+}
+
+// Insufficient is one resource a node lacks for a pod.
+type Insufficient struct {
+	// Resource is the resource name ("pods" for the pod count).
+	Resource v1.ResourceName
+	// Reason is upstream's text, e.g. "Insufficient cpu".
+	Reason string
+	// Requested, Used and Capacity are the pod's request, the node's use
+	// and the node's allocatable, in the scheduler's units.
+	Requested, Used, Capacity int64
+	// Unresolvable is set when the request exceeds the node's allocatable,
+	// so no preemption can make room.
+	Unresolvable bool
+}
+
+// InsufficientResources lists what a node with the given allocatable, use
+// and pod count lacks for req, in upstream's order: pods, cpu, memory,
+// ephemeral-storage, then scalar resources by name.
+func InsufficientResources(req *snapshot.Resources, alloc, used snapshot.Resources, numPods int) []Insufficient {
+	var out []Insufficient
+	if int64(numPods)+1 > alloc.AllowedPods {
+		out = append(out, Insufficient{Resource: v1.ResourcePods, Reason: ReasonTooManyPods, Requested: 1, Used: int64(numPods), Capacity: alloc.AllowedPods})
+	}
+	if req.IsZero() {
+		return out
+	}
+	check := func(name v1.ResourceName, r, u, a int64) {
+		if r > 0 && r > a-u {
+			out = append(out, Insufficient{Resource: name, Reason: fmt.Sprintf("Insufficient %v", name), Requested: r, Used: u, Capacity: a, Unresolvable: r > a})
+		}
+	}
+	check(v1.ResourceCPU, req.MilliCPU, used.MilliCPU, alloc.MilliCPU)
+	check(v1.ResourceMemory, req.Memory, used.Memory, alloc.Memory)
+	check(v1.ResourceEphemeralStorage, req.EphemeralStorage, used.EphemeralStorage, alloc.EphemeralStorage)
+	for _, s := range req.Scalars {
+		check(s.Name, s.Value, used.Scalar(s.Name), alloc.Scalar(s.Name))
+	}
+	return out
+}

@@ -1,0 +1,424 @@
+// Package preemption implements kube-scheduler v1.37.2's DefaultPreemption
+// PostFilter as a pure function: given the filter cycle of a pod that fits
+// nowhere, it decides whether the pod may preempt, dry-runs preemption on the
+// nodes where removing pods could help, and picks the node and victims
+// upstream would pick. Nothing is evicted; the caller actuates.
+package preemption
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// Defaults of the DefaultPreemption plugin arguments.
+const (
+	DefaultMinCandidateNodesPercentage = 10
+	DefaultMinCandidateNodesAbsolute   = 100
+)
+
+// Upstream's messages.
+const (
+	MsgPreemptionPolicyNever   = "not eligible due to preemptionPolicy=Never."
+	MsgTerminatingOnNominated  = "not eligible due to a terminating pod on the nominated node."
+	MsgNoVictims               = "No preemption victims found for incoming pod"
+	MsgPreemptionNotHelpful    = "Preemption is not helpful for scheduling"
+	msgExpectedAtLeastOneVictm = "expected at least one victim pod on node %q"
+)
+
+// Options configures an evaluation.
+type Options struct {
+	// MinCandidateNodesPercentage and MinCandidateNodesAbsolute bound the
+	// number of candidates the dry run looks for, as the plugin arguments
+	// of the same names. Zero values mean the defaults (10 and 100); use
+	// Exhaustive to visit every node.
+	MinCandidateNodesPercentage int32
+	MinCandidateNodesAbsolute   int32
+	// Exhaustive dry-runs every potential node starting at offset 0 instead
+	// of a random offset and upstream's candidate budget.
+	Exhaustive bool
+	// Seed seeds the random offset and the final tie-break.
+	Seed uint64
+	// Now is the evaluation time; pods without a start time count as
+	// starting then. Zero means time.Now().
+	Now time.Time
+	// Parallelism bounds the goroutines of the dry run; 0 means GOMAXPROCS.
+	Parallelism int
+	// MoreImportant orders victims; nil means MoreImportant.
+	MoreImportant MoreImportantFunc
+}
+
+// Candidate is a node where preemption would make the pod fit.
+type Candidate struct {
+	Node *snapshot.Node
+	// Victims in decreasing importance, as upstream returns them.
+	Victims []*Victim
+	// NumPDBViolations is the number of victims whose eviction breaks a
+	// PodDisruptionBudget.
+	NumPDBViolations int
+	// Broken maps a victim to the budget it breaks.
+	Broken map[*Victim][]*policyv1.PodDisruptionBudget
+}
+
+// Result is the outcome of an evaluation.
+type Result struct {
+	// Eligible reports whether the pod may preempt at all.
+	Eligible bool
+	// IneligibleReason is upstream's message when it may not.
+	IneligibleReason string
+	// PotentialNodes are the nodes whose filter status was Unschedulable,
+	// in snapshot order: the only ones removing pods might fix.
+	PotentialNodes []*snapshot.Node
+	// Offset and NumCandidates are where the dry run started in
+	// PotentialNodes and how many candidates it looked for.
+	Offset, NumCandidates int
+	// Visited are the potential nodes the dry run evaluated, in visit order.
+	Visited []*snapshot.Node
+	// Candidates are the nodes where preemption helps: those without PDB
+	// violations first, then the others, each in visit order.
+	Candidates []*Candidate
+	// NodeStatuses holds the dry-run status of every visited node that is
+	// not a candidate, by node name.
+	NodeStatuses map[string]filter.Status
+	// Best are the candidates tied for best under upstream's ordered
+	// criteria; upstream picks among them by map order.
+	Best []*Candidate
+	// Chosen is the candidate picked among Best (seeded).
+	Chosen *Candidate
+	// DecidedBy names the criterion that separated Chosen from the other
+	// candidates ("" when there was a single candidate, "tie" when Best has
+	// more than one).
+	DecidedBy string
+	// Err is set when the dry run failed on a node with an error status
+	// and found no candidate.
+	Err error
+}
+
+// Evaluate runs DefaultPreemption for the pod of cycle c, whose filtering on
+// every node gave fr. It must only be called when the pod fits nowhere.
+func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
+	snap := c.Snapshot()
+	pod := c.Pod()
+	res := &Result{NodeStatuses: map[string]filter.Status{}}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	if opts.MoreImportant == nil {
+		opts.MoreImportant = MoreImportant
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x7265707269657665))
+
+	// 1) Ensure the preemptor is eligible to preempt other pods.
+	if ok, reason := eligible(snap, pod, fr); !ok {
+		res.IneligibleReason = reason
+		return res
+	}
+	res.Eligible = true
+
+	// 2) The nodes where removing pods may help: filter status Unschedulable.
+	for i, n := range snap.Nodes {
+		if fr.Statuses[i].Code == filter.Unschedulable {
+			res.PotentialNodes = append(res.PotentialNodes, n)
+		}
+	}
+	if len(res.PotentialNodes) == 0 {
+		return res
+	}
+
+	// 3) Dry-run preemption on the candidate budget, from a random offset.
+	n := len(res.PotentialNodes)
+	if opts.Exhaustive {
+		res.NumCandidates = n
+	} else {
+		res.Offset = rng.IntN(n)
+		res.NumCandidates = numCandidates(n, opts)
+	}
+	dr := newDryRun(c, opts)
+	dr.run(res)
+
+	// 4) Pick the best candidate.
+	pick(res, opts, rng)
+	return res
+}
+
+// eligible is PodEligibleToPreemptOthers.
+func eligible(snap *snapshot.Snapshot, pod *snapshot.Pod, fr filter.Result) (bool, string) {
+	if pod.PreemptionPolicy == v1.PreemptNever {
+		return false, MsgPreemptionPolicyNever
+	}
+	nnn := pod.Obj.Status.NominatedNodeName
+	if nnn == "" {
+		return true, ""
+	}
+	node := snap.Node(nnn)
+	if node == nil || fr.Statuses[node.Index].Code == filter.UnschedulableAndUnresolvable {
+		// A nominated node that no longer exists, or where nothing can
+		// help any more, lets the pod preempt again.
+		return true, ""
+	}
+	for _, p := range node.Pods {
+		if p.Priority < pod.Priority && p.TerminatingByPreemption() {
+			return false, MsgTerminatingOnNominated
+		}
+	}
+	return true, ""
+}
+
+// numCandidates is calculateNumCandidates: a percentage of the potential
+// nodes, at least an absolute number, at most all of them.
+func numCandidates(numNodes int, opts Options) int {
+	pct, abs := opts.MinCandidateNodesPercentage, opts.MinCandidateNodesAbsolute
+	if pct == 0 && abs == 0 {
+		pct, abs = DefaultMinCandidateNodesPercentage, DefaultMinCandidateNodesAbsolute
+	}
+	n := int(int32(numNodes) * pct / 100)
+	n = max(n, int(abs))
+	return min(n, numNodes)
+}
+
+// nodeOutcome is the dry-run result on one node.
+type nodeOutcome struct {
+	cand   *Candidate
+	status filter.Status
+}
+
+type dryRun struct {
+	c        *filter.Cycle
+	opts     Options
+	budgets  []budget
+	nowNanos int64
+	workers  int
+}
+
+func newDryRun(c *filter.Cycle, opts Options) *dryRun {
+	w := opts.Parallelism
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	return &dryRun{c: c, opts: opts, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), workers: w}
+}
+
+// run visits potential nodes from the offset in order, exactly as a
+// sequential upstream dry run would: candidates without PDB violations and
+// with violations are collected separately, each list capped at
+// NumCandidates, and the walk stops once there is a non-violating candidate
+// and the two lists together reach NumCandidates. Nodes are evaluated in
+// parallel in chunks; the result does not depend on the parallelism.
+func (d *dryRun) run(res *Result) {
+	nodes := res.PotentialNodes
+	n, want := len(nodes), res.NumCandidates
+	var nonViolating, violating []*Candidate
+	chunk := max(32, 4*d.workers)
+	outcomes := make([]nodeOutcome, chunk)
+	done := false
+	for start := 0; start < n && !done; start += chunk {
+		end := min(start+chunk, n)
+		d.evaluateChunk(nodes, res.Offset, start, end, outcomes)
+		for i := start; i < end; i++ {
+			node := nodes[(res.Offset+i)%n]
+			res.Visited = append(res.Visited, node)
+			o := outcomes[i-start]
+			if o.cand == nil {
+				res.NodeStatuses[node.Name] = o.status
+				if o.status.Code == filter.Error && res.Err == nil {
+					res.Err = fmt.Errorf("%s", o.status.Message())
+				}
+				continue
+			}
+			if o.cand.NumPDBViolations == 0 {
+				if len(nonViolating) < want {
+					nonViolating = append(nonViolating, o.cand)
+				}
+			} else if len(violating) < want {
+				violating = append(violating, o.cand)
+			}
+			if len(nonViolating) > 0 && len(nonViolating)+len(violating) >= want {
+				done = true
+				break
+			}
+		}
+	}
+	res.Candidates = append(nonViolating, violating...)
+	if len(res.Candidates) > 0 {
+		res.Err = nil
+	}
+}
+
+func (d *dryRun) evaluateChunk(nodes []*snapshot.Node, offset, start, end int, out []nodeOutcome) {
+	count := end - start
+	if d.workers <= 1 || count == 1 {
+		for i := 0; i < count; i++ {
+			out[i] = d.selectVictims(nodes[(offset+start+i)%len(nodes)])
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, count)
+	for i := 0; i < count; i++ {
+		next <- i
+	}
+	close(next)
+	for w := 0; w < min(d.workers, count); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = d.selectVictims(nodes[(offset+start+i)%len(nodes)])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// selectVictims is SelectVictimsOnNode: remove every lower-priority pod,
+// check the pod fits, then reprieve victims in importance order (those whose
+// eviction would break a budget first) as long as the pod still fits.
+func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
+	c := d.c
+	pod := c.Pod()
+	var potential []*Victim
+	for i, p := range node.Pods {
+		if p.Priority < pod.Priority {
+			v := &Victim{Pod: p, Start: d.nowNanos + int64(i)}
+			if st := p.StartTime(); st != nil {
+				v.Start = st.UnixNano()
+			}
+			potential = append(potential, v)
+		}
+	}
+	if len(potential) == 0 {
+		return nodeOutcome{status: filter.Status{Code: filter.UnschedulableAndUnresolvable, Reasons: []string{MsgNoVictims}}}
+	}
+	st, nv := c.NewState(), c.NewNodeView(node)
+	for _, v := range potential {
+		c.RemovePod(st, nv, v.Pod, node)
+	}
+	if s := c.FilterWithNominatedPods(st, nv, true); !s.IsSuccess() {
+		return nodeOutcome{status: s}
+	}
+	sortVictims(potential, d.opts.MoreImportant)
+	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
+
+	var victims []*Victim
+	reprieve := func(v *Victim) bool {
+		c.AddPod(st, nv, v.Pod, node)
+		if c.FilterWithNominatedPods(st, nv, true).IsSuccess() {
+			return true
+		}
+		c.RemovePod(st, nv, v.Pod, node)
+		victims = append(victims, v)
+		return false
+	}
+	numViolating := 0
+	for _, v := range violating {
+		if !reprieve(v) {
+			numViolating++
+		}
+	}
+	for _, v := range nonViolating {
+		reprieve(v)
+	}
+	if len(violating) != 0 && len(nonViolating) != 0 {
+		sortVictims(victims, d.opts.MoreImportant)
+	}
+	if len(victims) == 0 {
+		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}
+	}
+	cand := &Candidate{Node: node, Victims: victims, NumPDBViolations: numViolating}
+	for _, v := range victims {
+		if b, ok := broken[v]; ok {
+			if cand.Broken == nil {
+				cand.Broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
+			}
+			cand.Broken[v] = b
+		}
+	}
+	return nodeOutcome{cand: cand}
+}
+
+// Criteria are upstream's ordered node-choice criteria, each a score where
+// higher is better.
+var Criteria = []struct {
+	Name  string
+	Score func(c *Candidate, nowNanos int64) int64
+}{
+	{"fewest PDB violations", func(c *Candidate, _ int64) int64 { return -int64(c.NumPDBViolations) }},
+	{"lowest highest-priority victim", func(c *Candidate, _ int64) int64 { return -int64(c.Victims[0].Pod.Priority) }},
+	{"smallest sum of victim priorities", func(c *Candidate, _ int64) int64 {
+		var sum int64
+		for _, v := range c.Victims {
+			sum += int64(v.Pod.Priority) + int64(math.MaxInt32+1)
+		}
+		return -sum
+	}},
+	{"fewest victims", func(c *Candidate, _ int64) int64 { return -int64(len(c.Victims)) }},
+	{"latest start of the highest-priority victims", func(c *Candidate, now int64) int64 { return EarliestStart(c, now) }},
+}
+
+// EarliestStart is the earliest start time, in Unix nanoseconds, among the
+// candidate's victims of the highest priority (a pod that has not started
+// counts as starting at now).
+func EarliestStart(c *Candidate, now int64) int64 {
+	start := func(p *snapshot.Pod) int64 {
+		if st := p.StartTime(); st != nil {
+			return st.UnixNano()
+		}
+		return now
+	}
+	maxPrio := c.Victims[0].Pod.Priority
+	earliest := start(c.Victims[0].Pod)
+	for _, v := range c.Victims {
+		switch p := v.Pod.Priority; {
+		case p == maxPrio:
+			earliest = min(earliest, start(v.Pod))
+		case p > maxPrio:
+			maxPrio, earliest = p, start(v.Pod)
+		}
+	}
+	return earliest
+}
+
+// pick is SelectCandidate with pickOneNodeForPreemption's default criteria.
+func pick(res *Result, opts Options, rng *rand.Rand) {
+	switch len(res.Candidates) {
+	case 0:
+		return
+	case 1:
+		res.Best, res.Chosen = res.Candidates, res.Candidates[0]
+		return
+	}
+	now := opts.Now.UnixNano()
+	best := res.Candidates
+	for _, crit := range Criteria {
+		var next []*Candidate
+		top := int64(math.MinInt64)
+		for _, c := range best {
+			s := crit.Score(c, now)
+			if s > top {
+				top, next = s, next[:0]
+			}
+			if s == top {
+				next = append(next, c)
+			}
+		}
+		best = next
+		if len(best) == 1 {
+			res.DecidedBy = crit.Name
+			break
+		}
+	}
+	if len(best) > 1 {
+		res.DecidedBy = "tie"
+	}
+	res.Best = best
+	res.Chosen = best[rng.IntN(len(best))]
+}

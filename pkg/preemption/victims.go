@@ -1,0 +1,109 @@
+package preemption
+
+import (
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// Victim is a pod the dry run considers evicting, with the start time the
+// importance order uses.
+type Victim struct {
+	Pod *snapshot.Pod
+	// Start is the pod's start time in Unix nanoseconds. A pod that has not
+	// started counts as starting at the evaluation time, later pods on the
+	// node a nanosecond later each, as upstream's time.Now() fallback does.
+	Start int64
+}
+
+// MoreImportantFunc reports whether victim a is more important than b; the
+// dry run reprieves more important victims first and evicts the others.
+type MoreImportantFunc func(a, b *Victim) bool
+
+// MoreImportant is upstream's default victim order for single pods: higher
+// priority first, then the earlier start time.
+func MoreImportant(a, b *Victim) bool {
+	if a.Pod.Priority != b.Pod.Priority {
+		return a.Pod.Priority > b.Pod.Priority
+	}
+	return a.Start < b.Start
+}
+
+// sortVictims sorts with the same algorithm as upstream (sort.Slice, which is
+// not stable), so that victims of equal importance end in the same order.
+func sortVictims(vs []*Victim, more MoreImportantFunc) {
+	sort.Slice(vs, func(i, j int) bool { return more(vs[i], vs[j]) })
+}
+
+// budget is a PodDisruptionBudget prepared for the victim walk.
+type budget struct {
+	pdb      *policyv1.PodDisruptionBudget
+	selector labels.Selector // nil when the PDB matches nothing
+}
+
+func prepareBudgets(pdbs []*policyv1.PodDisruptionBudget) []budget {
+	out := make([]budget, len(pdbs))
+	for i, pdb := range pdbs {
+		out[i].pdb = pdb
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		// An invalid, nil or empty selector matches nothing.
+		if err == nil && !sel.Empty() {
+			out[i].selector = sel
+		}
+	}
+	return out
+}
+
+// splitByPDB is upstream's FilterVictimsWithPDBViolation for single-pod
+// victims: it walks the victims in order, charging each matching budget
+// (pods already in a budget's disruptedPods are not charged), and reports a
+// victim as violating at the first budget that goes negative. The per-victim
+// budgets that broke are returned for explanations.
+func splitByPDB(victims []*Victim, budgets []budget) (violating, nonViolating []*Victim, broken map[*Victim][]*policyv1.PodDisruptionBudget) {
+	if len(budgets) == 0 {
+		return nil, victims, nil
+	}
+	allowed := make([]int32, len(budgets))
+	for i := range budgets {
+		allowed[i] = budgets[i].pdb.Status.DisruptionsAllowed
+	}
+	for _, v := range victims {
+		if pdb := chargeBudgets(v.Pod.Obj, budgets, allowed); pdb != nil {
+			violating = append(violating, v)
+			if broken == nil {
+				broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
+			}
+			broken[v] = append(broken[v], pdb)
+		} else {
+			nonViolating = append(nonViolating, v)
+		}
+	}
+	return violating, nonViolating, broken
+}
+
+// chargeBudgets charges pod against the budgets and returns the first budget
+// it breaks, or nil.
+func chargeBudgets(pod *v1.Pod, budgets []budget, allowed []int32) *policyv1.PodDisruptionBudget {
+	if len(pod.Labels) == 0 {
+		return nil
+	}
+	for i := range budgets {
+		b := &budgets[i]
+		if b.selector == nil || b.pdb.Namespace != pod.Namespace || !b.selector.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		if _, disrupted := b.pdb.Status.DisruptedPods[pod.Name]; disrupted {
+			continue
+		}
+		allowed[i]--
+		if allowed[i] < 0 {
+			return b.pdb
+		}
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package snapshot
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/component-helpers/resource"
+)
+
+// Pod is a pod of the snapshot together with everything the engine derives
+// from it once: its resolved priority, its resource requests as the scheduler
+// accounts them, its host ports and its parsed inter-pod affinity terms.
+// A Pod is immutable once the snapshot is built and is shared by every
+// evaluation; nothing in the engine copies it.
+type Pod struct {
+	// Obj is the pod as loaded. The engine never modifies it.
+	Obj *v1.Pod
+	// Key is "namespace/name".
+	Key string
+	// Priority is the pod's priority resolved as the Priority admission
+	// plugin would: spec.priority, else its PriorityClass, else the
+	// globalDefault class, else 0.
+	Priority int32
+	// Requests are the pod's requests as an assigned pod occupies a node
+	// (container, init-container, sidecar, pod-level and overhead, with
+	// in-place resize status taken into account).
+	Requests Resources
+	// HostPorts are the ports the pod binds on its node (containers and
+	// restartable init containers, hostPort > 0).
+	HostPorts []v1.ContainerPort
+	// RequiredAffinity and RequiredAntiAffinity are the pod's required
+	// inter-pod (anti-)affinity terms.
+	RequiredAffinity     []AffinityTerm
+	RequiredAntiAffinity []AffinityTerm
+	// PreemptionPolicy is the pod's preemption policy, resolved like
+	// Priority.
+	PreemptionPolicy v1.PreemptionPolicy
+	// Seq is the pod's position in the order the snapshot was loaded.
+	Seq int
+}
+
+// Namespace returns the pod's namespace.
+func (p *Pod) Namespace() string { return p.Obj.Namespace }
+
+// Name returns the pod's name.
+func (p *Pod) Name() string { return p.Obj.Name }
+
+// Labels returns the pod's labels.
+func (p *Pod) Labels() labels.Set { return p.Obj.Labels }
+
+// NodeName returns the node the pod is bound to, or "".
+func (p *Pod) NodeName() string { return p.Obj.Spec.NodeName }
+
+// StartTime returns status.startTime, or nil when the pod has not started.
+func (p *Pod) StartTime() *metav1.Time { return p.Obj.Status.StartTime }
+
+// Terminating reports whether the pod has a deletion timestamp.
+func (p *Pod) Terminating() bool { return p.Obj.DeletionTimestamp != nil }
+
+// TerminatingByPreemption reports whether the pod is terminating because the
+// scheduler preempted it: a deletion timestamp and a DisruptionTarget
+// condition with reason PreemptionByScheduler. As upstream, only the first
+// DisruptionTarget condition is looked at.
+func (p *Pod) TerminatingByPreemption() bool {
+	if p.Obj.DeletionTimestamp == nil {
+		return false
+	}
+	for _, c := range p.Obj.Status.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			return c.Status == v1.ConditionTrue && c.Reason == v1.PodReasonPreemptionByScheduler
+		}
+	}
+	return false
+}
+
+// HasAffinity reports whether the pod has any pod affinity or anti-affinity
+// (required or preferred).
+func (p *Pod) HasAffinity() bool {
+	a := p.Obj.Spec.Affinity
+	return a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)
+}
+
+// Finished reports whether the pod has terminated for good and so occupies
+// nothing (phase Succeeded or Failed).
+func (p *Pod) Finished() bool {
+	return p.Obj.Status.Phase == v1.PodSucceeded || p.Obj.Status.Phase == v1.PodFailed
+}
+
+// AffinityTerm is a parsed required pod (anti-)affinity term.
+type AffinityTerm struct {
+	// Namespaces the term applies to. When the term lists none and has no
+	// namespace selector it is the owning pod's namespace.
+	Namespaces sets.Set[string]
+	// Selector selects pods by label.
+	Selector labels.Selector
+	// NamespaceSelector selects namespaces by label; labels.Nothing() when unset.
+	NamespaceSelector labels.Selector
+	// TopologyKey is the node label that defines the topology domain.
+	TopologyKey string
+}
+
+// Matches reports whether pod is selected by the term; nsLabels are the
+// labels of pod's namespace (nil when unknown).
+func (t *AffinityTerm) Matches(pod *v1.Pod, nsLabels labels.Set) bool {
+	if t.Namespaces.Has(pod.Namespace) || t.NamespaceSelector.Matches(nsLabels) {
+		return t.Selector.Matches(labels.Set(pod.Labels))
+	}
+	return false
+}
+
+// ParseAffinityTerms parses required pod affinity terms of pod. The field
+// argument names the terms' location for error messages.
+func ParseAffinityTerms(pod *v1.Pod, terms []v1.PodAffinityTerm, field string) ([]AffinityTerm, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	out := make([]AffinityTerm, 0, len(terms))
+	for i := range terms {
+		t := &terms[i]
+		sel, err := metav1.LabelSelectorAsSelector(t.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d].labelSelector: %w", field, i, err)
+		}
+		nsSel, err := metav1.LabelSelectorAsSelector(t.NamespaceSelector)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d].namespaceSelector: %w", field, i, err)
+		}
+		ns := sets.New[string]()
+		if len(t.Namespaces) == 0 && t.NamespaceSelector == nil {
+			ns.Insert(pod.Namespace)
+		} else {
+			ns.Insert(t.Namespaces...)
+		}
+		out = append(out, AffinityTerm{Namespaces: ns, Selector: sel, NamespaceSelector: nsSel, TopologyKey: t.TopologyKey})
+	}
+	return out, nil
+}
+
+// RequiredAffinityTerms returns the v1 required pod affinity terms of pod.
+func RequiredAffinityTerms(pod *v1.Pod) []v1.PodAffinityTerm {
+	if a := pod.Spec.Affinity; a != nil && a.PodAffinity != nil {
+		return a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+// RequiredAntiAffinityTerms returns the v1 required pod anti-affinity terms of pod.
+func RequiredAntiAffinityTerms(pod *v1.Pod) []v1.PodAffinityTerm {
+	if a := pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		return a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+// HostPorts returns the host ports pod binds: those of its containers and of
+// its restartable (sidecar) init containers, with hostPort > 0.
+func HostPorts(pod *v1.Pod) []v1.ContainerPort {
+	var ports []v1.ContainerPort
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
+			continue
+		}
+		for _, p := range c.Ports {
+			if p.HostPort > 0 {
+				ports = append(ports, p)
+			}
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort > 0 {
+				ports = append(ports, p)
+			}
+		}
+	}
+	return ports
+}
+
+// AssignedPodRequests returns what pod occupies on its node, computed as the
+// scheduler's cache does for assigned pods (status-aware for in-place resize,
+// pod-level resources honoured, overhead included).
+func AssignedPodRequests(pod *v1.Pod) Resources {
+	return NewResources(resource.PodRequests(pod, resource.PodResourcesOptions{
+		UseStatusResources: true,
+		InPlacePodLevelResourcesVerticalScalingEnabled: true,
+	}))
+}
+
+// IncomingPodRequests returns what pod asks for when it is being scheduled,
+// computed as NodeResourcesFit's PreFilter does (spec only, pod-level
+// resources honoured, overhead included).
+func IncomingPodRequests(pod *v1.Pod) Resources {
+	return NewResources(resource.PodRequests(pod, resource.PodResourcesOptions{}))
+}
+
+// newPod derives a Pod from obj with its resolved priority and policy.
+func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*Pod, error) {
+	aff, err := ParseAffinityTerms(obj, RequiredAffinityTerms(obj), "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+	if err != nil {
+		return nil, err
+	}
+	anti, err := ParseAffinityTerms(obj, RequiredAntiAffinityTerms(obj), "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+	if err != nil {
+		return nil, err
+	}
+	return &Pod{
+		Obj:                  obj,
+		Key:                  obj.Namespace + "/" + obj.Name,
+		Priority:             priority,
+		Requests:             AssignedPodRequests(obj),
+		HostPorts:            HostPorts(obj),
+		RequiredAffinity:     aff,
+		RequiredAntiAffinity: anti,
+		PreemptionPolicy:     policy,
+		Seq:                  seq,
+	}, nil
+}

@@ -1,0 +1,343 @@
+// Package whatif answers, for one pod and a cluster snapshot, what
+// kube-scheduler v1.37.2 would do: where the pod fits, or which node
+// preemption would nominate, which pods it would evict, which disruption
+// budgets would break, and why every other node was rejected. It is the
+// engine behind `reprieve whatif`; its Decision is the stable JSON output.
+package whatif
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// Decision is the answer for one pod. Its JSON form is documented in the
+// README and kept stable: fields are only ever added.
+type Decision struct {
+	// Pod is "namespace/name" of the pod asked about.
+	Pod string `json:"pod"`
+	// Priority is the pod's resolved priority.
+	Priority int32 `json:"priority"`
+	// Fits reports whether the pod fits somewhere without preemption.
+	Fits bool `json:"fits"`
+	// FeasibleNodes are the nodes it fits on, sorted.
+	FeasibleNodes []string `json:"feasibleNodes"`
+	// Eligible reports whether the pod may preempt (only when !Fits).
+	Eligible bool `json:"eligible"`
+	// IneligibleReason is upstream's reason when it may not.
+	IneligibleReason string `json:"ineligibleReason,omitempty"`
+	// NominatedNode is the node preemption picks, "" when none.
+	NominatedNode string `json:"nominatedNode,omitempty"`
+	// Victims are the pods evicted on NominatedNode, most important first.
+	Victims []Victim `json:"victims"`
+	// NumPDBViolations counts the victims whose eviction breaks a budget.
+	NumPDBViolations int `json:"numPDBViolations"`
+	// DecidedBy names the criterion that made NominatedNode win over the
+	// other candidates, or "tie" when several were equally good and one was
+	// picked at random (seeded), as upstream does.
+	DecidedBy string `json:"decidedBy,omitempty"`
+	// TiedNodes are the candidates tied for best, sorted (only on a tie).
+	TiedNodes []string `json:"tiedNodes,omitempty"`
+	// Candidates are every node the dry run made a candidate, in upstream's
+	// order (without PDB violations first).
+	Candidates []Candidate `json:"candidates"`
+	// NodeStatuses holds, for every node that is neither feasible nor a
+	// candidate, why it was rejected.
+	NodeStatuses map[string]NodeStatus `json:"nodeStatuses"`
+	// DryRun describes how much of the cluster the dry run examined.
+	DryRun *DryRun `json:"dryRun,omitempty"`
+	// Summary is the one-line decision for people.
+	Summary string `json:"summary"`
+	// Message is the message of the FailedScheduling event the scheduler
+	// would record (empty when the pod fits).
+	Message string `json:"message,omitempty"`
+	// Warnings lists parts of the pod the engine does not model.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Victim is a pod preemption would evict.
+type Victim struct {
+	// Pod is "namespace/name".
+	Pod      string `json:"pod"`
+	Node     string `json:"node"`
+	Priority int32  `json:"priority"`
+	// StartTime is the pod's status.startTime, if it has started.
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// PDBs are the budgets ("namespace/name") this eviction would break.
+	PDBs []string `json:"pdbs,omitempty"`
+}
+
+// Candidate is a node where preemption would make the pod fit.
+type Candidate struct {
+	Node string `json:"node"`
+	// Victims are "namespace/name", most important first.
+	Victims          []string `json:"victims"`
+	NumPDBViolations int      `json:"numPDBViolations"`
+	// Score is the node's standing under upstream's ordered criteria.
+	Score Score `json:"score"`
+}
+
+// Score is a candidate's values for upstream's ordered node-choice criteria;
+// lower is better for each, compared in field order.
+type Score struct {
+	NumPDBViolations int   `json:"numPDBViolations"`
+	HighestPriority  int32 `json:"highestPriority"`
+	SumPriorities    int64 `json:"sumPriorities"`
+	NumVictims       int   `json:"numVictims"`
+	// EarliestStart is the earliest start among the highest-priority
+	// victims; later is better.
+	EarliestStart metav1.Time `json:"earliestStart"`
+}
+
+// NodeStatus is why a node was rejected.
+type NodeStatus struct {
+	// Code is "Unschedulable" (preemption might help) or
+	// "UnschedulableAndUnresolvable" (it cannot).
+	Code    string   `json:"code"`
+	Plugin  string   `json:"plugin,omitempty"`
+	Reasons []string `json:"reasons"`
+	// Preemption is the dry-run outcome on this node, when it was dry-run
+	// and did not become a candidate.
+	Preemption *PreemptionStatus `json:"preemption,omitempty"`
+}
+
+// PreemptionStatus is why the dry run could not use a node.
+type PreemptionStatus struct {
+	Code    string   `json:"code"`
+	Plugin  string   `json:"plugin,omitempty"`
+	Reasons []string `json:"reasons"`
+}
+
+// DryRun describes the dry run's reach.
+type DryRun struct {
+	// PotentialNodes is how many nodes preemption could help on.
+	PotentialNodes int `json:"potentialNodes"`
+	// Offset is where the dry run started among them (random, seeded).
+	Offset int `json:"offset"`
+	// WantedCandidates is the candidate budget.
+	WantedCandidates int `json:"wantedCandidates"`
+	// VisitedNodes is how many it evaluated before it had enough.
+	VisitedNodes int `json:"visitedNodes"`
+}
+
+// Options configures Evaluate.
+type Options struct {
+	// Preemption configures the DefaultPreemption dry run.
+	Preemption preemption.Options
+}
+
+// Evaluate decides for pod over snap. The pod may be part of the snapshot
+// (a pending pod) or prepared with snap.NewPod.
+func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decision {
+	if opts.Preemption.Now.IsZero() {
+		opts.Preemption.Now = time.Now()
+	}
+	c := filter.NewCycle(snap, pod)
+	fr := c.FilterAll()
+	d := &Decision{
+		Pod:           pod.Key,
+		Priority:      pod.Priority,
+		FeasibleNodes: []string{},
+		Victims:       []Victim{},
+		Candidates:    []Candidate{},
+		NodeStatuses:  map[string]NodeStatus{},
+		Warnings:      warnings(pod),
+	}
+	for _, n := range fr.Feasible {
+		d.FeasibleNodes = append(d.FeasibleNodes, n.Name)
+	}
+	slices.Sort(d.FeasibleNodes)
+	for i, n := range snap.Nodes {
+		if s := fr.Statuses[i]; !s.IsSuccess() {
+			d.NodeStatuses[n.Name] = NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons)}
+		}
+	}
+	if len(fr.Feasible) > 0 {
+		d.Fits = true
+		d.Summary = fmt.Sprintf("fits on %d %s: %s", len(fr.Feasible), plural(len(fr.Feasible), "node", "nodes"), abbreviate(d.FeasibleNodes, 5))
+		return d
+	}
+	filterMsg := fitErrorMessage(len(snap.Nodes), c.PreFilterStatus(), fr.Statuses)
+	if !c.PreFilterStatus().IsSuccess() && c.PreFilterStatus().Code == filter.Error {
+		d.Summary = "cannot evaluate: " + c.PreFilterStatus().Message()
+		d.Message = c.PreFilterStatus().Message()
+		return d
+	}
+
+	res := preemption.Evaluate(c, fr, opts.Preemption)
+	d.Eligible = res.Eligible
+	d.IneligibleReason = res.IneligibleReason
+	if !res.Eligible {
+		d.Summary = "preemption cannot help: " + res.IneligibleReason
+		d.Message = filterMsg + " preemption: " + res.IneligibleReason
+		return d
+	}
+	d.DryRun = &DryRun{PotentialNodes: len(res.PotentialNodes), Offset: res.Offset, WantedCandidates: res.NumCandidates, VisitedNodes: len(res.Visited)}
+	now := opts.Preemption.Now.UnixNano()
+	for _, cand := range res.Candidates {
+		d.Candidates = append(d.Candidates, candidate(cand, now))
+		delete(d.NodeStatuses, cand.Node.Name)
+	}
+	for name, s := range res.NodeStatuses {
+		ns := d.NodeStatuses[name]
+		ns.Preemption = &PreemptionStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons)}
+		d.NodeStatuses[name] = ns
+	}
+	if res.Chosen == nil {
+		if res.Err != nil {
+			d.Summary = "preemption failed: " + res.Err.Error()
+			d.Message = filterMsg + " preemption: " + res.Err.Error()
+			return d
+		}
+		postMsg := fitErrorMessage(len(snap.Nodes), filter.Status{}, dryRunStatuses(snap, res))
+		d.Summary = "preemption cannot help: " + summarizeReasons(snap, res)
+		d.Message = filterMsg + " preemption: " + postMsg
+		return d
+	}
+	d.NominatedNode = res.Chosen.Node.Name
+	d.NumPDBViolations = res.Chosen.NumPDBViolations
+	d.DecidedBy = res.DecidedBy
+	if len(res.Best) > 1 {
+		for _, b := range res.Best {
+			d.TiedNodes = append(d.TiedNodes, b.Node.Name)
+		}
+		slices.Sort(d.TiedNodes)
+	}
+	for _, v := range res.Chosen.Victims {
+		vic := Victim{Pod: v.Pod.Key, Node: res.Chosen.Node.Name, Priority: v.Pod.Priority, StartTime: v.Pod.StartTime()}
+		for _, pdb := range res.Chosen.Broken[v] {
+			vic.PDBs = append(vic.PDBs, pdb.Namespace+"/"+pdb.Name)
+		}
+		d.Victims = append(d.Victims, vic)
+	}
+	d.Summary = fmt.Sprintf("preempts %d %s on %s", len(d.Victims), plural(len(d.Victims), "pod", "pods"), d.NominatedNode)
+	if d.NumPDBViolations > 0 {
+		d.Summary += fmt.Sprintf(", breaking %d disruption %s", d.NumPDBViolations, plural(d.NumPDBViolations, "budget", "budgets"))
+	}
+	d.Message = fmt.Sprintf("%s preemption: found a potential placement for pod on node %s, preempting %d victims", filterMsg, d.NominatedNode, len(d.Victims))
+	return d
+}
+
+func candidate(c *preemption.Candidate, now int64) Candidate {
+	out := Candidate{Node: c.Node.Name, NumPDBViolations: c.NumPDBViolations}
+	out.Score.NumPDBViolations = c.NumPDBViolations
+	out.Score.HighestPriority = c.Victims[0].Pod.Priority
+	out.Score.NumVictims = len(c.Victims)
+	for _, v := range c.Victims {
+		out.Victims = append(out.Victims, v.Pod.Key)
+		out.Score.SumPriorities += int64(v.Pod.Priority)
+	}
+	out.Score.EarliestStart = metav1.NewTime(time.Unix(0, preemption.EarliestStart(c, now)).UTC())
+	return out
+}
+
+// dryRunStatuses lays out the dry run's outcome by node index the way
+// upstream's FitError sees it after preemption: visited nodes with their
+// dry-run status, every other node "Preemption is not helpful".
+func dryRunStatuses(snap *snapshot.Snapshot, res *preemption.Result) []filter.Status {
+	out := make([]filter.Status, len(snap.Nodes))
+	for i, n := range snap.Nodes {
+		if s, ok := res.NodeStatuses[n.Name]; ok {
+			out[i] = s
+		} else {
+			out[i] = filter.Status{Code: filter.UnschedulableAndUnresolvable, Reasons: []string{preemption.MsgPreemptionNotHelpful}}
+		}
+	}
+	return out
+}
+
+// fitErrorMessage renders upstream's FitError: "0/N nodes are available:"
+// followed by a sorted histogram of reasons, or the PreFilter message.
+func fitErrorMessage(numNodes int, preFilter filter.Status, statuses []filter.Status) string {
+	msg := fmt.Sprintf("0/%d nodes are available:", numNodes)
+	if !preFilter.IsSuccess() {
+		return msg + " " + preFilter.Message() + "."
+	}
+	counts := map[string]int{}
+	for _, s := range statuses {
+		for _, r := range s.Reasons {
+			counts[r]++
+		}
+	}
+	var parts []string
+	for r, n := range counts {
+		parts = append(parts, fmt.Sprintf("%d %s", n, r))
+	}
+	sort.Strings(parts)
+	if len(parts) > 0 {
+		msg += " " + strings.Join(parts, ", ") + "."
+	}
+	return msg
+}
+
+// summarizeReasons says in a few words why no node could be preempted on.
+func summarizeReasons(snap *snapshot.Snapshot, res *preemption.Result) string {
+	if len(res.PotentialNodes) == 0 {
+		return "every node is rejected for reasons removing pods cannot fix"
+	}
+	counts := map[string]int{}
+	for _, s := range res.NodeStatuses {
+		counts[s.Message()]++
+	}
+	type rc struct {
+		r string
+		n int
+	}
+	var list []rc
+	for r, n := range counts {
+		list = append(list, rc{r, n})
+	}
+	slices.SortFunc(list, func(a, b rc) int { return cmp.Or(-cmp.Compare(a.n, b.n), cmp.Compare(a.r, b.r)) })
+	var parts []string
+	for _, x := range list {
+		parts = append(parts, fmt.Sprintf("%s (%d %s)", x.r, x.n, plural(x.n, "node", "nodes")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// warnings lists what the engine leaves out for this pod.
+func warnings(pod *snapshot.Pod) []string {
+	var out []string
+	for _, v := range pod.Obj.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+			out = append(out, fmt.Sprintf("volume %q: persistent volume claims are not modelled (VolumeBinding, VolumeZone, NodeVolumeLimits and VolumeRestrictions are not evaluated)", v.Name))
+		}
+	}
+	if len(pod.Obj.Spec.ResourceClaims) > 0 {
+		out = append(out, "resourceClaims: dynamic resource allocation is not modelled")
+	}
+	if len(pod.Obj.Spec.SchedulingGates) > 0 {
+		out = append(out, "schedulingGates: the pod is gated and the scheduler would not try it until the gates are removed")
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func abbreviate(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+}

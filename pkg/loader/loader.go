@@ -20,6 +20,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -194,7 +195,8 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 			return &InputError{Source: src, Detail: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
 		}
-		return &InputError{Source: src, Field: "metadata", Detail: oneLine(err.Error())}
+		field, detail := splitJSONError(err)
+		return &InputError{Source: src, Field: field, Detail: detail}
 	}
 	if h.Kind == "" {
 		return &InputError{Source: src, Field: "kind", Detail: "missing"}
@@ -210,17 +212,17 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src, h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
 		return nil
 	}
-	if h.APIVersion != want {
-		return &InputError{Source: src, Object: objectName(h.Kind, h.Namespace, h.Name), Field: "apiVersion",
-			Detail: fmt.Sprintf("unsupported %q (want %q)", h.APIVersion, want)}
-	}
-	if h.Name == "" {
-		return &InputError{Source: src, Object: h.Kind, Field: "metadata.name", Detail: "missing"}
-	}
 	namespaced := h.Kind == "Pod" || h.Kind == "PodDisruptionBudget"
 	ns := h.Namespace
 	if namespaced && ns == "" {
 		ns = metav1.NamespaceDefault
+	}
+	if h.APIVersion != want {
+		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: "apiVersion",
+			Detail: fmt.Sprintf("unsupported %q (want %q)", h.APIVersion, want)}
+	}
+	if h.Name == "" {
+		return &InputError{Source: src, Object: h.Kind, Field: "metadata.name", Detail: "missing"}
 	}
 	key := h.Kind + " " + ns + "/" + h.Name
 	if prev, dup := s.seen[key]; dup {
@@ -231,6 +233,9 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	obj, err := decodeTyped(h.Kind, raw)
 	if err != nil {
 		field, detail := splitJSONError(err)
+		if field == "" {
+			field = findBadQuantity(raw)
+		}
 		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: field, Detail: detail}
 	}
 	s.origin[obj] = src
@@ -344,6 +349,52 @@ func splitJSONError(err error) (field, detail string) {
 	msg = strings.TrimPrefix(msg, "json: ")
 	// Quantity errors say nothing about where; that is the best we have.
 	return "", msg
+}
+
+// quantityMaps are the fields whose values are resource quantities.
+var quantityMaps = map[string]bool{"requests": true, "limits": true, "allocatable": true, "capacity": true, "overhead": true}
+
+// findBadQuantity returns the path of the first quantity in raw that does
+// not parse, or "". encoding/json does not say where a Quantity failed.
+func findBadQuantity(raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	var walk func(v any, path string, inQuantities bool) string
+	walk = func(v any, path string, inQuantities bool) string {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				if inQuantities {
+					if _, err := resource.ParseQuantity(fmt.Sprint(x[k])); err != nil {
+						return p
+					}
+					continue
+				}
+				if r := walk(x[k], p, quantityMaps[k]); r != "" {
+					return r
+				}
+			}
+		case []any:
+			for i, e := range x {
+				if r := walk(e, fmt.Sprintf("%s[%d]", path, i), false); r != "" {
+					return r
+				}
+			}
+		}
+		return ""
+	}
+	return walk(v, "", false)
 }
 
 func oneLine(s string) string {

@@ -25,6 +25,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/component-base/featuregate"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -76,6 +77,11 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		defer featureGateMu.RUnlock()
 	}
 
+	// Upstream's plugins, cache and queue use the scheduler metrics and
+	// panic on nil vectors unless they are registered, as scheduler.New
+	// does. Registering is idempotent.
+	metrics.Register()
+
 	logger := logr.Discard()
 	if in.Logger != nil {
 		logger = *in.Logger
@@ -101,9 +107,13 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 // setFeatureGates applies gates to the process-wide feature gate and returns
 // a function that restores the previous values.
 func setFeatureGates(gates map[string]bool) (func(), error) {
+	known := utilfeature.DefaultMutableFeatureGate.GetAll()
 	previous := make(map[string]bool, len(gates))
 	for name := range gates {
-		previous[name] = utilfeature.DefaultFeatureGate.Enabled(featureName(name))
+		if _, ok := known[featuregate.Feature(name)]; !ok {
+			return nil, fmt.Errorf("%w: unknown feature gate %q", ErrInvalidInput, name)
+		}
+		previous[name] = utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(name))
 	}
 	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(gates); err != nil {
 		return nil, fmt.Errorf("setting feature gates: %w", err)

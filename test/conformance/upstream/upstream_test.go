@@ -14,6 +14,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"k8s.io/utils/ptr"
 )
@@ -39,6 +41,14 @@ func priorityClass(name string, value int32) *schedulingv1.PriorityClass {
 	return &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
 }
 
+// withClass returns the pod with spec.priorityClassName set (and no priority,
+// as a user would create it).
+func withClass(w *st.PodWrapper, class string) *v1.Pod {
+	p := w.Obj()
+	p.Spec.PriorityClassName = class
+	return p
+}
+
 func nodes(ws ...*st.NodeWrapper) []*v1.Node {
 	out := make([]*v1.Node, len(ws))
 	for i, w := range ws {
@@ -58,6 +68,10 @@ func pods(ws ...*st.PodWrapper) []*v1.Pod {
 func insufficientCPU() Status {
 	return Status{Code: "Unschedulable", Plugin: "NodeResourcesFit", Reasons: []string{"Insufficient cpu"}}
 }
+
+// missingPVC is what the first PreFilter plugin that looks at volumes says
+// about a claim that does not exist.
+var missingPVC = Status{Code: "UnschedulableAndUnresolvable", Plugin: "VolumeRestrictions", Reasons: []string{`persistentvolumeclaim "data" not found`}}
 
 func TestRun(t *testing.T) {
 	tests := map[string]struct {
@@ -116,8 +130,7 @@ func TestRun(t *testing.T) {
 					Value:            1000,
 					PreemptionPolicy: ptr.To(v1.PreemptNever),
 				}},
-				Preemptor: st.MakePod().Name("p").Namespace("default").PriorityClassName("polite").
-					Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj(),
+				Preemptor: withClass(st.MakePod().Name("p").Namespace("default").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}), "polite"),
 			},
 			want: &Result{
 				FeasibleNodes:     []string{},
@@ -216,6 +229,79 @@ func TestRun(t *testing.T) {
 				Fits:          true,
 			},
 		},
+		"a victim of an earlier preemption still terminating on the nominated node: not eligible": {
+			in: Input{
+				Nodes: nodes(node("n1"), node("n2")),
+				Pods: pods(
+					bound("leaving", 0, "4", "n1", 1).Terminating().Condition(v1.DisruptionTarget, v1.ConditionTrue, v1.PodReasonPreemptionByScheduler),
+					bound("low", 0, "4", "n2", 2),
+				),
+				Preemptor: pod("p", 1000, "1").NominatedNodeName("n1").Obj(),
+			},
+			want: &Result{
+				FeasibleNodes:     []string{},
+				NodeStatuses:      map[string]Status{"n1": insufficientCPU(), "n2": insufficientCPU()},
+				IneligibleReason:  "not eligible due to a terminating pod on the nominated node.",
+				PotentialNodes:    []string{},
+				Candidates:        map[string]Candidate{},
+				DryRunStatuses:    map[string]Status{},
+				TiedBest:          []string{},
+				PostFilterMessage: "preemption: not eligible due to a terminating pod on the nominated node.",
+			},
+		},
+		"the preemptor's own nomination does not block it": {
+			in: Input{
+				Nodes: nodes(node("n1")),
+				Pods:  pods(pod("p", 1000, "3").NominatedNodeName("n1")),
+				// The same pod, listed in Pods as well.
+				Preemptor: pod("p", 1000, "3").NominatedNodeName("n1").Obj(),
+			},
+			want: &Result{
+				FeasibleNodes: []string{"n1"},
+				NodeStatuses:  map[string]Status{},
+				Fits:          true,
+			},
+		},
+		"PreFilter rejection: every node gets its status": {
+			in: Input{
+				Nodes:     nodes(node("n1"), node("n2")),
+				Pods:      pods(bound("low", 0, "4", "n1", 1)),
+				Preemptor: pod("p", 1000, "1").PVC("data").Obj(),
+			},
+			want: &Result{
+				PreFilterStatus: &missingPVC,
+				FeasibleNodes:   []string{},
+				NodeStatuses:    map[string]Status{"n1": missingPVC, "n2": missingPVC},
+				Eligible:        true,
+				PotentialNodes:  []string{},
+				Candidates:      map[string]Candidate{},
+				DryRunStatuses:  map[string]Status{},
+				TiedBest:        []string{},
+				// With no potential node, upstream reports every node as
+				// absent.
+				PostFilterMessage: "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+			},
+		},
+		"nodes cut by a PreFilterResult get the absent-node status": {
+			in: Input{
+				Nodes:     nodes(node("n1"), node("n2")),
+				Pods:      pods(bound("low", 0, "4", "n1", 1)),
+				Preemptor: pod("p", 1000, "1").NodeAffinityIn("metadata.name", []string{"n1"}, st.NodeSelectorTypeMatchFields).Obj(),
+			},
+			want: &Result{
+				FeasibleNodes: []string{},
+				NodeStatuses: map[string]Status{
+					"n1": insufficientCPU(),
+					"n2": {Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity]"}},
+				},
+				Eligible:       true,
+				PotentialNodes: []string{"n1"},
+				Candidates:     map[string]Candidate{"n1": {Victims: []string{"default/low"}}},
+				DryRunStatuses: map[string]Status{},
+				TiedBest:       []string{"n1"},
+				Chosen:         "n1",
+			},
+		},
 		"no victim fits anywhere: PostFilter message": {
 			in: Input{
 				Nodes: nodes(node("n1"), node("n2")),
@@ -296,11 +382,39 @@ func TestRunTiedCandidates(t *testing.T) {
 	}
 }
 
+// TestRunFeatureGates checks the FeatureGates hook: the gate is in force
+// during Run and restored afterwards.
+func TestRunFeatureGates(t *testing.T) {
+	const gate = "SchedulerAsyncPreemption"
+	before := utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(gate))
+	in := Input{
+		Nodes:        nodes(node("n1")),
+		Pods:         pods(bound("low", 0, "4", "n1", 1)),
+		Preemptor:    pod("p", 1000, "1").Obj(),
+		FeatureGates: map[string]bool{gate: !before},
+	}
+	got, err := Run(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if diff := cmp.Diff("n1", got.Chosen); diff != "" {
+		t.Errorf("Chosen (-want,+got):\n%s", diff)
+	}
+	if after := utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(gate)); after != before {
+		t.Errorf("%s = %v after Run, want %v restored", gate, after, before)
+	}
+
+	in.FeatureGates = map[string]bool{"NoSuchGate": true}
+	if _, err := Run(context.Background(), in); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("Run with an unknown feature gate: error = %v, want ErrInvalidInput", err)
+	}
+}
+
 func TestRunInvalidInput(t *testing.T) {
 	tests := map[string]Input{
 		"unknown priority class": {
 			Nodes:     nodes(node("n1")),
-			Preemptor: st.MakePod().Name("p").PriorityClassName("nope").Obj(),
+			Preemptor: withClass(st.MakePod().Name("p"), "nope"),
 		},
 		"bound preemptor": {
 			Nodes:     nodes(node("n1")),
@@ -338,11 +452,11 @@ func TestPriorityResolver(t *testing.T) {
 		want resolved
 	}{
 		"named class": {
-			pod:  st.MakePod().Name("p").PriorityClassName("high").Obj(),
+			pod:  withClass(st.MakePod().Name("p"), "high"),
 			want: resolved{"high", 1000, v1.PreemptLowerPriority},
 		},
 		"system class is implied": {
-			pod:  st.MakePod().Name("p").PriorityClassName("system-node-critical").Obj(),
+			pod:  withClass(st.MakePod().Name("p"), "system-node-critical"),
 			want: resolved{"system-node-critical", 2000001000, v1.PreemptLowerPriority},
 		},
 		"lowest global default wins, with its policy": {

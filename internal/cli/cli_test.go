@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const now = "2026-11-30T12:00:00Z"
+
+func run(args ...string) (stdout, stderr string, code int) {
+	var out, errOut bytes.Buffer
+	code = Execute(context.Background(), args, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+// TestExamples runs whatif on every bundled example pod and compares the
+// output with golden files (refresh with -update).
+func TestExamples(t *testing.T) {
+	pods, err := filepath.Glob("../../examples/pods/*.yaml")
+	if err != nil || len(pods) == 0 {
+		t.Fatalf("no example pods: %v", err)
+	}
+	for _, p := range pods {
+		name := strings.TrimSuffix(filepath.Base(p), ".yaml")
+		for _, format := range []string{"table", "json"} {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				args := []string{"whatif", "--snapshot", "../../examples/cluster", "-f", p, "--now", now, "-o", format}
+				if format == "table" {
+					args = append(args, "--explain")
+				}
+				stdout, stderr, code := run(args...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				golden(t, filepath.Join("testdata", name+"."+format), stdout)
+			})
+		}
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestExampleOutcomes checks the outcome each example exists to show, so a
+// golden refresh cannot silently change the story.
+func TestExampleOutcomes(t *testing.T) {
+	tests := map[string]struct {
+		fits       bool
+		eligible   bool
+		node       string
+		victims    int
+		pdbs       int
+		summaryHas string
+	}{
+		"fits":          {fits: true, summaryHas: "fits on 3 nodes"},
+		"urgent":        {eligible: true, node: "node-a", victims: 2},
+		"prefer-no-pdb": {eligible: true, node: "node-c", victims: 1},
+		"breaks-pdb":    {eligible: true, node: "node-b", victims: 2, pdbs: 1},
+		"gpu-job":       {eligible: true, summaryHas: "No preemption victims found for incoming pod"},
+		"never":         {summaryHas: "preemptionPolicy=Never"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, code := run("whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/"+name+".yaml", "-o", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var d struct {
+				Fits             bool
+				Eligible         bool
+				NominatedNode    string
+				Victims          []any
+				NumPDBViolations int
+				Summary          string
+			}
+			if err := json.Unmarshal([]byte(stdout), &d); err != nil {
+				t.Fatal(err)
+			}
+			if d.Fits != tc.fits || d.Eligible != tc.eligible || d.NominatedNode != tc.node || len(d.Victims) != tc.victims || d.NumPDBViolations != tc.pdbs || !strings.Contains(d.Summary, tc.summaryHas) {
+				t.Errorf("got %+v", d)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badQuantity := write("bad.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n")
+	twoPods := write("two.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {containers: [{name: c}]}\n")
+	badConfig := write("config.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: {minCandidateNodesPercentage: 200}\n")
+	tests := map[string]struct {
+		args []string
+		code int
+		err  string
+	}{
+		"bad quantity": {[]string{"whatif", "--snapshot", badQuantity, "--pod", "a/b"}, 2, badQuantity + ": Node n1: status.allocatable.cpu: quantities must match"},
+		"two pods":     {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", twoPods}, 2, twoPods + ": 2 Pods found"},
+		"bad config":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", badConfig}, 2, "not in valid range [0, 100]"},
+		"no pod flag":  {[]string{"whatif", "--snapshot", "../../examples/cluster"}, 2, "exactly one of -f/--filename and --pod is required"},
+		"unknown pod":  {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b"}, 2, "no such pod in the snapshot"},
+		"bound pod":    {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "jobs/batch-1"}, 2, "already bound to node-a"},
+		"bad output":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "-o", "xml"}, 2, "--output must be table, json or yaml"},
+		"missing file": {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "--pod", "a/b"}, 1, "no such file or directory"},
+		"unknown flag": {[]string{"whatif", "--bogus"}, 2, "unknown flag"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, stderr, code := run(tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.err) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("exit %d, stderr %q; want exit %d and one line containing %q", code, stderr, tc.code, tc.err)
+			}
+		})
+	}
+}

@@ -1,0 +1,91 @@
+package whatif_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/pkg/whatif"
+)
+
+// benchCluster returns nodes of 4 CPUs each full with podsPerNode pods of
+// low, varied priorities, and a preemptor that needs a quarter of a node.
+func benchCluster(nodes, podsPerNode int, constraints bool) (snapshot.Objects, *v1.Pod) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var objs snapshot.Objects
+	cpu := 4000 / podsPerNode
+	for i := range nodes {
+		name := fmt.Sprintf("node-%05d", i)
+		objs.Nodes = append(objs.Nodes, rt.Node(name).CPU("4").Memory("64Gi").Zone(fmt.Sprintf("zone-%d", i%3)).Obj())
+		for j := range podsPerNode {
+			b := rt.Pod("default", fmt.Sprintf("p-%05d-%02d", i, j)).Priority(int32(r.IntN(5))).
+				Req(fmt.Sprintf("%dm", cpu), "1Gi").On(name).StartedAt(r.IntN(600)).Label("app", fmt.Sprintf("app-%d", r.IntN(20)))
+			if constraints && j%10 == 0 {
+				b.PodAntiAffinity(v1.LabelHostname, map[string]string{"app": "urgent"})
+			}
+			objs.Pods = append(objs.Pods, b.Obj())
+		}
+	}
+	p := rt.Pod("default", "urgent").Priority(100).Req("1", "1Gi").Label("app", "urgent")
+	if constraints {
+		p.PodAntiAffinity(v1.LabelHostname, map[string]string{"app": "app-3"}).Spread(2, v1.LabelTopologyZone, map[string]string{"app": "urgent"})
+	}
+	return objs, p.Obj()
+}
+
+func benchmarkWhatif(b *testing.B, nodes int, constraints bool) {
+	objs, podObj := benchCluster(nodes, 30, constraints)
+	snap, err := snapshot.New(objs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pod, err := snap.NewPod(podObj)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := whatif.Options{Preemption: preemption.Options{Now: now}}
+	if d := whatif.Evaluate(snap, pod, opts); d.NominatedNode == "" {
+		b.Fatalf("benchmark cluster does not need preemption: %s", d.Summary)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		whatif.Evaluate(snap, pod, opts)
+	}
+}
+
+func BenchmarkWhatif(b *testing.B) {
+	for _, nodes := range []int{500, 5000} {
+		b.Run(fmt.Sprintf("resources/nodes=%d", nodes), func(b *testing.B) { benchmarkWhatif(b, nodes, false) })
+		b.Run(fmt.Sprintf("constraints/nodes=%d", nodes), func(b *testing.B) { benchmarkWhatif(b, nodes, true) })
+	}
+}
+
+// BenchmarkSnapshot measures building a snapshot and reports its memory per pod.
+func BenchmarkSnapshot(b *testing.B) {
+	objs, _ := benchCluster(5000, 30, false)
+	b.ReportAllocs()
+	var snap *snapshot.Snapshot
+	for b.Loop() {
+		var err error
+		if snap, err = snapshot.New(objs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	var before, after runtime.MemStats
+	snap = nil
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	snap, _ = snapshot.New(objs)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(objs.Pods)), "snapshot-B/pod")
+	runtime.KeepAlive(snap)
+}

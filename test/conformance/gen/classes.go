@@ -143,7 +143,7 @@ func (g *generator) podClass(protected bool) classChoice {
 	}
 	systemCritical := classChoice{name: systemClusterCritical, value: systemClusterCriticalValue, policy: v1.PreemptLowerPriority}
 	if protected {
-		if g.atLeast(Everything) && g.chance(0.1) {
+		if g.atLeast(Everything) && g.chance(0.05) {
 			return systemCritical
 		}
 		if len(higherEq) > 0 {
@@ -156,7 +156,7 @@ func (g *generator) podClass(protected bool) classChoice {
 		return g.resolve(pick(g, lower...))
 	case x < 0.94:
 		return g.resolve(pick(g, g.classes...))
-	case x < 0.97 || !g.atLeast(Everything):
+	case x < 0.99 || !g.atLeast(Everything):
 		return g.resolve(nil)
 	default:
 		return systemCritical

@@ -122,7 +122,7 @@ func (g *generator) genNodes() {
 			}
 		}
 		unschedulable := false
-		if g.atLeast(Everything) && cordoned < n-1 && g.chance(0.1) {
+		if g.atLeast(Everything) && cordoned < n-1 && g.chance(0.06) {
 			unschedulable = true
 			cordoned++
 			// The node lifecycle controller taints cordoned nodes.
@@ -162,6 +162,18 @@ func (g *generator) genNodes() {
 				Addresses: []v1.NodeAddress{
 					{Type: v1.NodeInternalIP, Address: ns.ip},
 					{Type: v1.NodeHostName, Address: name},
+				},
+				DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: 10250}},
+				NodeInfo: v1.NodeSystemInfo{
+					MachineID:               fmt.Sprintf("machine-%d", i+1),
+					SystemUUID:              fmt.Sprintf("uuid-%d", i+1),
+					BootID:                  fmt.Sprintf("boot-%d", i+1),
+					KernelVersion:           "6.8.0-45-generic",
+					OSImage:                 "Ubuntu 24.04.1 LTS",
+					ContainerRuntimeVersion: "containerd://2.1.4",
+					KubeletVersion:          "v1.37.2",
+					OperatingSystem:         "linux",
+					Architecture:            "amd64",
 				},
 			},
 		}

@@ -146,6 +146,7 @@ func (g *generator) scaleDown(r res) res {
 func (g *generator) newPod(name, namespace string, labels map[string]string, class classChoice) *v1.Pod {
 	prio, policy := class.value, class.policy
 	grace := int64(30)
+	serviceLinks := true
 	return &v1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -159,6 +160,8 @@ func (g *generator) newPod(name, namespace string, labels map[string]string, cla
 			TerminationGracePeriodSeconds: &grace,
 			DNSPolicy:                     v1.DNSClusterFirst,
 			SchedulerName:                 v1.DefaultSchedulerName,
+			SecurityContext:               &v1.PodSecurityContext{},
+			EnableServiceLinks:            &serviceLinks,
 			PriorityClassName:             class.name,
 			Priority:                      &prio,
 			PreemptionPolicy:              &policy,
@@ -247,19 +250,19 @@ func (g *generator) shape(p *v1.Pod, total res, fancy bool) {
 		x = g.r.IntN(100)
 	}
 	switch {
-	case x < 8 && hasCPUMem:
+	case x < 4 && hasCPUMem:
 		// A regular init container larger than the containers: it sets the
 		// pod's cpu and memory request.
 		ctr := g.scaleDown(total)
 		ctr.eph, ctr.gpu = total.eph, total.gpu
 		p.Spec.InitContainers = append(p.Spec.InitContainers, container("init", res{cpu: total.cpu, mem: total.mem}, lm))
 		containers(ctr, k)
-	case x < 14 && hasCPUMem:
+	case x < 7 && hasCPUMem:
 		// A smaller init container: no effect on the request.
 		containers(total, k)
 		ctr := g.scaleDown(fromList(p.Spec.Containers[0].Resources.Requests))
 		p.Spec.InitContainers = append(p.Spec.InitContainers, container("init", ctr, noLimits))
-	case x < 24 && hasCPUMem:
+	case x < 12 && hasCPUMem:
 		// A sidecar (restartable init container) whose request adds to the
 		// containers', sometimes followed by a regular init container.
 		side := g.scaleDown(total)
@@ -272,14 +275,14 @@ func (g *generator) shape(p *v1.Pod, total res, fancy bool) {
 			p.Spec.InitContainers = append(p.Spec.InitContainers, container("init", g.scaleDown(rest), noLimits))
 		}
 		containers(rest, k)
-	case x < 30 && total.cpu >= cpuUnit && total.mem >= memUnit:
+	case x < 15 && total.cpu >= cpuUnit && total.mem >= memUnit:
 		// Overhead set by the RuntimeClass admission plugin.
 		oh := res{cpu: cpuUnit, mem: memUnit}
 		rc := "kata"
 		p.Spec.RuntimeClassName = &rc
 		p.Spec.Overhead = oh.list()
 		containers(total.sub(oh), k)
-	case x < 35 && hasCPUMem:
+	case x < 18 && hasCPUMem:
 		// Pod-level requests, at least the containers' sum.
 		p.Spec.Resources = &v1.ResourceRequirements{Requests: res{cpu: total.cpu, mem: total.mem}.list()}
 		ctr := g.scaleDown(total)
@@ -288,6 +291,9 @@ func (g *generator) shape(p *v1.Pod, total res, fancy bool) {
 		containers(ctr, k)
 	default:
 		containers(total, k)
+	}
+	if got := podRequests(p); got != total {
+		panic(fmt.Sprintf("gen: pod %s requests %+v, want %+v", p.Name, got, total))
 	}
 }
 
@@ -307,7 +313,7 @@ func (g *generator) startTime() metav1.Time {
 func (g *generator) bind(p *v1.Pod, ns *nodeState) {
 	p.Spec.NodeName = ns.name
 	p.Status.QOSClass = qosClass(p)
-	if g.chance(0.03) {
+	if g.chance(0.01) {
 		p.CreationTimestamp = minutesAgo(g.between(1, 5))
 		p.Status.Phase = v1.PodPending
 		p.Status.HostIP = ns.ip

@@ -100,10 +100,10 @@ func (g *generator) preemptorRequest() res {
 		if want.cpu <= maxFree.cpu {
 			want.cpu = maxFree.cpu + int64(g.between(1, 3))*cpuUnit
 		}
-	case x < 80:
+	case x < 77:
 		want.cpu = maxFree.cpu + int64(g.between(1, 10))*cpuUnit
 		want.mem = int64(g.between(1, 16)) * memUnit
-	case x < 90:
+	case x < 86:
 		want.cpu = int64(g.between(1, 5)) * cpuUnit
 		want.mem = maxFree.mem + int64(g.between(1, 8))*memUnit
 	default:

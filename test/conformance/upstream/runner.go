@@ -8,9 +8,11 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,12 +95,11 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err := newEnvironment(ctx, objs)
+	env, err := newEnvironment(ctx, cancel, objs)
 	if err != nil {
 		return nil, err
 	}
-	// Stop every goroutine of this run before returning: cancel first, then
-	// wait for the informers and the framework's metrics recorder.
+	// Stop every goroutine of this run before returning.
 	defer env.shutdown(cancel)
 
 	return env.schedule(ctx, objs.preemptor)
@@ -131,6 +132,7 @@ type objects struct {
 	pods            []*v1.Pod // non-terminal pods, input order, preemptor included
 	pdbs            []*policyv1.PodDisruptionBudget
 	priorityClasses []*schedulingv1.PriorityClass
+	namespaces      []*v1.Namespace
 	preemptor       *v1.Pod
 }
 
@@ -203,6 +205,9 @@ func prepare(in Input) (*objects, error) {
 	for _, pc := range in.PriorityClasses {
 		o.priorityClasses = append(o.priorityClasses, pc.DeepCopy())
 	}
+	for _, ns := range in.Namespaces {
+		o.namespaces = append(o.namespaces, ns.DeepCopy())
+	}
 	return o, nil
 }
 
@@ -216,12 +221,14 @@ type environment struct {
 	preemption      *defaultpreemption.DefaultPreemption
 }
 
-func newEnvironment(ctx context.Context, o *objects) (_ *environment, err error) {
+// newEnvironment builds the environment under ctx; cancel must cancel ctx.
+// On error, everything already started is stopped.
+func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects) (_ *environment, err error) {
 	logger := klog.FromContext(ctx)
 	env := &environment{}
 	defer func() {
 		if err != nil {
-			env.shutdown(func() {})
+			env.shutdown(cancel)
 		}
 	}()
 
@@ -250,6 +257,9 @@ func newEnvironment(ctx context.Context, o *objects) (_ *environment, err error)
 	}
 	for _, pc := range o.priorityClasses {
 		clientObjs = append(clientObjs, pc)
+	}
+	for _, ns := range o.namespaces {
+		clientObjs = append(clientObjs, ns)
 	}
 	client := fake.NewClientset(clientObjs...)
 	env.informerFactory = informers.NewSharedInformerFactory(client, 0)
@@ -364,8 +374,10 @@ func defaultPreemptionArgs(profile *schedulerapi.KubeSchedulerProfile) (runtime.
 	return nil, fmt.Errorf("default profile has no %s args", defaultpreemption.Name)
 }
 
-// shutdown stops everything the environment started. cancel must cancel the
-// context the environment was built with.
+// shutdown stops everything the environment started and waits for its
+// goroutines: cancel (which must cancel the context the environment was
+// built with) first, then the tracker, the informers and the framework's
+// metrics recorder.
 func (env *environment) shutdown(cancel context.CancelFunc) {
 	cancel()
 	if env.tracker != nil {
@@ -514,6 +526,13 @@ func (env *environment) preempt(ctx context.Context, state fwk.CycleState, pod *
 			fail(fwk.AsStatus(err))
 			return
 		}
+		// The lister returns budgets in map order; a pod matched by several
+		// budgets is then charged in a random order. Fix the order (by
+		// namespace and name, as reprieve does) so the answer is one of
+		// upstream's possible answers and the same every run.
+		slices.SortFunc(pdbs, func(a, b *policyv1.PodDisruptionBudget) int {
+			return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+		})
 		cs, statuses, err := ev.DryRunPreemption(ctx, state, pod, potential, pdbs, 0, int32(len(potential)))
 		dryRunStatuses = statuses
 		statuses.ForEachExplicitNode(func(name string, s *fwk.Status) {

@@ -34,6 +34,9 @@ type Input struct {
 	// Priority admission plugin does. The API server's built-in classes
 	// system-node-critical and system-cluster-critical are implied.
 	PriorityClasses []*schedulingv1.PriorityClass
+	// Namespaces are the namespaces whose labels pod affinity
+	// namespaceSelectors see; optional.
+	Namespaces []*v1.Namespace
 	// Preemptor is the pod being scheduled (pending, no nodeName).
 	Preemptor *v1.Pod
 

@@ -360,25 +360,41 @@ func TestRun(t *testing.T) {
 }
 
 // TestRunTiedCandidates checks that identical nodes are all reported as tied
-// and that upstream's pick is one of them.
+// and that upstream's pick is one of them (Run fails otherwise), also when
+// victims have no start time and upstream substitutes time.Now().
 func TestRunTiedCandidates(t *testing.T) {
-	in := Input{
-		Nodes: nodes(node("n1"), node("n2"), node("n3")),
-		Pods: pods(
-			bound("a", 0, "4", "n1", 1),
-			bound("b", 0, "4", "n2", 1),
-			bound("c", 0, "4", "n3", 1),
-		),
-		Preemptor: pod("p", 1000, "1").Obj(),
+	tests := map[string]Input{
+		"with start times": {
+			Nodes: nodes(node("n1"), node("n2"), node("n3")),
+			Pods: pods(
+				bound("a", 0, "4", "n1", 1),
+				bound("b", 0, "4", "n2", 1),
+				bound("c", 0, "4", "n3", 1),
+			),
+			Preemptor: pod("p", 1000, "1").Obj(),
+		},
+		"without start times": {
+			Nodes: nodes(node("n1"), node("n2"), node("n3")),
+			Pods: pods(
+				pod("a", 0, "4").Node("n1"),
+				pod("b", 0, "4").Node("n2"),
+				pod("c", 0, "4").Node("n3"),
+			),
+			Preemptor: pod("p", 1000, "1").Obj(),
+		},
 	}
-	for range 5 {
-		got, err := Run(context.Background(), in)
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-		if diff := cmp.Diff([]string{"n1", "n2", "n3"}, got.TiedBest); diff != "" {
-			t.Errorf("TiedBest (-want,+got):\n%s", diff)
-		}
+	for name, in := range tests {
+		t.Run(name, func(t *testing.T) {
+			for range 5 {
+				got, err := Run(context.Background(), in)
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				if diff := cmp.Diff([]string{"n1", "n2", "n3"}, got.TiedBest); diff != "" {
+					t.Errorf("TiedBest (-want,+got):\n%s", diff)
+				}
+			}
+		})
 	}
 }
 

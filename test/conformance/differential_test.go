@@ -1,0 +1,276 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/test/conformance/gen"
+	"github.com/reprieve/reprieve/test/conformance/upstream"
+)
+
+var (
+	scenarios   = flag.Int("scenarios", envInt("REPRIEVE_SCENARIOS", 500), "random scenarios per profile")
+	firstSeed   = flag.Int64("seed", envInt64("REPRIEVE_SEED", 1), "seed of the first scenario")
+	failuresDir = flag.String("failures", "failures", "folder for the files of failing scenarios")
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envInt64(name string, def int64) int64 {
+	if v, err := strconv.ParseInt(os.Getenv(name), 10, 64); err == nil {
+		return v
+	}
+	return def
+}
+
+// evalTime is the evaluation time on both sides; generated start times are
+// before it.
+var evalTime = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+// TestDifferential compares reprieve with upstream kube-scheduler on random
+// scenarios of every profile.
+func TestDifferential(t *testing.T) {
+	for _, profile := range gen.Profiles() {
+		t.Run(string(profile), func(t *testing.T) {
+			t.Parallel()
+			var compared, preempting atomic.Int64
+			seeds := make(chan int64)
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for seed := range seeds {
+						sc := gen.Generate(seed, profile)
+						if compareScenario(t, sc, fmt.Sprintf("%s-%d", profile, seed)) {
+							preempting.Add(1)
+						}
+						compared.Add(1)
+					}
+				}()
+			}
+			for i := range *scenarios {
+				if t.Failed() && i > 50 {
+					break
+				}
+				seeds <- *firstSeed + int64(i)
+			}
+			close(seeds)
+			wg.Wait()
+			t.Logf("profile %s: %d scenarios (seeds %d..%d) agree; %d needed preemption and nominated a node",
+				profile, compared.Load(), *firstSeed, *firstSeed+int64(*scenarios)-1, preempting.Load())
+		})
+	}
+}
+
+// compareScenario runs both engines on sc and reports every disagreement.
+// It returns whether upstream nominated a node.
+func compareScenario(t *testing.T, sc *gen.Scenario, name string) bool {
+	t.Helper()
+	want, err := upstream.Run(context.Background(), upstream.Input{
+		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
+		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
+	})
+	if err != nil {
+		t.Errorf("%s: upstream: %v", name, err)
+		return false
+	}
+	got, err := runReprieve(sc)
+	if err != nil {
+		t.Errorf("%s: reprieve: %v", name, err)
+		return false
+	}
+	if diffs := compare(want, got); len(diffs) > 0 {
+		path := saveFailure(t, sc, name, want, got)
+		t.Errorf("%s: reprieve disagrees with kube-scheduler:\n  %s\nreplay: reprieve whatif --snapshot %s --pod %s/%s --explain",
+			name, strings.Join(diffs, "\n  "), path, sc.Preemptor.Namespace, sc.Preemptor.Name)
+	}
+	return want.Chosen != ""
+}
+
+func runReprieve(sc *gen.Scenario) (*whatif.Decision, error) {
+	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces})
+	if err != nil {
+		return nil, err
+	}
+	pod := snap.Pod(sc.Preemptor.Namespace + "/" + sc.Preemptor.Name)
+	if pod == nil {
+		return nil, fmt.Errorf("preemptor missing from the snapshot")
+	}
+	return whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Exhaustive: true, Now: evalTime}}), nil
+}
+
+// status is a node status in comparable form: reasons sorted, since upstream
+// lists missing scalar resources in map order.
+type status struct {
+	Code    string
+	Plugin  string
+	Reasons []string
+}
+
+func norm(code, plugin string, reasons []string) status {
+	r := slices.Clone(reasons)
+	slices.Sort(r)
+	if len(r) == 0 {
+		r = nil
+	}
+	return status{code, plugin, r}
+}
+
+// compare lists the differences between upstream's result and reprieve's
+// decision, each as one line.
+func compare(want *upstream.Result, got *whatif.Decision) []string {
+	var diffs []string
+	add := func(what string, w, g any) {
+		if d := cmp.Diff(w, g); d != "" {
+			diffs = append(diffs, fmt.Sprintf("%s (-upstream +reprieve): %s", what, strings.Join(strings.Fields(d), " ")))
+		}
+	}
+	if want.AbortReason != "" {
+		diffs = append(diffs, "upstream aborted the cycle: "+want.AbortReason)
+		return diffs
+	}
+	add("fits", want.Fits, got.Fits)
+	add("feasible nodes", nonEmpty(want.FeasibleNodes), nonEmpty(got.FeasibleNodes))
+
+	// Filter statuses of every non-feasible node.
+	wantFilter, gotFilter := map[string]status{}, map[string]status{}
+	for n, s := range want.NodeStatuses {
+		wantFilter[n] = norm(s.Code, s.Plugin, s.Reasons)
+	}
+	for n, s := range got.NodeStatuses {
+		gotFilter[n] = norm(s.Code, s.Plugin, s.Reasons)
+	}
+	if !want.Fits {
+		// Candidates are not in reprieve's nodeStatuses; take their filter
+		// status from upstream's side for the comparison of the others.
+		for _, c := range got.Candidates {
+			if s, ok := wantFilter[c.Node]; ok {
+				gotFilter[c.Node] = s
+			}
+		}
+	}
+	add("filter statuses", wantFilter, gotFilter)
+	if want.Fits {
+		return diffs
+	}
+
+	add("eligible", want.Eligible, got.Eligible)
+	add("ineligible reason", want.IneligibleReason, got.IneligibleReason)
+	if !want.Eligible {
+		return diffs
+	}
+	var gotPotential []string
+	for n, s := range got.NodeStatuses {
+		if s.Code == "Unschedulable" {
+			gotPotential = append(gotPotential, n)
+		}
+	}
+	for _, c := range got.Candidates {
+		gotPotential = append(gotPotential, c.Node)
+	}
+	slices.Sort(gotPotential)
+	add("potential nodes", nonEmpty(want.PotentialNodes), nonEmpty(gotPotential))
+
+	type cand struct {
+		Victims          []string
+		NumPDBViolations int64
+	}
+	wantCands, gotCands := map[string]cand{}, map[string]cand{}
+	for n, c := range want.Candidates {
+		wantCands[n] = cand{c.Victims, c.NumPDBViolations}
+	}
+	for _, c := range got.Candidates {
+		gotCands[c.Node] = cand{c.Victims, int64(c.NumPDBViolations)}
+	}
+	add("candidates", wantCands, gotCands)
+
+	wantDry, gotDry := map[string]status{}, map[string]status{}
+	for n, s := range want.DryRunStatuses {
+		wantDry[n] = norm(s.Code, s.Plugin, s.Reasons)
+	}
+	for n, s := range got.NodeStatuses {
+		if p := s.Preemption; p != nil {
+			gotDry[n] = norm(p.Code, p.Plugin, p.Reasons)
+		}
+	}
+	add("dry-run statuses", wantDry, gotDry)
+
+	gotTied := got.TiedNodes
+	if len(gotTied) == 0 && got.NominatedNode != "" {
+		gotTied = []string{got.NominatedNode}
+	}
+	add("best candidates", nonEmpty(want.TiedBest), nonEmpty(gotTied))
+	if want.Chosen != "" && !slices.Contains(want.TiedBest, got.NominatedNode) {
+		diffs = append(diffs, fmt.Sprintf("chosen node %q is not among upstream's best %v", got.NominatedNode, want.TiedBest))
+	}
+	if want.Chosen != "" {
+		if c, ok := want.Candidates[got.NominatedNode]; ok {
+			var victims []string
+			for _, v := range got.Victims {
+				victims = append(victims, v.Pod)
+			}
+			add("victims on the chosen node", c.Victims, victims)
+			add("numPDBViolations", c.NumPDBViolations, int64(got.NumPDBViolations))
+		}
+	}
+	return diffs
+}
+
+func nonEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+// saveFailure writes the scenario and both answers and returns the
+// scenario's path.
+func saveFailure(t *testing.T, sc *gen.Scenario, name string, want *upstream.Result, got *whatif.Decision) string {
+	dir, err := filepath.Abs(*failuresDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := sc.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".yaml")
+	write := func(p string, b []byte) {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(path, data)
+	w, _ := json.MarshalIndent(want, "", "  ")
+	write(filepath.Join(dir, name+".upstream.json"), w)
+	g, _ := json.MarshalIndent(got, "", "  ")
+	write(filepath.Join(dir, name+".reprieve.json"), g)
+	return path
+}

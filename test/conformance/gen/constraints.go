@@ -134,16 +134,20 @@ func (g *generator) affinity(p *v1.Pod) *v1.Affinity {
 // node selector, required node affinity, host ports, required pod affinity
 // and anti-affinity, and topology spread constraints.
 func (g *generator) preemptorConstraints(p *v1.Pod) {
+	var present []v1.Taint
+	for _, ns := range g.nodes {
+		present = append(present, ns.obj.Spec.Taints...)
+	}
 	if g.chance(0.5) {
 		for range g.between(1, 2) {
 			t := pick(g, taintPool...)
-			if g.atLeast(Everything) && g.chance(0.2) {
-				t = v1.Taint{Key: taintUnschedulable, Effect: v1.TaintEffectNoSchedule}
+			if len(present) > 0 && g.chance(0.75) {
+				t = pick(g, present...)
 			}
 			p.Spec.Tolerations = append(p.Spec.Tolerations, g.toleration(t, g.chance(0.85)))
 		}
 	}
-	if g.chance(0.15) {
+	if g.chance(0.1) {
 		p.Spec.NodeSelector = pick(g,
 			map[string]string{labelDisk: "ssd"},
 			map[string]string{labelPool: "compute"},
@@ -151,7 +155,7 @@ func (g *generator) preemptorConstraints(p *v1.Pod) {
 			map[string]string{v1.LabelOSStable: "linux"},
 		)
 	}
-	if g.chance(0.3) {
+	if g.chance(0.2) {
 		terms := []v1.NodeSelectorTerm{g.nodeSelectorTerm()}
 		if g.chance(0.25) {
 			terms = append(terms, g.nodeSelectorTerm())

@@ -112,7 +112,7 @@ func (g *generator) genNodes() {
 		}
 
 		var taints []v1.Taint
-		if g.atLeast(Constraints) && g.chance(0.35) {
+		if g.atLeast(Constraints) && g.chance(0.25) {
 			taints = append(taints, g.taint())
 			if g.chance(0.15) {
 				t := g.taint()

@@ -31,7 +31,10 @@ const pauseImage = "registry.k8s.io/pause:3.10"
 // adds finished pods, which occupy nothing.
 func (g *generator) genBoundPods() {
 	for _, ns := range g.nodes {
-		k := g.between(0, 12)
+		k := g.between(1, 12)
+		if g.chance(0.03) {
+			k = 0
+		}
 		if ns.maxPods <= 5 {
 			k = int(ns.maxPods)
 			if g.chance(0.4) {
@@ -50,7 +53,7 @@ func (g *generator) genBoundPods() {
 		}
 		cpuParts := g.split(int64(g.utilization()*float64(ns.alloc.cpu/cpuUnit)), sized)
 		memParts := g.split(int64(g.utilization()*float64(ns.alloc.mem/memUnit)), sized)
-		var ephLeft, gpuLeft = ns.alloc.eph, ns.alloc.gpu
+		ephLeft, gpuLeft := ns.alloc.eph, ns.alloc.gpu
 
 		j := 0
 		for i := range k {
@@ -73,7 +76,8 @@ func (g *generator) genBoundPods() {
 			}
 		}
 	}
-	// Everything: pods terminating for reasons other than preemption.
+	// Everything: pods being deleted, some because an earlier preemption
+	// evicted them.
 	if g.atLeast(Everything) {
 		for _, p := range g.bound {
 			if p.Status.Phase == v1.PodRunning && p.DeletionTimestamp == nil && g.chance(0.03) {

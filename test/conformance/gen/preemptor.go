@@ -59,13 +59,18 @@ func nominate(p *v1.Pod, node string) {
 	})
 }
 
-// preemptorRequest sizes the preemptor against the room left on the nodes:
-//   - most often exactly what a node's free room plus a few lower-priority
-//     pods' requests add up to (sometimes one unit more), so that evicting
-//     those pods makes an exact fit;
-//   - or more cpu than any node has free;
-//   - or more memory than any node has free;
+// preemptorRequest sizes the preemptor against the room left on the nodes.
+// A target node with lower-priority pods is picked, and the request is
+//   - most often exactly the target's free room plus the requests of a few
+//     of its lower-priority pods (sometimes one cpu unit more), so that
+//     evicting those pods makes an exact fit;
+//   - or more cpu than any node has free, but no more than the target's
+//     allocatable;
+//   - or more memory than any node has free, likewise bounded;
 //   - or small, so that it probably fits.
+//
+// The cpu is then raised above every node's free cpu when needed, which may
+// exceed the allocatable of every node (preemption cannot help then).
 func (g *generator) preemptorRequest() res {
 	var maxFree res
 	var targets []*nodeState
@@ -78,47 +83,72 @@ func (g *generator) preemptorRequest() res {
 		hasEph = hasEph || ns.alloc.eph > 0
 		hasGPU = hasGPU || ns.alloc.gpu > 0
 	}
-	var want res
-	x := g.r.IntN(100)
-	if x < 55 && len(targets) == 0 {
-		x = 55
+	if len(targets) == 0 {
+		targets = g.nodes
 	}
-	switch {
+	// upTo returns a whole number of units in [lo, hi], or lo when hi < lo.
+	upTo := func(lo, hi, unit int64) int64 {
+		return lo + int64(g.between(0, int((hi-lo)/unit)))*unit
+	}
+	var want res
+	switch x := g.r.IntN(100); {
 	case x < 55:
-		t := pick(g, targets...)
-		lower := g.lowerPods(t)
-		g.r.Shuffle(len(lower), func(i, j int) { lower[i], lower[j] = lower[j], lower[i] })
-		want = t.free()
-		for _, q := range lower[:g.between(1, min(3, len(lower)))] {
-			want = want.add(podRequests(q))
-		}
-		want.eph, want.gpu = 0, 0
-		want.mem -= int64(g.between(0, 2)) * memUnit
-		if g.chance(0.25) {
-			want.cpu += cpuUnit
-		}
-		if want.cpu <= maxFree.cpu {
-			want.cpu = maxFree.cpu + int64(g.between(1, 3))*cpuUnit
+		// Several tries at a target and victims whose requests add up to
+		// more cpu than any node has free.
+		for try := 0; try < 4 && want.cpu <= maxFree.cpu; try++ {
+			t := pick(g, targets...)
+			lower := g.lowerPods(t)
+			g.r.Shuffle(len(lower), func(i, j int) { lower[i], lower[j] = lower[j], lower[i] })
+			want = t.free()
+			if len(lower) > 0 {
+				for _, q := range lower[:g.between(1, min(3, len(lower)))] {
+					want = want.add(podRequests(q))
+				}
+			}
+			want.eph, want.gpu = 0, 0
+			want.mem -= int64(g.between(0, 2)) * memUnit
+			if g.chance(0.25) {
+				want.cpu += cpuUnit
+			}
 		}
 	case x < 77:
-		want.cpu = maxFree.cpu + int64(g.between(1, 10))*cpuUnit
-		want.mem = int64(g.between(1, 16)) * memUnit
+		t := g.roomiest(targets, func(n *nodeState) bool { return n.alloc.cpu > maxFree.cpu })
+		want.cpu = upTo(maxFree.cpu+cpuUnit, t.alloc.cpu, cpuUnit)
+		want.mem = upTo(memUnit, t.alloc.mem/2, memUnit)
 	case x < 86:
-		want.cpu = int64(g.between(1, 5)) * cpuUnit
-		want.mem = maxFree.mem + int64(g.between(1, 8))*memUnit
+		t := g.roomiest(targets, func(n *nodeState) bool { return n.alloc.mem > maxFree.mem })
+		want.cpu = upTo(cpuUnit, t.alloc.cpu/2, cpuUnit)
+		want.mem = upTo(maxFree.mem+memUnit, t.alloc.mem, memUnit)
 	default:
 		want.cpu = int64(g.between(1, 5)) * cpuUnit
 		want.mem = int64(g.between(1, 4)) * memUnit
 	}
+	if want.cpu <= maxFree.cpu && g.chance(0.5) {
+		want.cpu = maxFree.cpu + cpuUnit
+	}
 	want.cpu = max(want.cpu, cpuUnit)
 	want.mem = max(want.mem, memUnit)
-	if hasEph && g.chance(0.2) {
+	if hasEph && g.chance(0.15) {
 		want.eph = int64(g.between(1, 4)) * ephUnit
 	}
-	if hasGPU && g.chance(0.25) {
+	if hasGPU && g.chance(0.12) {
 		want.gpu = int64(g.between(1, 2))
 	}
 	return want
+}
+
+// roomiest picks a node of nodes for which ok holds, or any when none does.
+func (g *generator) roomiest(nodes []*nodeState, ok func(*nodeState) bool) *nodeState {
+	var good []*nodeState
+	for _, n := range nodes {
+		if ok(n) {
+			good = append(good, n)
+		}
+	}
+	if len(good) == 0 {
+		return pick(g, nodes...)
+	}
+	return pick(g, good...)
 }
 
 // lowerPods are the running pods on ns below the preemptor's priority that

@@ -38,6 +38,7 @@ import (
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
@@ -52,13 +53,19 @@ import (
 // noNodesAvailable is upstream's ErrNoNodesAvailable message (pkg/scheduler).
 const noNodesAvailable = "no nodes available to schedule pods"
 
-// featureGateMu serialises Runs that change the process-wide feature gates
-// (write lock) against all other Runs (read lock).
+// featureGateMu serialises Runs and Environments that change the
+// process-wide feature gates (write lock) against all others (read lock).
 var featureGateMu sync.RWMutex
+
+// everyPotentialNode is the internal candidate budget of Run: dry-run every
+// potential node, none skipped.
+const everyPotentialNode int32 = -1
 
 // Run evaluates, with the real upstream kube-scheduler v1.37.2 framework
 // (default profile plugins, default feature gates), what the scheduler
-// decides for in.Preemptor over the cluster objects.
+// decides for in.Preemptor over the cluster objects. The dry run starts at
+// the first potential node and asks for as many candidates as there are
+// potential nodes, so that none is skipped.
 //
 // It returns an error wrapping ErrInvalidInput for objects a real cluster
 // could not hold, and other errors when the upstream machinery could not be
@@ -66,43 +73,137 @@ var featureGateMu sync.RWMutex
 // Run is safe for concurrent use; each call builds and tears down its own
 // clientset, informers, cache, queue and framework.
 func Run(ctx context.Context, in Input) (*Result, error) {
+	e, err := NewEnvironment(ctx, in, EnvOptions{})
+	if err != nil {
+		return nil, err
+	}
+	// Stop every goroutine of this run before returning.
+	defer e.Close()
+	return e.evaluate(ctx, 0, everyPotentialNode)
+}
+
+// EnvOptions configures NewEnvironment.
+type EnvOptions struct {
+	// Parallelism is the scheduler's parallelism setting: how many
+	// goroutines Filter and the preemption dry run use. 0 means upstream's
+	// default (16). With 1 the dry run visits the potential nodes one by one
+	// from the offset and stops as soon as it has enough candidates, so its
+	// answer is deterministic; with more it depends on goroutine timing,
+	// as in a real scheduler.
+	Parallelism int
+	// SnapshotOrder makes the dry run visit the potential nodes in the
+	// snapshot's node order (the order Filter lists them in) instead of
+	// upstream's order. Upstream lists them (NodeToStatus.NodesForStatusCode)
+	// by iterating a Go map whenever Filter gave every node an explicit
+	// status, i.e. in a random order, so which nodes the dry run reaches
+	// from an offset is random. With SnapshotOrder and Parallelism 1 it is
+	// not. The dry run itself is unchanged.
+	SnapshotOrder bool
+}
+
+// Environment is one upstream scheduler instance (clientset, informers,
+// cache, snapshot, queue, framework and DefaultPreemption, wired as Run
+// wires them) holding one cluster state, so that the preemptor can be
+// evaluated repeatedly without rebuilding it. Evaluate may not be called
+// concurrently. Close releases it.
+type Environment struct {
+	env    *environment
+	objs   *objects
+	logger klog.Logger
+	// cancel stops the environment's goroutines.
+	cancel context.CancelFunc
+	// release undoes the feature gates and releases featureGateMu.
+	release   func()
+	closeOnce sync.Once
+}
+
+// NewEnvironment builds what Run builds for in: it admits the objects,
+// applies in.FeatureGates and starts the scheduler machinery, whose
+// goroutines live until Close or until ctx is cancelled. It returns an error
+// wrapping ErrInvalidInput for objects a real cluster could not hold.
+//
+// An Environment holds featureGateMu until Close: for reading normally, for
+// writing when in.FeatureGates is set (which then excludes every other Run
+// and Environment). Close an Environment before calling Run from the same
+// goroutine while another goroutine may set feature gates.
+func NewEnvironment(ctx context.Context, in Input, opts EnvOptions) (_ *Environment, err error) {
+	if opts.Parallelism < 0 {
+		return nil, fmt.Errorf("%w: parallelism %d is negative", ErrInvalidInput, opts.Parallelism)
+	}
+	e := &Environment{}
 	if in.FeatureGates != nil {
 		featureGateMu.Lock()
-		defer featureGateMu.Unlock()
 		restore, err := setFeatureGates(in.FeatureGates)
 		if err != nil {
+			featureGateMu.Unlock()
 			return nil, err
 		}
-		defer restore()
+		e.release = func() {
+			restore()
+			featureGateMu.Unlock()
+		}
 	} else {
 		featureGateMu.RLock()
-		defer featureGateMu.RUnlock()
+		e.release = featureGateMu.RUnlock
 	}
+	defer func() {
+		if err != nil {
+			e.release()
+		}
+	}()
 
 	// Upstream's plugins, cache and queue use the scheduler metrics and
 	// panic on nil vectors unless they are registered, as scheduler.New
 	// does. Registering is idempotent.
 	metrics.Register()
 
-	logger := logr.Discard()
+	e.logger = logr.Discard()
 	if in.Logger != nil {
-		logger = *in.Logger
+		e.logger = *in.Logger
 	}
-	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
-	defer cancel()
-
-	objs, err := prepare(in)
-	if err != nil {
+	if e.objs, err = prepare(in); err != nil {
 		return nil, err
 	}
-	env, err := newEnvironment(ctx, cancel, objs)
-	if err != nil {
+	ctx, e.cancel = context.WithCancel(klog.NewContext(ctx, e.logger))
+	if e.env, err = newEnvironment(ctx, e.cancel, e.objs, opts); err != nil {
+		e.cancel()
 		return nil, err
 	}
-	// Stop every goroutine of this run before returning.
-	defer env.shutdown(cancel)
+	return e, nil
+}
 
-	return env.schedule(ctx, objs.preemptor)
+// Evaluate runs one scheduling attempt of the preemptor as upstream does
+// it: PreFilter on a fresh CycleState, Filter (with nominated pods) on every
+// node, and, if the pod fits nowhere, DefaultPreemption: eligibility, the
+// Unschedulable nodes as potential nodes (in upstream's random order unless
+// EnvOptions.SnapshotOrder), the disruption budgets (sorted by
+// namespace and name), DryRunPreemption from offset (which must not be
+// negative; it is taken modulo the number of potential nodes by upstream's
+// own indexing) looking for numCandidates candidates, and SelectCandidate.
+// numCandidates <= 0 means upstream's own budget for the default plugin
+// arguments: max(10% of the potential nodes, 100), at most all of them.
+//
+// The Result is filled as Run fills it. Run's exhaustive dry run is
+// Evaluate(ctx, 0, number of potential nodes).
+func (e *Environment) Evaluate(ctx context.Context, offset int32, numCandidates int32) (*Result, error) {
+	if offset < 0 {
+		return nil, fmt.Errorf("%w: negative dry-run offset %d", ErrInvalidInput, offset)
+	}
+	return e.evaluate(ctx, offset, max(numCandidates, 0))
+}
+
+// evaluate is Evaluate with everyPotentialNode allowed as numCandidates.
+func (e *Environment) evaluate(ctx context.Context, offset, numCandidates int32) (*Result, error) {
+	return e.env.schedule(klog.NewContext(ctx, e.logger), e.objs.preemptor, offset, numCandidates)
+}
+
+// Close stops every goroutine of the environment, waits for them and
+// restores the feature gates. It is safe to call more than once.
+func (e *Environment) Close() {
+	e.closeOnce.Do(func() {
+		e.env.shutdown(e.cancel)
+		e.release()
+	})
 }
 
 // setFeatureGates applies gates to the process-wide feature gate and returns
@@ -219,13 +320,15 @@ type environment struct {
 	snapshot        *internalcache.Snapshot
 	tracker         *resourceslicetracker.Tracker
 	preemption      *defaultpreemption.DefaultPreemption
+	// snapshotOrder is EnvOptions.SnapshotOrder.
+	snapshotOrder bool
 }
 
 // newEnvironment builds the environment under ctx; cancel must cancel ctx.
 // On error, everything already started is stopped.
-func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects) (_ *environment, err error) {
+func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, opts EnvOptions) (_ *environment, err error) {
 	logger := klog.FromContext(ctx)
-	env := &environment{}
+	env := &environment{snapshotOrder: opts.SnapshotOrder}
 	defer func() {
 		if err != nil {
 			env.shutdown(cancel)
@@ -295,7 +398,12 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects) 
 	env.snapshot = internalcache.NewEmptySnapshot()
 	metricsRecorder := metrics.NewMetricsAsyncRecorder(1000, time.Second, ctx.Done())
 
+	parallelism := opts.Parallelism
+	if parallelism == 0 {
+		parallelism = parallelize.DefaultParallelism
+	}
 	env.framework, err = frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), profile,
+		frameworkruntime.WithParallelism(parallelism),
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(env.informerFactory),
 		frameworkruntime.WithSharedDRAManager(draManager),
@@ -393,8 +501,11 @@ func (env *environment) shutdown(cancel context.CancelFunc) {
 
 // schedule runs one scheduling attempt for pod, mimicking
 // schedule_one.go's schedulePod + findNodesThatFitPod and, when nothing fits,
-// DefaultPreemption's PostFilter, but without randomness or cut-offs.
-func (env *environment) schedule(ctx context.Context, pod *v1.Pod) (*Result, error) {
+// DefaultPreemption's PostFilter, but without cut-offs: every node is
+// filtered. The dry run starts at offset and looks for numCandidates
+// candidates (0: upstream's calculateNumCandidates; everyPotentialNode: all
+// potential nodes).
+func (env *environment) schedule(ctx context.Context, pod *v1.Pod, offset, numCandidates int32) (*Result, error) {
 	res := &Result{
 		FeasibleNodes: []string{},
 		NodeStatuses:  map[string]Status{},
@@ -424,8 +535,10 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod) (*Result, err
 		res.PreFilterStatus = &st
 		nodeToStatus.SetAbsentNodesStatus(s)
 	} else {
-		// 3) Filter every node the PreFilterResult allows; the others get
-		// the absent-node status.
+		// 3) Filter every node the PreFilterResult allows, in parallel as
+		// findNodesThatPassFilters does; the others get the absent-node
+		// status. Statuses are collected by node position and read in node
+		// order, so the result does not depend on the parallelism.
 		nodes := allNodes
 		if !preRes.AllNodes() {
 			nodes = make([]fwk.NodeInfo, 0, len(preRes.NodeNames))
@@ -436,13 +549,21 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod) (*Result, err
 			}
 			nodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unscheduledPlugins))))
 		}
-		for _, ni := range nodes {
-			status := env.framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
-			switch {
+		statuses := make([]*fwk.Status, len(nodes))
+		env.framework.Parallelizer().Until(ctx, len(nodes), func(i int) {
+			statuses[i] = env.framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodes[i])
+		}, metrics.Filter)
+		if err := ctx.Err(); err != nil {
+			// Some nodes may not have been filtered.
+			return nil, err
+		}
+		for i, ni := range nodes {
+			switch status := statuses[i]; {
 			case status.IsSuccess():
 				res.FeasibleNodes = append(res.FeasibleNodes, ni.Node().Name)
 			case status.Code() == fwk.Error:
-				// findNodesThatPassFilters aborts the cycle on the first error.
+				// findNodesThatPassFilters aborts the cycle on an error;
+				// report the first in node order.
 				nodeToStatus.Set(ni.Node().Name, status)
 				if res.AbortReason == "" {
 					res.AbortReason = status.Message()
@@ -455,7 +576,7 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod) (*Result, err
 	slices.Sort(res.FeasibleNodes)
 	for _, ni := range allNodes {
 		name := ni.Node().Name
-		if !slices.Contains(res.FeasibleNodes, name) {
+		if _, feasible := slices.BinarySearch(res.FeasibleNodes, name); !feasible {
 			res.NodeStatuses[name] = toStatus(nodeToStatus.Get(name))
 		}
 	}
@@ -469,7 +590,7 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod) (*Result, err
 
 	// 4) Nothing fits: DefaultPreemption's PostFilter (Evaluator.evaluate)
 	// step by step.
-	env.preempt(ctx, state, pod, nodeToStatus, len(allNodes), res)
+	env.preempt(ctx, state, pod, nodeToStatus, len(allNodes), offset, numCandidates, res)
 	if res.Chosen != "" && !slices.Contains(res.TiedBest, res.Chosen) {
 		return nil, fmt.Errorf("upstream chose %q, which is not among the best candidates %v by the runner's re-implementation of pickOneNodeForPreemption", res.Chosen, res.TiedBest)
 	}
@@ -477,9 +598,9 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod) (*Result, err
 }
 
 // preempt mirrors preemption.Evaluator.evaluate (fetch the preemptor, check
-// eligibility, dry-run every potential node, select a candidate) and fills
-// the preemption fields of res.
-func (env *environment) preempt(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeToStatus *framework.NodeToStatus, numAllNodes int, res *Result) {
+// eligibility, dry-run the potential nodes from offset for numCandidates
+// candidates, select a candidate) and fills the preemption fields of res.
+func (env *environment) preempt(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeToStatus *framework.NodeToStatus, numAllNodes int, offset, numCandidates int32, res *Result) {
 	res.PotentialNodes = []string{}
 	res.Candidates = map[string]Candidate{}
 	res.DryRunStatuses = map[string]Status{}
@@ -504,14 +625,21 @@ func (env *environment) preempt(ctx context.Context, state fwk.CycleState, pod *
 		return
 	}
 
-	// 2) Candidates: every Unschedulable node, dry-run from offset 0 and
-	// asking for as many candidates as there are potential nodes, so that
-	// none is skipped.
+	// 2) Candidates: the Unschedulable nodes, dry-run from offset for
+	// numCandidates candidates.
 	nodeLister := env.framework.MutableSnapshotSharedLister().NodeInfos()
 	potential, err := nodeToStatus.NodesForStatusCode(nodeLister, fwk.Unschedulable)
 	if err != nil {
 		fail(fwk.AsStatus(err))
 		return
+	}
+	if env.snapshotOrder {
+		// A copy: potential may be the lister's own list.
+		potential = slices.Clone(potential)
+		if err := sortBySnapshotOrder(potential, nodeLister); err != nil {
+			fail(fwk.AsStatus(err))
+			return
+		}
 	}
 	for _, ni := range potential {
 		res.PotentialNodes = append(res.PotentialNodes, ni.Node().Name)
@@ -533,7 +661,15 @@ func (env *environment) preempt(ctx context.Context, state fwk.CycleState, pod *
 		slices.SortFunc(pdbs, func(a, b *policyv1.PodDisruptionBudget) int {
 			return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 		})
-		cs, statuses, err := ev.DryRunPreemption(ctx, state, pod, potential, pdbs, 0, int32(len(potential)))
+		switch numCandidates {
+		case everyPotentialNode:
+			numCandidates = int32(len(potential))
+		case 0:
+			// Upstream's own calculateNumCandidates; the random offset
+			// it returns with it is not used.
+			_, numCandidates = ev.GetOffsetAndNumCandidates(int32(len(potential)))
+		}
+		cs, statuses, err := ev.DryRunPreemption(ctx, state, pod, potential, pdbs, offset, numCandidates)
 		dryRunStatuses = statuses
 		statuses.ForEachExplicitNode(func(name string, s *fwk.Status) {
 			res.DryRunStatuses[name] = toStatus(s)
@@ -570,6 +706,23 @@ func (env *environment) preempt(ctx context.Context, state fwk.CycleState, pod *
 		res.Chosen = best.Name()
 	}
 	res.TiedBest = tiedBest(candidates, now)
+}
+
+// sortBySnapshotOrder sorts nodes, a subset of lister's nodes, into the
+// order lister lists them in.
+func sortBySnapshotOrder(nodes []fwk.NodeInfo, lister fwk.NodeInfoLister) error {
+	all, err := lister.List()
+	if err != nil {
+		return err
+	}
+	position := make(map[string]int, len(all))
+	for i, ni := range all {
+		position[ni.Node().Name] = i
+	}
+	slices.SortFunc(nodes, func(a, b fwk.NodeInfo) int {
+		return cmp.Compare(position[a.Node().Name], position[b.Node().Name])
+	})
+	return nil
 }
 
 func toStatus(s *fwk.Status) Status {

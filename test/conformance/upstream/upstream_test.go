@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -560,6 +561,70 @@ func TestRunNoLeaks(t *testing.T) {
 		n := runtime.Stack(buf, true)
 		t.Errorf("goroutines: %d before, %d after\n%s", before, after, buf[:n])
 	}
+}
+
+// TestEnvironment checks that an Environment evaluates as Run does, that
+// repeated evaluations agree, and that the dry run honours the offset and
+// the candidate budget.
+func TestEnvironment(t *testing.T) {
+	ctx := context.Background()
+	in := smallCluster()
+	want, err := Run(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := NewEnvironment(ctx, in, EnvOptions{Parallelism: 1, SnapshotOrder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+
+	t.Run("exhaustive is Run", func(t *testing.T) {
+		for range 3 {
+			got, err := env.Evaluate(ctx, 0, int32(len(in.Nodes)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("Evaluate(0, all) differs from Run (-Run,+Evaluate):\n%s", diff)
+			}
+		}
+	})
+	// Every node is a candidate; in snapshot order the dry run reaches the
+	// budget's worth of nodes from the offset, wrapping around.
+	tests := map[string]struct {
+		offset, numCandidates int32
+		wantCandidates        []string
+	}{
+		"offset and budget":           {offset: 3, numCandidates: 2, wantCandidates: []string{"n3", "n4"}},
+		"wraps around":                {offset: 9, numCandidates: 3, wantCandidates: []string{"n0", "n1", "n9"}},
+		"offset beyond the nodes":     {offset: 13, numCandidates: 1, wantCandidates: []string{"n3"}},
+		"default budget is all of 10": {offset: 5, numCandidates: 0, wantCandidates: []string{"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := env.Evaluate(ctx, tc.offset, tc.numCandidates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotCandidates []string
+			for n := range got.Candidates {
+				gotCandidates = append(gotCandidates, n)
+			}
+			slices.Sort(gotCandidates)
+			if diff := cmp.Diff(tc.wantCandidates, gotCandidates); diff != "" {
+				t.Errorf("candidates (-want,+got):\n%s", diff)
+			}
+			if !slices.Contains(got.TiedBest, got.Chosen) {
+				t.Errorf("chosen %q is not among the best %v", got.Chosen, got.TiedBest)
+			}
+		})
+	}
+	t.Run("negative offset", func(t *testing.T) {
+		if _, err := env.Evaluate(ctx, -1, 0); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("Evaluate error = %v, want ErrInvalidInput", err)
+		}
+	})
 }
 
 func BenchmarkRun(b *testing.B) {

@@ -1,0 +1,583 @@
+// Package upstream runs the real kube-scheduler v1.37.2 framework (default
+// profile, in-tree plugins, default feature gates) over a set of cluster
+// objects and reports, deterministically, what it decides for one pending
+// pod: where it fits, and if nowhere, what DefaultPreemption would do.
+//
+// It is the oracle of reprieve's conformance tests. It imports
+// k8s.io/kubernetes and so lives in its own module.
+package zzold
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/component-base/featuregate"
+	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	plfeature "k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+)
+
+// noNodesAvailable is upstream's ErrNoNodesAvailable message (pkg/scheduler).
+const noNodesAvailable = "no nodes available to schedule pods"
+
+// featureGateMu serialises Runs that change the process-wide feature gates
+// (write lock) against all other Runs (read lock).
+var featureGateMu sync.RWMutex
+
+// Run evaluates, with the real upstream kube-scheduler v1.37.2 framework
+// (default profile plugins, default feature gates), what the scheduler
+// decides for in.Preemptor over the cluster objects.
+//
+// It returns an error wrapping ErrInvalidInput for objects a real cluster
+// could not hold, and other errors when the upstream machinery could not be
+// built; upstream's own verdicts, including plugin errors, are in the Result.
+// Run is safe for concurrent use; each call builds and tears down its own
+// clientset, informers, cache, queue and framework.
+func Run(ctx context.Context, in Input) (*Result, error) {
+	if in.FeatureGates != nil {
+		featureGateMu.Lock()
+		defer featureGateMu.Unlock()
+		restore, err := setFeatureGates(in.FeatureGates)
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
+	} else {
+		featureGateMu.RLock()
+		defer featureGateMu.RUnlock()
+	}
+
+	// Upstream's plugins, cache and queue use the scheduler metrics and
+	// panic on nil vectors unless they are registered, as scheduler.New
+	// does. Registering is idempotent.
+	metrics.Register()
+
+	logger := logr.Discard()
+	if in.Logger != nil {
+		logger = *in.Logger
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
+	defer cancel()
+
+	objs, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	env, err := newEnvironment(ctx, cancel, objs)
+	if err != nil {
+		return nil, err
+	}
+	// Stop every goroutine of this run before returning.
+	defer env.shutdown(cancel)
+
+	return env.schedule(ctx, objs.preemptor)
+}
+
+// setFeatureGates applies gates to the process-wide feature gate and returns
+// a function that restores the previous values.
+func setFeatureGates(gates map[string]bool) (func(), error) {
+	known := utilfeature.DefaultMutableFeatureGate.GetAll()
+	previous := make(map[string]bool, len(gates))
+	for name := range gates {
+		if _, ok := known[featuregate.Feature(name)]; !ok {
+			return nil, fmt.Errorf("%w: unknown feature gate %q", ErrInvalidInput, name)
+		}
+		previous[name] = utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(name))
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(gates); err != nil {
+		return nil, fmt.Errorf("setting feature gates: %w", err)
+	}
+	return func() {
+		// Restoring values that were accepted a moment ago cannot fail.
+		_ = utilfeature.DefaultMutableFeatureGate.SetFromMap(previous)
+	}, nil
+}
+
+// objects are the admitted (normalised, priority-resolved) copies of the
+// input.
+type objects struct {
+	nodes           []*v1.Node
+	pods            []*v1.Pod // non-terminal pods, input order, preemptor included
+	pdbs            []*policyv1.PodDisruptionBudget
+	priorityClasses []*schedulingv1.PriorityClass
+	namespaces      []*v1.Namespace
+	preemptor       *v1.Pod
+}
+
+// prepare deep-copies the input and applies what the API server would have
+// done on create: defaults (namespace, UID, schedulerName) and the Priority
+// admission plugin.
+func prepare(in Input) (*objects, error) {
+	if in.Preemptor == nil {
+		return nil, fmt.Errorf("%w: no preemptor", ErrInvalidInput)
+	}
+	if in.Preemptor.Spec.NodeName != "" {
+		return nil, fmt.Errorf("%w: preemptor %s/%s is already bound to %q", ErrInvalidInput, in.Preemptor.Namespace, in.Preemptor.Name, in.Preemptor.Spec.NodeName)
+	}
+	o := &objects{}
+	resolver := newPriorityResolver(in.PriorityClasses)
+	admit := func(p *v1.Pod) (*v1.Pod, error) {
+		p = p.DeepCopy()
+		normalizePod(p)
+		if err := resolver.resolve(p); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+
+	preemptor, err := admit(in.Preemptor)
+	if err != nil {
+		return nil, err
+	}
+	o.preemptor = preemptor
+	preemptorKey := preemptor.Namespace + "/" + preemptor.Name
+
+	seen := sets.New[string]()
+	for _, p := range in.Pods {
+		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		ap, err := admit(p)
+		if err != nil {
+			return nil, err
+		}
+		key := ap.Namespace + "/" + ap.Name
+		if seen.Has(key) {
+			return nil, fmt.Errorf("%w: duplicate pod %s", ErrInvalidInput, key)
+		}
+		seen.Insert(key)
+		if key == preemptorKey {
+			ap = preemptor
+		}
+		o.pods = append(o.pods, ap)
+	}
+	if !seen.Has(preemptorKey) {
+		o.pods = append(o.pods, preemptor)
+	}
+
+	nodeNames := sets.New[string]()
+	for _, n := range in.Nodes {
+		if nodeNames.Has(n.Name) {
+			return nil, fmt.Errorf("%w: duplicate node %s", ErrInvalidInput, n.Name)
+		}
+		nodeNames.Insert(n.Name)
+		o.nodes = append(o.nodes, n.DeepCopy())
+	}
+	for _, pdb := range in.PDBs {
+		pdb = pdb.DeepCopy()
+		if pdb.Namespace == "" {
+			pdb.Namespace = v1.NamespaceDefault
+		}
+		o.pdbs = append(o.pdbs, pdb)
+	}
+	for _, pc := range in.PriorityClasses {
+		o.priorityClasses = append(o.priorityClasses, pc.DeepCopy())
+	}
+	for _, ns := range in.Namespaces {
+		o.namespaces = append(o.namespaces, ns.DeepCopy())
+	}
+	return o, nil
+}
+
+// environment is one scheduler instance, wired the way pkg/scheduler.New
+// wires it, holding one cluster state.
+type environment struct {
+	informerFactory informers.SharedInformerFactory
+	framework       framework.Framework
+	snapshot        *internalcache.Snapshot
+	tracker         *resourceslicetracker.Tracker
+	preemption      *defaultpreemption.DefaultPreemption
+}
+
+// newEnvironment builds the environment under ctx; cancel must cancel ctx.
+// On error, everything already started is stopped.
+func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects) (_ *environment, err error) {
+	logger := klog.FromContext(ctx)
+	env := &environment{}
+	defer func() {
+		if err != nil {
+			env.shutdown(cancel)
+		}
+	}()
+
+	// The default profile: v1 defaulting, then conversion to the internal
+	// config, as scheduler.New does with applyDefaultProfile.
+	var versioned configv1.KubeSchedulerConfiguration
+	scheme.Scheme.Default(&versioned)
+	var cfg schedulerapi.KubeSchedulerConfiguration
+	if err := scheme.Scheme.Convert(&versioned, &cfg, nil); err != nil {
+		return nil, fmt.Errorf("converting default scheduler configuration: %w", err)
+	}
+	if len(cfg.Profiles) != 1 {
+		return nil, fmt.Errorf("default configuration has %d profiles, want 1", len(cfg.Profiles))
+	}
+	profile := &cfg.Profiles[0]
+
+	var clientObjs []runtime.Object
+	for _, n := range o.nodes {
+		clientObjs = append(clientObjs, n)
+	}
+	for _, p := range o.pods {
+		clientObjs = append(clientObjs, p)
+	}
+	for _, pdb := range o.pdbs {
+		clientObjs = append(clientObjs, pdb)
+	}
+	for _, pc := range o.priorityClasses {
+		clientObjs = append(clientObjs, pc)
+	}
+	for _, ns := range o.namespaces {
+		clientObjs = append(clientObjs, ns)
+	}
+	client := fake.NewClientset(clientObjs...)
+	env.informerFactory = informers.NewSharedInformerFactory(client, 0)
+	podInformer := env.informerFactory.Core().V1().Pods()
+	podInformer.Informer()
+	env.informerFactory.Core().V1().Nodes().Informer()
+	env.informerFactory.Policy().V1().PodDisruptionBudgets().Informer()
+	env.informerFactory.Scheduling().V1().PriorityClasses().Informer()
+
+	// As in scheduler.New.
+	var draManager fwk.SharedDRAManager
+	if utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
+		claimCache := assumecache.NewAssumeCache(logger, env.informerFactory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+		opts := resourceslicetracker.Options{
+			EnableDeviceTaintRules:   utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
+			EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+			SliceInformer:            env.informerFactory.Resource().V1().ResourceSlices(),
+			KubeClient:               client,
+		}
+		if opts.EnableDeviceTaintRules {
+			opts.TaintInformer = env.informerFactory.Resource().V1().DeviceTaintRules()
+		}
+		env.tracker, err = resourceslicetracker.StartTracker(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("starting resource slice tracker: %w", err)
+		}
+		draManager = dynamicresources.NewDRAManager(ctx, claimCache, env.tracker, env.informerFactory)
+	}
+
+	genericWorkload := utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload)
+	compositePodGroup := utilfeature.DefaultFeatureGate.Enabled(features.CompositePodGroup)
+	schedulerCache := internalcache.New(ctx, nil, genericWorkload, compositePodGroup)
+	env.snapshot = internalcache.NewEmptySnapshot()
+	metricsRecorder := metrics.NewMetricsAsyncRecorder(1000, time.Second, ctx.Done())
+
+	env.framework, err = frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), profile,
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(env.informerFactory),
+		frameworkruntime.WithSharedDRAManager(draManager),
+		frameworkruntime.WithSnapshotSharedLister(env.snapshot),
+		frameworkruntime.WithMutableSnapshotLister(env.snapshot),
+		frameworkruntime.WithMetricsRecorder(metricsRecorder),
+		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+		frameworkruntime.WithPodsInPreBind(frameworkruntime.NewPodsInPreBindMap()),
+		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(env.informerFactory.Storage().V1().CSINodes().Lister())),
+		frameworkruntime.WithPodGroupManager(schedulerCache),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("building framework: %w", err)
+	}
+
+	// Plugins have registered their informers; start them all and wait.
+	env.informerFactory.Start(ctx.Done())
+	for typ, synced := range env.informerFactory.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			return nil, fmt.Errorf("informer for %v did not sync", typ)
+		}
+	}
+
+	// The scheduler cache holds nodes and assigned, non-terminal pods (the
+	// informer's field selector drops terminal ones; prepare already has).
+	for _, n := range o.nodes {
+		schedulerCache.AddNode(logger, n)
+	}
+	for _, p := range o.pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		if err := schedulerCache.AddPod(logger, p); err != nil {
+			return nil, fmt.Errorf("adding pod %s/%s to the scheduler cache: %w", p.Namespace, p.Name, err)
+		}
+	}
+	if err := schedulerCache.UpdateSnapshot(logger, env.snapshot); err != nil {
+		return nil, fmt.Errorf("updating snapshot: %w", err)
+	}
+
+	// The scheduling queue is the nominator. Pending pods this profile is
+	// responsible for enter it; Add records their status.nominatedNodeName.
+	// Pods without a nomination would only sit in activeQ, so they are left
+	// out.
+	queue := internalqueue.NewSchedulingQueue(env.framework.QueueSortFunc(), env.informerFactory,
+		internalqueue.WithPodLister(podInformer.Lister()),
+		internalqueue.WithMetricsRecorder(metricsRecorder),
+	)
+	for _, p := range o.pods {
+		if p.Spec.NodeName == "" && p.Status.NominatedNodeName != "" && p.Spec.SchedulerName == env.framework.ProfileName() {
+			queue.Add(ctx, p)
+		}
+	}
+	env.framework.SetPodNominator(queue)
+	env.framework.SetPodActivator(queue)
+
+	dpArgs, err := defaultPreemptionArgs(profile)
+	if err != nil {
+		return nil, err
+	}
+	env.preemption, err = defaultpreemption.New(ctx, dpArgs, env.framework, plfeature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate))
+	if err != nil {
+		return nil, fmt.Errorf("building DefaultPreemption: %w", err)
+	}
+	return env, nil
+}
+
+// defaultPreemptionArgs returns the profile's (defaulted, converted)
+// DefaultPreemptionArgs; New validates them.
+func defaultPreemptionArgs(profile *schedulerapi.KubeSchedulerProfile) (runtime.Object, error) {
+	for _, pc := range profile.PluginConfig {
+		if pc.Name == defaultpreemption.Name {
+			return pc.Args, nil
+		}
+	}
+	return nil, fmt.Errorf("default profile has no %s args", defaultpreemption.Name)
+}
+
+// shutdown stops everything the environment started and waits for its
+// goroutines: cancel (which must cancel the context the environment was
+// built with) first, then the tracker, the informers and the framework's
+// metrics recorder.
+func (env *environment) shutdown(cancel context.CancelFunc) {
+	cancel()
+	if env.tracker != nil {
+		env.tracker.Stop()
+	}
+	if env.informerFactory != nil {
+		env.informerFactory.Shutdown()
+	}
+	if env.framework != nil {
+		frameworkruntime.WaitForShutdown(env.framework)
+	}
+}
+
+// schedule runs one scheduling attempt for pod, mimicking
+// schedule_one.go's schedulePod + findNodesThatFitPod and, when nothing fits,
+// DefaultPreemption's PostFilter, but without randomness or cut-offs.
+func (env *environment) schedule(ctx context.Context, pod *v1.Pod) (*Result, error) {
+	res := &Result{
+		FeasibleNodes: []string{},
+		NodeStatuses:  map[string]Status{},
+	}
+	allNodes, err := env.snapshot.NodeInfos().List()
+	if err != nil {
+		return nil, err
+	}
+	// 1) No nodes: upstream gives up before PreFilter, with no PostFilter.
+	if len(allNodes) == 0 {
+		res.AbortReason = noNodesAvailable
+		return res, nil
+	}
+
+	// 2) PreFilter on a fresh CycleState, set up as scheduleOnePod does.
+	state := framework.NewCycleState()
+	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
+	nodeToStatus := framework.NewDefaultNodeToStatus()
+	preRes, s, unscheduledPlugins := env.framework.RunPreFilterPlugins(ctx, state, pod)
+	if !s.IsSuccess() {
+		if !s.IsRejected() {
+			res.AbortReason = s.Message()
+			return res, nil
+		}
+		// Every node gets the PreFilter status, as the absent-node status.
+		st := toStatus(s)
+		res.PreFilterStatus = &st
+		nodeToStatus.SetAbsentNodesStatus(s)
+	} else {
+		// 3) Filter every node the PreFilterResult allows; the others get
+		// the absent-node status.
+		nodes := allNodes
+		if !preRes.AllNodes() {
+			nodes = make([]fwk.NodeInfo, 0, len(preRes.NodeNames))
+			for _, ni := range allNodes {
+				if preRes.NodeNames.Has(ni.Node().Name) {
+					nodes = append(nodes, ni)
+				}
+			}
+			nodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unscheduledPlugins))))
+		}
+		for _, ni := range nodes {
+			status := env.framework.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+			switch {
+			case status.IsSuccess():
+				res.FeasibleNodes = append(res.FeasibleNodes, ni.Node().Name)
+			case status.Code() == fwk.Error:
+				// findNodesThatPassFilters aborts the cycle on the first error.
+				nodeToStatus.Set(ni.Node().Name, status)
+				if res.AbortReason == "" {
+					res.AbortReason = status.Message()
+				}
+			default:
+				nodeToStatus.Set(ni.Node().Name, status)
+			}
+		}
+	}
+	slices.Sort(res.FeasibleNodes)
+	for _, ni := range allNodes {
+		name := ni.Node().Name
+		if !slices.Contains(res.FeasibleNodes, name) {
+			res.NodeStatuses[name] = toStatus(nodeToStatus.Get(name))
+		}
+	}
+	if res.AbortReason != "" {
+		return res, nil
+	}
+	if len(res.FeasibleNodes) > 0 {
+		res.Fits = true
+		return res, nil
+	}
+
+	// 4) Nothing fits: DefaultPreemption's PostFilter (Evaluator.evaluate)
+	// step by step.
+	env.preempt(ctx, state, pod, nodeToStatus, len(allNodes), res)
+	if res.Chosen != "" && !slices.Contains(res.TiedBest, res.Chosen) {
+		return nil, fmt.Errorf("upstream chose %q, which is not among the best candidates %v by the runner's re-implementation of pickOneNodeForPreemption", res.Chosen, res.TiedBest)
+	}
+	return res, nil
+}
+
+// preempt mirrors preemption.Evaluator.evaluate (fetch the preemptor, check
+// eligibility, dry-run every potential node, select a candidate) and fills
+// the preemption fields of res.
+func (env *environment) preempt(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeToStatus *framework.NodeToStatus, numAllNodes int, res *Result) {
+	res.PotentialNodes = []string{}
+	res.Candidates = map[string]Candidate{}
+	res.DryRunStatuses = map[string]Status{}
+	res.TiedBest = []string{}
+	ev := env.preemption.Evaluator
+	fail := func(s *fwk.Status) {
+		// DefaultPreemption.PostFilter prefixes every message.
+		res.PostFilterMessage = "preemption: " + s.Message()
+	}
+
+	// 0) The evaluator re-reads the preemptor from the informer.
+	pod, err := ev.PodLister.Pods(pod.Namespace).Get(pod.Name)
+	if err != nil {
+		fail(fwk.AsStatus(err))
+		return
+	}
+
+	// 1) Eligibility.
+	res.Eligible, res.IneligibleReason = ev.PodEligibleToPreemptOthers(ctx, pod, nodeToStatus.Get(pod.Status.NominatedNodeName))
+	if !res.Eligible {
+		fail(fwk.NewStatus(fwk.Unschedulable, res.IneligibleReason))
+		return
+	}
+
+	// 2) Candidates: every Unschedulable node, dry-run from offset 0 and
+	// asking for as many candidates as there are potential nodes, so that
+	// none is skipped.
+	nodeLister := env.framework.MutableSnapshotSharedLister().NodeInfos()
+	potential, err := nodeToStatus.NodesForStatusCode(nodeLister, fwk.Unschedulable)
+	if err != nil {
+		fail(fwk.AsStatus(err))
+		return
+	}
+	for _, ni := range potential {
+		res.PotentialNodes = append(res.PotentialNodes, ni.Node().Name)
+	}
+	slices.Sort(res.PotentialNodes)
+
+	var candidates []preemption.Candidate
+	dryRunStatuses := framework.NewDefaultNodeToStatus()
+	if len(potential) > 0 {
+		pdbs, err := ev.PdbLister.List(labels.Everything())
+		if err != nil {
+			fail(fwk.AsStatus(err))
+			return
+		}
+		// The lister returns budgets in map order; a pod matched by several
+		// budgets is then charged in a random order. Fix the order (by
+		// namespace and name, as reprieve does) so the answer is one of
+		// upstream's possible answers and the same every run.
+		slices.SortFunc(pdbs, func(a, b *policyv1.PodDisruptionBudget) int {
+			return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+		})
+		cs, statuses, err := ev.DryRunPreemption(ctx, state, pod, potential, pdbs, 0, int32(len(potential)))
+		dryRunStatuses = statuses
+		statuses.ForEachExplicitNode(func(name string, s *fwk.Status) {
+			res.DryRunStatuses[name] = toStatus(s)
+		})
+		for _, c := range cs {
+			v := c.Victims()
+			cand := Candidate{Victims: []string{}, NumPDBViolations: v.NumPDBViolations}
+			for _, p := range v.Pods {
+				cand.Victims = append(cand.Victims, p.Namespace+"/"+p.Name)
+			}
+			res.Candidates[c.Name()] = cand
+			candidates = append(candidates, c)
+		}
+		if err != nil && len(cs) == 0 {
+			fail(fwk.AsStatus(err))
+			return
+		}
+	}
+	if len(candidates) == 0 {
+		fitError := &framework.FitError{
+			Pod:         pod,
+			NumAllNodes: numAllNodes,
+			Diagnosis:   framework.Diagnosis{NodeToStatus: dryRunStatuses},
+		}
+		fitError.Diagnosis.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "Preemption is not helpful for scheduling"))
+		fail(fwk.NewStatus(fwk.Unschedulable, fitError.Error()))
+		return
+	}
+
+	// 3) No extenders. 4) The best candidate, and every candidate tied with it.
+	best := ev.SelectCandidate(ctx, candidates)
+	now := metav1.Now()
+	if best != nil {
+		res.Chosen = best.Name()
+	}
+	res.TiedBest = tiedBest(candidates, now)
+}
+
+func toStatus(s *fwk.Status) Status {
+	st := Status{Code: s.Code().String(), Plugin: s.Plugin()}
+	if r := s.Reasons(); len(r) > 0 {
+		st.Reasons = slices.Clone(r)
+	}
+	return st
+}
+
+func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }

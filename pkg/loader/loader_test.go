@@ -69,19 +69,19 @@ func TestBadInput(t *testing.T) {
 		data string
 		want string
 	}{
-		"malformed YAML":        {data: "apiVersion: v1\nkind: Node\nmetadata: {name: [\n", want: "f.yaml#1: malformed YAML/JSON"},
-		"not an object":         {data: "- a\n- b\n", want: "f.yaml: expected a Kubernetes object"},
-		"missing kind":          {data: "apiVersion: v1\nmetadata: {name: x}\n", want: "f.yaml: kind: missing"},
-		"missing apiVersion":    {data: "kind: Node\nmetadata: {name: x}\n", want: "f.yaml: Node x: apiVersion: missing"},
-		"wrong apiVersion":      {data: "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: x}\n", want: `f.yaml: PodDisruptionBudget default/x: apiVersion: unsupported "policy/v1beta1" (want "policy/v1")`},
-		"missing name":          {data: "apiVersion: v1\nkind: Node\nmetadata: {}\n", want: "f.yaml: Node: metadata.name: missing"},
-		"invalid quantity":      {data: "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n", want: "f.yaml: Node n1: status.allocatable.cpu: quantities must match the regular expression"},
+		"malformed YAML":         {data: "apiVersion: v1\nkind: Node\nmetadata: {name: [\n", want: "f.yaml#1: malformed YAML/JSON"},
+		"not an object":          {data: "- a\n- b\n", want: "f.yaml: expected a Kubernetes object"},
+		"missing kind":           {data: "apiVersion: v1\nmetadata: {name: x}\n", want: "f.yaml: kind: missing"},
+		"missing apiVersion":     {data: "kind: Node\nmetadata: {name: x}\n", want: "f.yaml: Node x: apiVersion: missing"},
+		"wrong apiVersion":       {data: "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: x}\n", want: `f.yaml: PodDisruptionBudget default/x: apiVersion: unsupported "policy/v1beta1" (want "policy/v1")`},
+		"missing name":           {data: "apiVersion: v1\nkind: Node\nmetadata: {}\n", want: "f.yaml: Node: metadata.name: missing"},
+		"invalid quantity":       {data: "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n", want: "f.yaml: Node n1: status.allocatable.cpu: quantities must match the regular expression"},
 		"name of the wrong type": {data: "apiVersion: v1\nkind: Node\nmetadata: {name: 12}\n", want: "f.yaml: metadata.name: cannot use number as string"},
-		"invalid request": {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {memory: 1Gb}}}]}\n", want: "f.yaml: Pod default/p: spec.containers[0].resources.requests.memory: quantities must match"},
-		"wrong type":            {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: oops}\n", want: "f.yaml: Pod default/p: spec.containers: cannot use string as []v1.Container"},
-		"pod without container": {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n", want: "f.yaml: Pod default/p: spec.containers: a pod needs at least one container"},
-		"duplicate":             {data: nodeDoc + "---\n" + nodeDoc, want: "f.yaml#2: Node n1: metadata.name: duplicate object (first defined in f.yaml#1)"},
-		"nested list":           {data: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", want: "f.yaml items[0]: kind: nested List"},
+		"invalid request":        {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {memory: 1Gb}}}]}\n", want: "f.yaml: Pod default/p: spec.containers[0].resources.requests.memory: quantities must match"},
+		"wrong type":             {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: oops}\n", want: "f.yaml: Pod default/p: spec.containers: cannot use string as []v1.Container"},
+		"pod without container":  {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n", want: "f.yaml: Pod default/p: spec.containers: a pod needs at least one container"},
+		"duplicate":              {data: nodeDoc + "---\n" + nodeDoc, want: "f.yaml#2: Node n1: metadata.name: duplicate object (first defined in f.yaml#1)"},
+		"nested list":            {data: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", want: "f.yaml items[0]: kind: nested List"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -46,6 +46,9 @@ type Options struct {
 	// Exhaustive dry-runs every potential node starting at offset 0 instead
 	// of a random offset and upstream's candidate budget.
 	Exhaustive bool
+	// Offset, when not nil, replaces the random offset (modulo the number
+	// of potential nodes).
+	Offset *int
 	// Seed seeds the random offset and the final tie-break.
 	Seed uint64
 	// Now is the evaluation time; pods without a start time count as
@@ -140,6 +143,9 @@ func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 		res.NumCandidates = n
 	} else {
 		res.Offset = rng.IntN(n)
+		if opts.Offset != nil {
+			res.Offset = ((*opts.Offset % n) + n) % n
+		}
 		res.NumCandidates = numCandidates(n, opts)
 	}
 	dr := newDryRun(c, opts)

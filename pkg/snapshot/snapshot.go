@@ -48,38 +48,42 @@ type Node struct {
 	Zone string
 	// Allocatable is status.allocatable.
 	Allocatable Resources
-	// Pods are the pods bound to the node that have not finished, in load
-	// order. The order matters: upstream sorts victims with an unstable sort.
+	// Pods are the pods bound to the node that have not finished. The order
+	// matters, since upstream sorts victims with an unstable sort: pods are
+	// appended when added and a removed pod's slot takes the last pod, as in
+	// upstream's NodeInfo.
 	Pods []*Pod
 	// Requested is the sum of the requests of Pods.
 	Requested Resources
 	// UsedPorts are the host ports bound by Pods.
 	UsedPorts PortSet
 	// PodsWithRequiredAntiAffinity are the pods of Pods that have required
-	// anti-affinity terms, in the same order.
+	// anti-affinity terms.
 	PodsWithRequiredAntiAffinity []*Pod
 	// Index is the node's position in Snapshot.Nodes.
 	Index int
 }
 
-// Snapshot is an immutable view of a cluster.
+// Snapshot is the cluster as the engine sees it. It is built once with New
+// (whatif) or maintained incrementally with the Add/Update/Remove methods
+// (the scheduler loop). Evaluations only read it; it must not change while
+// one runs.
 type Snapshot struct {
 	// Nodes in the order the scheduler lists them: round-robin over zones in
-	// order of first appearance, nodes of a zone in load order.
+	// order of first appearance, nodes of a zone in the order they came.
 	Nodes []*Node
-	// Pods are all pods in load order, bound and pending, finished ones included.
-	Pods []*Pod
 	// PDBs sorted by namespace and name.
 	PDBs []*policyv1.PodDisruptionBudget
-	// PriorityClasses in load order.
-	PriorityClasses []*schedulingv1.PriorityClass
 
+	zones         []string
+	nodesByZone   map[string][]*Node
 	nodesByName   map[string]*Node
 	podsByKey     map[string]*Pod
 	nominated     map[string][]*Pod
 	namespaces    map[string]*v1.Namespace
 	classesByName map[string]*schedulingv1.PriorityClass
 	defaultClass  *schedulingv1.PriorityClass
+	seq           int
 }
 
 // ObjectError is a problem with one object of the input, naming the object
@@ -109,101 +113,262 @@ func (e *ObjectError) Error() string {
 	return fmt.Sprintf("%s %s: %s: %s", e.Kind, id, e.Field, e.Detail)
 }
 
-// New builds a snapshot. It rejects duplicate objects, pods bound to nodes
-// that do not exist, pods naming unknown priority classes, and unparsable
-// selectors, each with an *ObjectError.
-func New(objs Objects) (*Snapshot, error) {
-	s := &Snapshot{
-		nodesByName:   make(map[string]*Node, len(objs.Nodes)),
-		podsByKey:     make(map[string]*Pod, len(objs.Pods)),
+// Empty returns a snapshot without any object.
+func Empty() *Snapshot {
+	return &Snapshot{
+		nodesByZone:   map[string][]*Node{},
+		nodesByName:   map[string]*Node{},
+		podsByKey:     map[string]*Pod{},
 		nominated:     map[string][]*Pod{},
 		namespaces:    map[string]*v1.Namespace{},
 		classesByName: map[string]*schedulingv1.PriorityClass{},
 	}
+}
+
+// New builds a snapshot. It rejects duplicate objects, pods bound to nodes
+// that do not exist, pods naming unknown priority classes, and unparsable
+// selectors, each with an *ObjectError.
+func New(objs Objects) (*Snapshot, error) {
+	s := Empty()
 	for _, ns := range objs.Namespaces {
 		if _, dup := s.namespaces[ns.Name]; dup {
 			return nil, &ObjectError{Kind: "Namespace", Name: ns.Name, Field: "metadata.name", Detail: "duplicate object", Obj: ns}
 		}
-		s.namespaces[ns.Name] = ns
+		s.SetNamespace(ns)
 	}
 	for _, pc := range objs.PriorityClasses {
 		if _, dup := s.classesByName[pc.Name]; dup {
 			return nil, &ObjectError{Kind: "PriorityClass", Name: pc.Name, Field: "metadata.name", Detail: "duplicate object", Obj: pc}
 		}
-		s.classesByName[pc.Name] = pc
-		s.PriorityClasses = append(s.PriorityClasses, pc)
-		if pc.GlobalDefault && (s.defaultClass == nil || pc.Value < s.defaultClass.Value) {
-			s.defaultClass = pc
+		s.SetPriorityClass(pc)
+	}
+	for _, n := range objs.Nodes {
+		if err := s.AddNode(n); err != nil {
+			return nil, err
 		}
 	}
-	if err := s.addNodes(objs.Nodes); err != nil {
-		return nil, err
+	for _, p := range objs.Pods {
+		if _, err := s.AddPod(p); err != nil {
+			return nil, err
+		}
 	}
-	if err := s.addPods(objs.Pods); err != nil {
-		return nil, err
-	}
-	if err := s.addPDBs(objs.PDBs); err != nil {
-		return nil, err
+	for _, pdb := range objs.PDBs {
+		if s.hasPDB(pdb.Namespace, pdb.Name) {
+			return nil, &ObjectError{Kind: "PodDisruptionBudget", Namespace: pdb.Namespace, Name: pdb.Name, Field: "metadata.name", Detail: "duplicate object", Obj: pdb}
+		}
+		if err := s.SetPDB(pdb); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
-func (s *Snapshot) addNodes(nodes []*v1.Node) error {
-	var zones []string
-	byZone := map[string][]*Node{}
-	for _, n := range nodes {
-		if _, dup := s.nodesByName[n.Name]; dup {
-			return &ObjectError{Kind: "Node", Name: n.Name, Field: "metadata.name", Detail: "duplicate object", Obj: n}
+// SetNamespace adds or replaces a namespace.
+func (s *Snapshot) SetNamespace(ns *v1.Namespace) { s.namespaces[ns.Name] = ns }
+
+// RemoveNamespace removes a namespace.
+func (s *Snapshot) RemoveNamespace(name string) { delete(s.namespaces, name) }
+
+// SetPriorityClass adds or replaces a priority class. It affects the
+// resolution of pods added afterwards, as admission would.
+func (s *Snapshot) SetPriorityClass(pc *schedulingv1.PriorityClass) {
+	s.classesByName[pc.Name] = pc
+	s.resolveDefaultClass()
+}
+
+// RemovePriorityClass removes a priority class.
+func (s *Snapshot) RemovePriorityClass(name string) {
+	delete(s.classesByName, name)
+	s.resolveDefaultClass()
+}
+
+func (s *Snapshot) resolveDefaultClass() {
+	s.defaultClass = nil
+	for _, pc := range s.classesByName {
+		if pc.GlobalDefault && (s.defaultClass == nil || pc.Value < s.defaultClass.Value ||
+			pc.Value == s.defaultClass.Value && pc.Name < s.defaultClass.Name) {
+			s.defaultClass = pc
 		}
-		node := &Node{Obj: n, Name: n.Name, Zone: topology.GetZoneKey(n), Allocatable: NewResources(n.Status.Allocatable)}
-		s.nodesByName[n.Name] = node
-		if _, ok := byZone[node.Zone]; !ok {
-			zones = append(zones, node.Zone)
-		}
-		byZone[node.Zone] = append(byZone[node.Zone], node)
 	}
-	// Interleave zones as the scheduler's node tree does.
-	for i := 0; len(s.Nodes) < len(nodes); i++ {
-		for _, z := range zones {
-			if i < len(byZone[z]) {
-				n := byZone[z][i]
-				n.Index = len(s.Nodes)
-				s.Nodes = append(s.Nodes, n)
-			}
+}
+
+// PriorityClasses returns the priority classes sorted by name.
+func (s *Snapshot) PriorityClasses() []*schedulingv1.PriorityClass {
+	out := make([]*schedulingv1.PriorityClass, 0, len(s.classesByName))
+	for _, pc := range s.classesByName {
+		out = append(out, pc)
+	}
+	slices.SortFunc(out, func(a, b *schedulingv1.PriorityClass) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// AddNode adds a node. Adding a node that exists is an error.
+func (s *Snapshot) AddNode(n *v1.Node) error {
+	if _, dup := s.nodesByName[n.Name]; dup {
+		return &ObjectError{Kind: "Node", Name: n.Name, Field: "metadata.name", Detail: "duplicate object", Obj: n}
+	}
+	node := &Node{Obj: n, Name: n.Name, Zone: topology.GetZoneKey(n), Allocatable: NewResources(n.Status.Allocatable)}
+	s.nodesByName[n.Name] = node
+	if _, ok := s.nodesByZone[node.Zone]; !ok {
+		s.zones = append(s.zones, node.Zone)
+	}
+	s.nodesByZone[node.Zone] = append(s.nodesByZone[node.Zone], node)
+	s.relist()
+	return nil
+}
+
+// UpdateNode replaces a node's object, keeping its pods.
+func (s *Snapshot) UpdateNode(n *v1.Node) error {
+	node, ok := s.nodesByName[n.Name]
+	if !ok {
+		return s.AddNode(n)
+	}
+	zone := topology.GetZoneKey(n)
+	node.Obj = n
+	node.Allocatable = NewResources(n.Status.Allocatable)
+	if zone != node.Zone {
+		s.unlinkZone(node)
+		node.Zone = zone
+		if _, ok := s.nodesByZone[zone]; !ok {
+			s.zones = append(s.zones, zone)
 		}
+		s.nodesByZone[zone] = append(s.nodesByZone[zone], node)
+		s.relist()
 	}
 	return nil
 }
 
-func (s *Snapshot) addPods(pods []*v1.Pod) error {
-	for i, obj := range pods {
-		key := obj.Namespace + "/" + obj.Name
-		if _, dup := s.podsByKey[key]; dup {
-			return &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "metadata.name", Detail: "duplicate object", Obj: obj}
-		}
-		p, err := s.newPod(obj, i)
-		if err != nil {
-			return err
-		}
-		s.podsByKey[key] = p
-		s.Pods = append(s.Pods, p)
-		if p.Finished() {
-			continue
-		}
-		if name := obj.Spec.NodeName; name != "" {
-			node, ok := s.nodesByName[name]
-			if !ok {
-				return &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "spec.nodeName",
-					Detail: fmt.Sprintf("node %q does not exist in the snapshot", name), Obj: obj}
+// RemoveNode removes a node. Its pods stay in the snapshot, unplaced, as
+// they do in the scheduler's cache until they are deleted.
+func (s *Snapshot) RemoveNode(name string) {
+	node, ok := s.nodesByName[name]
+	if !ok {
+		return
+	}
+	delete(s.nodesByName, name)
+	s.unlinkZone(node)
+	s.relist()
+}
+
+func (s *Snapshot) unlinkZone(node *Node) {
+	list := s.nodesByZone[node.Zone]
+	if i := slices.Index(list, node); i >= 0 {
+		list = slices.Delete(list, i, i+1)
+	}
+	if len(list) == 0 {
+		delete(s.nodesByZone, node.Zone)
+		s.zones = slices.DeleteFunc(s.zones, func(z string) bool { return z == node.Zone })
+	} else {
+		s.nodesByZone[node.Zone] = list
+	}
+}
+
+// relist lays nodes out as the scheduler's node tree lists them.
+func (s *Snapshot) relist() {
+	s.Nodes = s.Nodes[:0]
+	for i := 0; len(s.Nodes) < len(s.nodesByName); i++ {
+		for _, z := range s.zones {
+			if list := s.nodesByZone[z]; i < len(list) {
+				list[i].Index = len(s.Nodes)
+				s.Nodes = append(s.Nodes, list[i])
 			}
-			node.addPod(p)
-			continue
-		}
-		if nnn := obj.Status.NominatedNodeName; nnn != "" && obj.DeletionTimestamp == nil {
-			s.nominated[nnn] = append(s.nominated[nnn], p)
 		}
 	}
-	return nil
+}
+
+// AddPod adds a pod: bound pods occupy their node, pending pods with a
+// nominated node are nominated there, finished pods are only remembered.
+// Adding a pod that exists is an error.
+func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
+	key := obj.Namespace + "/" + obj.Name
+	if _, dup := s.podsByKey[key]; dup {
+		return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "metadata.name", Detail: "duplicate object", Obj: obj}
+	}
+	if name := obj.Spec.NodeName; name != "" && !finished(obj) {
+		if _, ok := s.nodesByName[name]; !ok {
+			return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "spec.nodeName",
+				Detail: fmt.Sprintf("node %q does not exist in the snapshot", name), Obj: obj}
+		}
+	}
+	p, err := s.newPod(obj, s.seq)
+	if err != nil {
+		return nil, err
+	}
+	s.seq++
+	s.podsByKey[key] = p
+	s.place(p)
+	return p, nil
+}
+
+// UpdatePod replaces a pod's object. A bound pod that changes moves to the
+// end of its node's list, as upstream's cache does (remove, then add).
+// Priority is not re-resolved: it is immutable once admitted.
+func (s *Snapshot) UpdatePod(obj *v1.Pod) (*Pod, error) {
+	key := obj.Namespace + "/" + obj.Name
+	old, ok := s.podsByKey[key]
+	if !ok {
+		return s.AddPod(obj)
+	}
+	prio, policy := old.Priority, old.PreemptionPolicy
+	if obj.Spec.Priority != nil {
+		prio = *obj.Spec.Priority
+	}
+	p, err := newPod(obj, prio, policy, old.Seq)
+	if err != nil {
+		return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Detail: err.Error(), Obj: obj}
+	}
+	s.unplace(old)
+	s.podsByKey[key] = p
+	s.place(p)
+	return p, nil
+}
+
+// RemovePod removes the pod "namespace/name".
+func (s *Snapshot) RemovePod(key string) {
+	if p, ok := s.podsByKey[key]; ok {
+		s.unplace(p)
+		delete(s.podsByKey, key)
+	}
+}
+
+func finished(obj *v1.Pod) bool {
+	return obj.Status.Phase == v1.PodSucceeded || obj.Status.Phase == v1.PodFailed
+}
+
+// place puts p where it counts: on its node, or among its node's nominated pods.
+func (s *Snapshot) place(p *Pod) {
+	if p.Finished() {
+		return
+	}
+	if name := p.Obj.Spec.NodeName; name != "" {
+		if node, ok := s.nodesByName[name]; ok {
+			node.addPod(p)
+		}
+		return
+	}
+	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" && p.Obj.DeletionTimestamp == nil {
+		s.nominated[nnn] = append(s.nominated[nnn], p)
+	}
+}
+
+func (s *Snapshot) unplace(p *Pod) {
+	if name := p.Obj.Spec.NodeName; name != "" {
+		if node, ok := s.nodesByName[name]; ok {
+			node.removePod(p)
+		}
+		return
+	}
+	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
+		list := s.nominated[nnn]
+		if i := slices.Index(list, p); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(s.nominated, nnn)
+		} else {
+			s.nominated[nnn] = list
+		}
+	}
 }
 
 func (n *Node) addPod(p *Pod) {
@@ -215,23 +380,68 @@ func (n *Node) addPod(p *Pod) {
 	}
 }
 
-func (s *Snapshot) addPDBs(pdbs []*policyv1.PodDisruptionBudget) error {
-	seen := map[string]bool{}
-	for _, pdb := range pdbs {
-		key := pdb.Namespace + "/" + pdb.Name
-		if seen[key] {
-			return &ObjectError{Kind: "PodDisruptionBudget", Namespace: pdb.Namespace, Name: pdb.Name, Field: "metadata.name", Detail: "duplicate object", Obj: pdb}
+// swapRemove removes p from list the way upstream's NodeInfo does: the last
+// element takes its slot.
+func swapRemove(list []*Pod, p *Pod) []*Pod {
+	for i, q := range list {
+		if q == p {
+			list[i] = list[len(list)-1]
+			list[len(list)-1] = nil
+			return list[:len(list)-1]
 		}
-		seen[key] = true
-		if _, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err != nil {
-			return &ObjectError{Kind: "PodDisruptionBudget", Namespace: pdb.Namespace, Name: pdb.Name, Field: "spec.selector", Detail: err.Error(), Obj: pdb}
-		}
-		s.PDBs = append(s.PDBs, pdb)
 	}
-	slices.SortFunc(s.PDBs, func(a, b *policyv1.PodDisruptionBudget) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	return list
+}
+
+func (n *Node) removePod(p *Pod) {
+	before := len(n.Pods)
+	n.Pods = swapRemove(n.Pods, p)
+	if len(n.Pods) == before {
+		return
+	}
+	n.Requested.Add(&p.Requests, -1)
+	n.UsedPorts.RemovePod(p)
+	if len(p.RequiredAntiAffinity) > 0 {
+		n.PodsWithRequiredAntiAffinity = swapRemove(n.PodsWithRequiredAntiAffinity, p)
+	}
+}
+
+// SetPDB adds or replaces a disruption budget.
+func (s *Snapshot) SetPDB(pdb *policyv1.PodDisruptionBudget) error {
+	if _, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err != nil {
+		return &ObjectError{Kind: "PodDisruptionBudget", Namespace: pdb.Namespace, Name: pdb.Name, Field: "spec.selector", Detail: err.Error(), Obj: pdb}
+	}
+	s.RemovePDB(pdb.Namespace, pdb.Name)
+	i, _ := slices.BinarySearchFunc(s.PDBs, pdb, comparePDB)
+	s.PDBs = slices.Insert(s.PDBs, i, pdb)
 	return nil
+}
+
+// RemovePDB removes a disruption budget.
+func (s *Snapshot) RemovePDB(namespace, name string) {
+	s.PDBs = slices.DeleteFunc(s.PDBs, func(p *policyv1.PodDisruptionBudget) bool {
+		return p.Namespace == namespace && p.Name == name
+	})
+}
+
+func (s *Snapshot) hasPDB(namespace, name string) bool {
+	return slices.ContainsFunc(s.PDBs, func(p *policyv1.PodDisruptionBudget) bool {
+		return p.Namespace == namespace && p.Name == name
+	})
+}
+
+func comparePDB(a, b *policyv1.PodDisruptionBudget) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// Pods returns every pod of the snapshot, in the order they were added.
+func (s *Snapshot) Pods() []*Pod {
+	out := make([]*Pod, 0, len(s.podsByKey))
+	for _, p := range s.podsByKey {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *Pod) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
 }
 
 // ResolvePriority returns pod's priority and preemption policy as the
@@ -278,6 +488,9 @@ func (s *Snapshot) ResolvePriority(pod *v1.Pod) (int32, v1.PreemptionPolicy, err
 func (s *Snapshot) NewPod(obj *v1.Pod) (*Pod, error) {
 	return s.newPod(obj, -1)
 }
+
+// NumPods returns the number of pods in the snapshot.
+func (s *Snapshot) NumPods() int { return len(s.podsByKey) }
 
 func (s *Snapshot) newPod(obj *v1.Pod, seq int) (*Pod, error) {
 	prio, policy, err := s.ResolvePriority(obj)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -28,6 +29,10 @@ type Pod struct {
 	// (container, init-container, sidecar, pod-level and overhead, with
 	// in-place resize status taken into account).
 	Requests Resources
+	// NonZeroMilliCPU and NonZeroMemory are the requests scoring uses: like
+	// Requests, but a container without a CPU or memory request counts
+	// 100m CPU and 200MB memory.
+	NonZeroMilliCPU, NonZeroMemory int64
 	// HostPorts are the ports the pod binds on its node (containers and
 	// restartable init containers, hostPort > 0).
 	HostPorts []v1.ContainerPort
@@ -189,6 +194,32 @@ func AssignedPodRequests(pod *v1.Pod) Resources {
 	}))
 }
 
+// Defaults the scheduler assumes for containers without CPU or memory requests.
+const (
+	DefaultMilliCPURequest int64 = 100
+	DefaultMemoryRequest   int64 = 200 * 1024 * 1024
+)
+
+// NonZeroRequests returns the CPU (millicores) and memory (bytes) requests
+// of pod as the scoring plugins count them: a container without a request
+// counts the defaults (unless pod-level requests set the resource).
+func NonZeroRequests(pod *v1.Pod) (milliCPU, memory int64) {
+	opts := resource.PodResourcesOptions{UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true}
+	reqs := resource.PodRequests(pod, opts)
+	nonMissing := v1.ResourceList{}
+	podLevel := resource.IsPodLevelRequestsSet(pod)
+	if _, ok := reqs[v1.ResourceCPU]; !podLevel || !ok {
+		nonMissing[v1.ResourceCPU] = *apiresource.NewMilliQuantity(DefaultMilliCPURequest, apiresource.DecimalSI)
+	}
+	if _, ok := reqs[v1.ResourceMemory]; !podLevel || !ok {
+		nonMissing[v1.ResourceMemory] = *apiresource.NewQuantity(DefaultMemoryRequest, apiresource.DecimalSI)
+	}
+	opts.NonMissingContainerRequests = nonMissing
+	reqs = resource.PodRequests(pod, opts)
+	cpu, mem := reqs[v1.ResourceCPU], reqs[v1.ResourceMemory]
+	return cpu.MilliValue(), mem.Value()
+}
+
 // IncomingPodRequests returns what pod asks for when it is being scheduled,
 // computed as NodeResourcesFit's PreFilter does (spec only, pod-level
 // resources honoured, overhead included).
@@ -206,11 +237,14 @@ func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*
 	if err != nil {
 		return nil, err
 	}
+	nzCPU, nzMem := NonZeroRequests(obj)
 	return &Pod{
 		Obj:                  obj,
 		Key:                  obj.Namespace + "/" + obj.Name,
 		Priority:             priority,
 		Requests:             AssignedPodRequests(obj),
+		NonZeroMilliCPU:      nzCPU,
+		NonZeroMemory:        nzMem,
 		HostPorts:            HostPorts(obj),
 		RequiredAffinity:     aff,
 		RequiredAntiAffinity: anti,

@@ -55,6 +55,9 @@ type Node struct {
 	Pods []*Pod
 	// Requested is the sum of the requests of Pods.
 	Requested Resources
+	// NonZeroMilliCPU and NonZeroMemory sum the pods' non-zero requests
+	// (see Pod.NonZeroMilliCPU), for scoring.
+	NonZeroMilliCPU, NonZeroMemory int64
 	// UsedPorts are the host ports bound by Pods.
 	UsedPorts PortSet
 	// PodsWithRequiredAntiAffinity are the pods of Pods that have required
@@ -374,6 +377,8 @@ func (s *Snapshot) unplace(p *Pod) {
 func (n *Node) addPod(p *Pod) {
 	n.Pods = append(n.Pods, p)
 	n.Requested.Add(&p.Requests, 1)
+	n.NonZeroMilliCPU += p.NonZeroMilliCPU
+	n.NonZeroMemory += p.NonZeroMemory
 	n.UsedPorts.AddPod(p)
 	if len(p.RequiredAntiAffinity) > 0 {
 		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, p)
@@ -400,6 +405,8 @@ func (n *Node) removePod(p *Pod) {
 		return
 	}
 	n.Requested.Add(&p.Requests, -1)
+	n.NonZeroMilliCPU -= p.NonZeroMilliCPU
+	n.NonZeroMemory -= p.NonZeroMemory
 	n.UsedPorts.RemovePod(p)
 	if len(p.RequiredAntiAffinity) > 0 {
 		n.PodsWithRequiredAntiAffinity = swapRemove(n.PodsWithRequiredAntiAffinity, p)

@@ -311,16 +311,33 @@ type Result struct {
 // rejected without running filters, and every other node runs the filters
 // with nominated pods.
 func (c *Cycle) FilterAll() Result {
+	res, _ := c.FilterFrom(0, len(c.snap.Nodes))
+	return res
+}
+
+// FilterFrom filters nodes in snapshot order starting at index start
+// (wrapping around) until want nodes are feasible or every node was
+// examined, as the scheduler does to spread its search across cycles. It
+// returns the result (statuses of unexamined nodes are zero) and how many
+// nodes it examined.
+func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 	nodes := c.snap.Nodes
 	res := Result{Statuses: make([]Status, len(nodes))}
 	if !c.preFilter.IsSuccess() {
 		for i := range nodes {
 			res.Statuses[i] = c.preFilter
 		}
-		return res
+		return res, len(nodes)
 	}
 	st := c.NewState()
-	for i, n := range nodes {
+	examined := 0
+	for k := range nodes {
+		if len(res.Feasible) >= want {
+			break
+		}
+		i := (start + k) % len(nodes)
+		n := nodes[i]
+		examined++
 		if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
 			res.Statuses[i] = c.allowedNodesStatus
 			continue
@@ -332,5 +349,42 @@ func (c *Cycle) FilterAll() Result {
 		}
 		res.Statuses[i] = s
 	}
-	return res
+	return res, examined
+}
+
+// FilterOne filters the pod on one node (with nominated pods), as the
+// scheduler does first for a pod's nominated node.
+func (c *Cycle) FilterOne(n *snapshot.Node) Status {
+	if !c.preFilter.IsSuccess() {
+		return c.preFilter
+	}
+	if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
+		return c.allowedNodesStatus
+	}
+	return c.FilterWithNominatedPods(c.NewState(), c.NewNodeView(n), false)
+}
+
+// FitErrorMessage renders upstream's FitError message: "0/N nodes are
+// available:" followed by the sorted histogram of the statuses' reasons, or
+// the PreFilter rejection.
+func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
+	msg := fmt.Sprintf("0/%d nodes are available:", numNodes)
+	if !preFilter.IsSuccess() {
+		return msg + " " + preFilter.Message() + "."
+	}
+	counts := map[string]int{}
+	for _, s := range statuses {
+		for _, r := range s.Reasons {
+			counts[r]++
+		}
+	}
+	parts := make([]string, 0, len(counts))
+	for r, n := range counts {
+		parts = append(parts, fmt.Sprintf("%d %s", n, r))
+	}
+	slices.Sort(parts)
+	if len(parts) > 0 {
+		msg += " " + strings.Join(parts, ", ") + "."
+	}
+	return msg
 }

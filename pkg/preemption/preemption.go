@@ -428,3 +428,28 @@ func pick(res *Result, opts Options, rng *rand.Rand) {
 	res.Best = best
 	res.Chosen = best[rng.IntN(len(best))]
 }
+
+// PostFilterMessage is the message DefaultPreemption's PostFilter status
+// carries, prefixed "preemption: " as upstream does; the scheduler appends
+// it to the FailedScheduling message. numNodes counts every node.
+func (r *Result) PostFilterMessage(numNodes int) string {
+	switch {
+	case !r.Eligible:
+		return "preemption: " + r.IneligibleReason
+	case r.Chosen != nil:
+		return fmt.Sprintf("preemption: found a potential placement for pod on node %s, preempting %d victims", r.Chosen.Node.Name, len(r.Chosen.Victims))
+	case r.Err != nil:
+		return "preemption: " + r.Err.Error()
+	}
+	// No candidate: a FitError over the dry run's statuses, every other
+	// node "Preemption is not helpful for scheduling".
+	statuses := make([]filter.Status, 0, numNodes)
+	for _, s := range r.NodeStatuses {
+		statuses = append(statuses, s)
+	}
+	notHelpful := filter.Status{Code: filter.UnschedulableAndUnresolvable, Reasons: []string{MsgPreemptionNotHelpful}}
+	for len(statuses) < numNodes {
+		statuses = append(statuses, notHelpful)
+	}
+	return "preemption: " + filter.FitErrorMessage(numNodes, filter.Status{}, statuses)
+}

@@ -32,10 +32,14 @@ func TestResolvePriority(t *testing.T) {
 		wantPolicy v1.PreemptionPolicy
 		wantErr    bool
 	}{
-		"explicit priority wins":          {pod: rt.Pod("a", "p").Priority(7).PriorityClass("gold").Obj(), wantPrio: 7, wantPolicy: lower},
-		"class value and policy":          {pod: rt.Pod("a", "p").PriorityClass("patient").Obj(), wantPrio: 500, wantPolicy: never},
-		"lowest global default":           {pod: rt.Pod("a", "p").Obj(), wantPrio: 10, wantPolicy: never},
-		"explicit policy wins":            {pod: func() *v1.Pod { p := rt.Pod("a", "p").PriorityClass("patient").Obj(); p.Spec.PreemptionPolicy = &lower; return p }(), wantPrio: 500, wantPolicy: lower},
+		"explicit priority wins": {pod: rt.Pod("a", "p").Priority(7).PriorityClass("gold").Obj(), wantPrio: 7, wantPolicy: lower},
+		"class value and policy": {pod: rt.Pod("a", "p").PriorityClass("patient").Obj(), wantPrio: 500, wantPolicy: never},
+		"lowest global default":  {pod: rt.Pod("a", "p").Obj(), wantPrio: 10, wantPolicy: never},
+		"explicit policy wins": {pod: func() *v1.Pod {
+			p := rt.Pod("a", "p").PriorityClass("patient").Obj()
+			p.Spec.PreemptionPolicy = &lower
+			return p
+		}(), wantPrio: 500, wantPolicy: lower},
 		"built-in system class":           {pod: rt.Pod("a", "p").PriorityClass("system-node-critical").Obj(), wantPrio: 2000001000, wantPolicy: lower},
 		"unknown class":                   {pod: rt.Pod("a", "p").PriorityClass("bronze").Obj(), wantErr: true},
 		"unknown class with set priority": {pod: rt.Pod("a", "p").PriorityClass("bronze").Priority(3).Obj(), wantPrio: 3, wantPolicy: lower},

@@ -9,7 +9,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -166,7 +165,7 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		d.Summary = fmt.Sprintf("fits on %d %s: %s", len(fr.Feasible), plural(len(fr.Feasible), "node", "nodes"), abbreviate(d.FeasibleNodes, 5))
 		return d
 	}
-	filterMsg := fitErrorMessage(len(snap.Nodes), c.PreFilterStatus(), fr.Statuses)
+	filterMsg := filter.FitErrorMessage(len(snap.Nodes), c.PreFilterStatus(), fr.Statuses)
 	if !c.PreFilterStatus().IsSuccess() && c.PreFilterStatus().Code == filter.Error {
 		d.Summary = "cannot evaluate: " + c.PreFilterStatus().Message()
 		d.Message = c.PreFilterStatus().Message()
@@ -178,7 +177,7 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	d.IneligibleReason = res.IneligibleReason
 	if !res.Eligible {
 		d.Summary = "preemption cannot help: " + res.IneligibleReason
-		d.Message = filterMsg + " preemption: " + res.IneligibleReason
+		d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
 		return d
 	}
 	d.DryRun = &DryRun{PotentialNodes: len(res.PotentialNodes), Offset: res.Offset, WantedCandidates: res.NumCandidates, VisitedNodes: len(res.Visited)}
@@ -195,12 +194,11 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	if res.Chosen == nil {
 		if res.Err != nil {
 			d.Summary = "preemption failed: " + res.Err.Error()
-			d.Message = filterMsg + " preemption: " + res.Err.Error()
+			d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
 			return d
 		}
-		postMsg := fitErrorMessage(len(snap.Nodes), filter.Status{}, dryRunStatuses(snap, res))
 		d.Summary = "preemption cannot help: " + summarizeReasons(snap, res)
-		d.Message = filterMsg + " preemption: " + postMsg
+		d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
 		return d
 	}
 	d.NominatedNode = res.Chosen.Node.Name
@@ -223,7 +221,7 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	if d.NumPDBViolations > 0 {
 		d.Summary += fmt.Sprintf(", breaking %d disruption %s", d.NumPDBViolations, plural(d.NumPDBViolations, "budget", "budgets"))
 	}
-	d.Message = fmt.Sprintf("%s preemption: found a potential placement for pod on node %s, preempting %d victims", filterMsg, d.NominatedNode, len(d.Victims))
+	d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
 	return d
 }
 
@@ -238,45 +236,6 @@ func candidate(c *preemption.Candidate, now int64) Candidate {
 	}
 	out.Score.EarliestStart = metav1.NewTime(time.Unix(0, preemption.EarliestStart(c, now)).UTC())
 	return out
-}
-
-// dryRunStatuses lays out the dry run's outcome by node index the way
-// upstream's FitError sees it after preemption: visited nodes with their
-// dry-run status, every other node "Preemption is not helpful".
-func dryRunStatuses(snap *snapshot.Snapshot, res *preemption.Result) []filter.Status {
-	out := make([]filter.Status, len(snap.Nodes))
-	for i, n := range snap.Nodes {
-		if s, ok := res.NodeStatuses[n.Name]; ok {
-			out[i] = s
-		} else {
-			out[i] = filter.Status{Code: filter.UnschedulableAndUnresolvable, Reasons: []string{preemption.MsgPreemptionNotHelpful}}
-		}
-	}
-	return out
-}
-
-// fitErrorMessage renders upstream's FitError: "0/N nodes are available:"
-// followed by a sorted histogram of reasons, or the PreFilter message.
-func fitErrorMessage(numNodes int, preFilter filter.Status, statuses []filter.Status) string {
-	msg := fmt.Sprintf("0/%d nodes are available:", numNodes)
-	if !preFilter.IsSuccess() {
-		return msg + " " + preFilter.Message() + "."
-	}
-	counts := map[string]int{}
-	for _, s := range statuses {
-		for _, r := range s.Reasons {
-			counts[r]++
-		}
-	}
-	var parts []string
-	for r, n := range counts {
-		parts = append(parts, fmt.Sprintf("%d %s", n, r))
-	}
-	sort.Strings(parts)
-	if len(parts) > 0 {
-		msg += " " + strings.Join(parts, ", ") + "."
-	}
-	return msg
 }
 
 // summarizeReasons says in a few words why no node could be preempted on.

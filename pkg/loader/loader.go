@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -62,6 +64,12 @@ func (e *InputError) Is(target error) bool { return target == ErrInput }
 // Set is what a load produced: the objects and where each came from.
 type Set struct {
 	Objects snapshot.Objects
+	// Workloads are the controllers the simulator runs.
+	Deployments []*appsv1.Deployment
+	ReplicaSets []*appsv1.ReplicaSet
+	Jobs        []*batchv1.Job
+	// Simulations are the raw reprieve.dev/v1alpha1 Simulation documents.
+	Simulations []RawDocument
 	// Skipped lists one line per object of a kind the engine does not use.
 	Skipped []string
 
@@ -72,6 +80,31 @@ type Set struct {
 // NewSet returns an empty set.
 func NewSet() *Set {
 	return &Set{origin: map[any]string{}, seen: map[string]string{}}
+}
+
+// RawDocument is a document kept as JSON, with where it came from.
+type RawDocument struct {
+	Source string
+	Data   []byte
+}
+
+// WorkloadLines returns one line per workload object, for commands that
+// load snapshots but do not run controllers.
+func (s *Set) WorkloadLines() []string {
+	var out []string
+	for _, d := range s.Deployments {
+		out = append(out, fmt.Sprintf("%s: skipping apps/v1 %s: kind not used by whatif", s.origin[d], objectName("Deployment", d.Namespace, d.Name)))
+	}
+	for _, r := range s.ReplicaSets {
+		out = append(out, fmt.Sprintf("%s: skipping apps/v1 %s: kind not used by whatif", s.origin[r], objectName("ReplicaSet", r.Namespace, r.Name)))
+	}
+	for _, j := range s.Jobs {
+		out = append(out, fmt.Sprintf("%s: skipping batch/v1 %s: kind not used by whatif", s.origin[j], objectName("Job", j.Namespace, j.Name)))
+	}
+	for _, r := range s.Simulations {
+		out = append(out, fmt.Sprintf("%s: skipping reprieve.dev/v1alpha1 Simulation: kind not used by whatif", r.Source))
+	}
+	return out
 }
 
 // Origin returns where obj was read from ("" if unknown).
@@ -187,7 +220,14 @@ var kinds = map[string]string{
 	"Namespace":           "v1",
 	"PodDisruptionBudget": "policy/v1",
 	"PriorityClass":       "scheduling.k8s.io/v1",
+	"Deployment":          "apps/v1",
+	"ReplicaSet":          "apps/v1",
+	"Job":                 "batch/v1",
+	"Simulation":          SimulationAPIVersion,
 }
+
+// SimulationAPIVersion is the apiVersion of reprieve's Simulation document.
+const SimulationAPIVersion = "reprieve.dev/v1alpha1"
 
 func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	var h header
@@ -212,7 +252,7 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src, h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
 		return nil
 	}
-	namespaced := h.Kind == "Pod" || h.Kind == "PodDisruptionBudget"
+	namespaced := h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass"
 	ns := h.Namespace
 	if namespaced && ns == "" {
 		ns = metav1.NamespaceDefault
@@ -220,6 +260,10 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	if h.APIVersion != want {
 		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: "apiVersion",
 			Detail: fmt.Sprintf("unsupported %q (want %q)", h.APIVersion, want)}
+	}
+	if h.Kind == "Simulation" {
+		s.Simulations = append(s.Simulations, RawDocument{Source: src, Data: raw})
+		return nil
 	}
 	if h.Name == "" {
 		return &InputError{Source: src, Object: h.Kind, Field: "metadata.name", Detail: "missing"}
@@ -256,6 +300,15 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		s.Objects.PDBs = append(s.Objects.PDBs, o)
 	case *schedulingv1.PriorityClass:
 		s.Objects.PriorityClasses = append(s.Objects.PriorityClasses, o)
+	case *appsv1.Deployment:
+		o.Namespace = ns
+		s.Deployments = append(s.Deployments, o)
+	case *appsv1.ReplicaSet:
+		o.Namespace = ns
+		s.ReplicaSets = append(s.ReplicaSets, o)
+	case *batchv1.Job:
+		o.Namespace = ns
+		s.Jobs = append(s.Jobs, o)
 	}
 	return nil
 }
@@ -306,6 +359,12 @@ func decodeTyped(kind string, raw []byte) (any, error) {
 		obj = &policyv1.PodDisruptionBudget{}
 	case "PriorityClass":
 		obj = &schedulingv1.PriorityClass{}
+	case "Deployment":
+		obj = &appsv1.Deployment{}
+	case "ReplicaSet":
+		obj = &appsv1.ReplicaSet{}
+	case "Job":
+		obj = &batchv1.Job{}
 	}
 	if err := json.Unmarshal(raw, obj); err != nil {
 		return nil, err
@@ -438,7 +497,8 @@ func ParsePod(name string, data []byte) (*v1.Pod, error) {
 		return nil, err
 	}
 	o := s.Objects
-	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped)
+	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped) +
+		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.Simulations)
 	switch {
 	case len(o.Pods) == 0:
 		return nil, &InputError{Source: name, Detail: "no Pod found; the file must hold exactly one Pod"}

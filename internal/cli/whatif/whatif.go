@@ -121,7 +121,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, line := range set.Skipped {
+	for _, line := range append(set.Skipped, set.WorkloadLines()...) {
 		fmt.Fprintln(o.errOut, "warning:", line)
 	}
 	snap, err := set.Build()

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/internal/cli/simulate"
 	"github.com/reprieve/reprieve/internal/cli/whatif"
 )
 
@@ -33,6 +34,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.AddCommand(whatif.NewCommand(s.Out, s.Err))
+	root.AddCommand(simulate.NewCommand(s.Out, s.Err))
 	return root
 }
 

@@ -1,0 +1,215 @@
+// Package simulate is the `reprieve simulate` command: a scenario replayed
+// over virtual time with reprieve's scheduler.
+package simulate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/sim"
+	"github.com/reprieve/reprieve/pkg/sim/report"
+)
+
+// Options are the flags of `reprieve simulate`.
+type Options struct {
+	Paths      []string
+	Output     string
+	Report     string
+	Seed       uint64
+	ConfigFile string
+	NoProgress bool
+
+	out, errOut io.Writer
+	seedSet     bool
+	cfg         config.Config
+}
+
+// NewCommand returns the simulate command.
+func NewCommand(out, errOut io.Writer) *cobra.Command {
+	o := &Options{out: out, errOut: errOut}
+	cmd := &cobra.Command{
+		Use:   "simulate SCENARIO... [-o table|events|json] [--report FILE.html]",
+		Short: "Replay a workload over virtual time and show what preemption costs",
+		Long: `simulate runs a scenario — a starting cluster in plain Kubernetes YAML plus a
+Simulation document of timed actions — through reprieve's scheduler in virtual
+time: the scheduling queue, nomination, victims' graceful termination,
+controllers re-creating their pods. It never sleeps, and the same scenario and
+seed give the same output byte for byte.`,
+		Example: `  reprieve simulate examples/simulate/story.yaml
+  reprieve simulate examples/simulate/story.yaml -o events
+  reprieve simulate examples/simulate/story.yaml --report story.html`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			o.seedSet = cmd.Flags().Changed("seed")
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, events or json")
+	f.StringVar(&o.Report, "report", "", "write a self-contained HTML report with timelines to this file")
+	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
+	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
+	return cmd
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	switch o.Output {
+	case "table", "events", "json":
+	default:
+		return clierr.Usagef("--output must be table, events or json, got %q", o.Output)
+	}
+	o.cfg = config.Default()
+	if o.ConfigFile != "" {
+		c, err := config.Load(o.ConfigFile)
+		if err != nil {
+			return fmt.Errorf("%w: %v", clierr.ErrInvalidConfig, err)
+		}
+		o.cfg = c
+	}
+	return nil
+}
+
+// Run simulates and prints.
+func (o *Options) Run(ctx context.Context) error {
+	sc, err := sim.LoadScenario(o.Paths...)
+	if err != nil {
+		return err
+	}
+	for _, line := range sc.Objects.Skipped {
+		fmt.Fprintln(o.errOut, "warning:", line)
+	}
+	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Preemption: preemption.Options{
+		MinCandidateNodesPercentage: o.cfg.MinCandidateNodesPercentage,
+		MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
+	}}
+	if !o.NoProgress && isTerminal(o.errOut) {
+		opts.Progress = progressBar(o.errOut)
+	}
+	res, err := sim.Run(ctx, sc, opts)
+	if opts.Progress != nil {
+		fmt.Fprint(o.errOut, "\r\033[K")
+	}
+	if err != nil {
+		return err
+	}
+	if o.Report != "" {
+		f, err := os.Create(o.Report)
+		if err != nil {
+			return err
+		}
+		if err := report.Write(f, sc, res); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	switch o.Output {
+	case "json":
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(o.out, "%s\n", b)
+		return err
+	case "events":
+		return printEvents(o.out, res.Events)
+	}
+	return printSummary(o.out, sc, res)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func progressBar(w io.Writer) func(now, end time.Duration) {
+	return func(now, end time.Duration) {
+		const width = 40
+		frac := float64(now) / float64(end)
+		n := int(frac * width)
+		fmt.Fprintf(w, "\r[%s%s] %3.0f%% virtual %s / %s", strings.Repeat("#", n), strings.Repeat(".", width-n), frac*100, now.Truncate(time.Second), end)
+	}
+}
+
+func printEvents(w io.Writer, events []sim.Event) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tNAMESPACE\tTYPE\tREASON\tOBJECT\tMESSAGE")
+	for _, e := range events {
+		ns := e.Namespace
+		if ns == "" {
+			ns = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.At, ns, e.Type, e.Reason, e.Object, e.Message)
+	}
+	return tw.Flush()
+}
+
+func printSummary(w io.Writer, sc *sim.Scenario, res *sim.Result) error {
+	s := res.Summary
+	fmt.Fprintf(w, "SCENARIO  %s (seed %d, %s of virtual time)\n", s.Scenario, s.Seed, s.Duration)
+	if sc.Description != "" {
+		fmt.Fprintf(w, "          %s\n", sc.Description)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	rows := [][2]string{
+		{"pods created", fmt.Sprint(s.PodsCreated)},
+		{"pods scheduled", fmt.Sprint(s.PodsScheduled)},
+		{"pods pending at the end", fmt.Sprint(s.PodsPendingAtEnd)},
+		{"peak pending pods", fmt.Sprint(s.PeakPending)},
+		{"scheduling attempts", fmt.Sprint(s.SchedulingAttempts)},
+		{"preemption attempts", fmt.Sprint(s.PreemptionAttempts)},
+		{"preemptions (a node nominated)", fmt.Sprint(s.Preemptions)},
+		{"victims", fmt.Sprint(s.Victims)},
+		{"PDB violations", fmt.Sprint(s.PDBViolations)},
+		{"group disruptions", fmt.Sprint(s.GroupDisruptions)},
+		{"nominations lost to another pod", fmt.Sprint(s.NominationsLost)},
+		{"preemption cascades (replacements preempting)", fmt.Sprint(s.PreemptionCascades)},
+		{"runtime lost by victims", (time.Duration(s.VictimRuntimeLostS * float64(time.Second))).Round(time.Second).String()},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(s.TimeToSchedule) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PRIORITY\tSCHEDULED\tP50\tP90\tP99  (time to schedule)")
+		for _, p := range s.TimeToSchedule {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", p.Priority, p.Scheduled, secs(p.P50), secs(p.P90), secs(p.P99))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func secs(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+}

@@ -1,0 +1,479 @@
+// Package scheduler is reprieve's scheduler core, shared by the virtual-time
+// simulator and the live scheduler: a scheduling queue, a cluster cache (a
+// snapshot maintained from events), and a scheduling cycle — Filter,
+// PostFilter (preemption), Score, bind — that acts on the cluster through a
+// small Cluster interface.
+//
+// Preemption is actuated as upstream's asynchronous preemption: the
+// preemptor is nominated, each victim gets the DisruptionTarget condition and
+// a graceful delete, lower-priority pods nominated to the node lose their
+// nomination, and the preemptor stays out of scheduling until those calls
+// have returned.
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/score"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// Event reasons and actions, as upstream records them.
+const (
+	ReasonScheduled        = "Scheduled"
+	ReasonFailedScheduling = "FailedScheduling"
+	ReasonPreempted        = "Preempted"
+	ActionBinding          = "Binding"
+	ActionScheduling       = "Scheduling"
+	ActionPreempting       = "Preempting"
+)
+
+// Cluster is how the scheduler acts on the cluster. The scheduler never
+// changes its own cache for these calls; it learns their effects from the
+// event handlers (OnPodUpdate, OnPodDelete, ...), as from informers.
+type Cluster interface {
+	// Bind assigns pod to node (the pods/binding subresource).
+	Bind(ctx context.Context, pod *v1.Pod, node string) error
+	// SetUnschedulable records a failed attempt on a pending pod: the
+	// PodScheduled=False condition with reason Unschedulable and message,
+	// and status.nominatedNodeName set to nominated when setNominated is
+	// true ("" clears it).
+	SetUnschedulable(ctx context.Context, pod *v1.Pod, message string, setNominated bool, nominated string) error
+	// Preempt adds condition (DisruptionTarget) to victim's status, then
+	// deletes it with its own grace period. A victim already gone is not an
+	// error.
+	Preempt(ctx context.Context, victim *v1.Pod, condition v1.PodCondition) error
+	// ClearNominatedNode clears status.nominatedNodeName of a pending pod.
+	ClearNominatedNode(ctx context.Context, pod *v1.Pod) error
+	// Event records an event about regarding (related may be nil).
+	Event(regarding, related *v1.Pod, eventType, reason, action, note string)
+}
+
+// Observer is told what the scheduler does, for metrics and reports. All
+// methods may be called from the scheduling goroutine only.
+type Observer interface {
+	// Attempt is one scheduling cycle: result is "scheduled",
+	// "unschedulable" or "error".
+	Attempt(pod *v1.Pod, result string, duration time.Duration)
+	// Scheduled is a pod bound after attempts cycles, sinceFirst after its
+	// first attempt.
+	Scheduled(pod *v1.Pod, node string, attempts int, sinceFirst time.Duration)
+	// Preemption is a preemption decided for pod: the nominated node and
+	// the victims ("" node when preemption found none).
+	Preemption(pod *v1.Pod, node string, victims []*v1.Pod, numPDBViolations int)
+}
+
+// Options configure a Scheduler.
+type Options struct {
+	// SchedulerName is the spec.schedulerName of the pods to schedule.
+	SchedulerName string
+	// Preemption configures DefaultPreemption (seed, candidate budget).
+	Preemption preemption.Options
+	// Seed seeds the scheduler's random choices (score ties, dry-run offsets).
+	Seed uint64
+	// DefaultSelector gives PodTopologySpread's default constraints the
+	// selector of the controllers owning a pod; nil disables them.
+	DefaultSelector score.Selectors
+	// Observer receives metrics; nil ignores them.
+	Observer Observer
+}
+
+// Scheduler schedules the pending pods of one profile.
+type Scheduler struct {
+	opts    Options
+	clock   clock.Clock
+	cluster Cluster
+
+	mu                 sync.Mutex
+	snap               *snapshot.Snapshot
+	queue              *Queue
+	rng                *rand.Rand
+	nextStartNodeIndex int
+	// assumed are pods bound in the cache before the API confirmed it.
+	assumed map[string]bool
+}
+
+// New returns a scheduler with an empty cache on clk, acting on cluster.
+func New(cluster Cluster, clk clock.Clock, opts Options) *Scheduler {
+	if opts.SchedulerName == "" {
+		opts.SchedulerName = v1.DefaultSchedulerName
+	}
+	return &Scheduler{
+		opts:    opts,
+		clock:   clk,
+		cluster: cluster,
+		snap:    snapshot.Empty(),
+		queue:   NewQueue(clk),
+		rng:     rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
+		assumed: map[string]bool{},
+	}
+}
+
+// responsible reports whether this scheduler schedules pod.
+func (s *Scheduler) responsible(pod *v1.Pod) bool {
+	return pod.Spec.SchedulerName == s.opts.SchedulerName
+}
+
+func assigned(pod *v1.Pod) bool { return pod.Spec.NodeName != "" }
+
+func terminal(pod *v1.Pod) bool {
+	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
+}
+
+// OnPodAdd handles a new pod.
+func (s *Scheduler) OnPodAdd(pod *v1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.podAdded(pod)
+}
+
+func (s *Scheduler) podAdded(pod *v1.Pod) {
+	switch {
+	case terminal(pod):
+		return
+	case assigned(pod):
+		s.upsert(pod)
+	case s.responsible(pod) && pod.DeletionTimestamp == nil:
+		s.upsert(pod)
+		s.queue.Add(pod)
+	}
+}
+
+func (s *Scheduler) upsert(pod *v1.Pod) {
+	if _, err := s.snap.UpdatePod(pod); err != nil {
+		klog.Background().V(2).Info("Ignoring pod the cache cannot hold", "pod", klog.KObj(pod), "err", err)
+	}
+}
+
+// OnPodUpdate handles a changed pod.
+func (s *Scheduler) OnPodUpdate(old, pod *v1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := podKey(pod)
+	switch {
+	case terminal(pod):
+		// A finished pod frees its node, as if deleted.
+		s.podGone(key, old != nil && assigned(old) || assigned(pod))
+	case assigned(pod):
+		delete(s.assumed, key)
+		s.queue.Delete(key)
+		s.upsert(pod)
+	case s.responsible(pod) && pod.DeletionTimestamp == nil:
+		s.upsert(pod)
+		s.queue.Update(pod)
+	default:
+		s.podGone(key, false)
+	}
+}
+
+// OnPodDelete handles a deleted pod.
+func (s *Scheduler) OnPodDelete(pod *v1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.podGone(podKey(pod), assigned(pod))
+}
+
+func (s *Scheduler) podGone(key string, wasAssigned bool) {
+	p := s.snap.Pod(key)
+	wasAssigned = wasAssigned || p != nil && assigned(p.Obj)
+	s.snap.RemovePod(key)
+	s.queue.Delete(key)
+	delete(s.assumed, key)
+	if wasAssigned {
+		s.queue.MoveAllToActiveOrBackoff()
+	}
+}
+
+// OnNodeAdd handles a new node.
+func (s *Scheduler) OnNodeAdd(node *v1.Node) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.snap.UpdateNode(node); err == nil {
+		s.queue.MoveAllToActiveOrBackoff()
+	}
+}
+
+// OnNodeUpdate handles a changed node.
+func (s *Scheduler) OnNodeUpdate(node *v1.Node) { s.OnNodeAdd(node) }
+
+// OnNodeDelete handles a deleted node.
+func (s *Scheduler) OnNodeDelete(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.snap.RemoveNode(name)
+}
+
+// OnPDB handles a created or changed disruption budget.
+func (s *Scheduler) OnPDB(pdb *policyv1.PodDisruptionBudget) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.snap.SetPDB(pdb)
+}
+
+// OnPDBDelete handles a deleted disruption budget.
+func (s *Scheduler) OnPDBDelete(namespace, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.snap.RemovePDB(namespace, name)
+}
+
+// OnPriorityClass handles a created or changed priority class.
+func (s *Scheduler) OnPriorityClass(pc *schedulingv1.PriorityClass) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.snap.SetPriorityClass(pc)
+}
+
+// OnNamespace handles a created or changed namespace.
+func (s *Scheduler) OnNamespace(ns *v1.Namespace) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.snap.SetNamespace(ns)
+}
+
+// NextWakeup returns when the scheduler next has work without any cluster
+// event (see Queue.NextWakeup).
+func (s *Scheduler) NextWakeup() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queue.NextWakeup()
+}
+
+// Pending returns the number of pods waiting to be scheduled.
+func (s *Scheduler) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queue.Len()
+}
+
+// Snapshot gives f the scheduler's cache, under the scheduler's lock.
+func (s *Scheduler) Snapshot(f func(*snapshot.Snapshot)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s.snap)
+}
+
+// decision is what a cycle decided, to be actuated without the lock.
+type decision struct {
+	qp      *QueuedPod
+	pod     *snapshot.Pod
+	node    string // bind here
+	message string // FailedScheduling message
+	// preemption outcome
+	res            *preemption.Result
+	clearNominated []*v1.Pod
+	setNominated   bool
+	nominated      string
+	started        time.Time
+}
+
+// ScheduleOne runs one scheduling cycle. It returns false when no pod was
+// ready.
+func (s *Scheduler) ScheduleOne(ctx context.Context) bool {
+	s.mu.Lock()
+	d := s.decide()
+	s.mu.Unlock()
+	if d == nil {
+		return false
+	}
+	if d.pod != nil {
+		s.actuate(ctx, d)
+	}
+	return true
+}
+
+// decide pops a pod and runs Filter, PostFilter and Score on the cache. It
+// assumes a bound pod in the cache at once, so that the next cycle sees it.
+func (s *Scheduler) decide() *decision {
+	for {
+		qp := s.queue.Pop()
+		if qp == nil {
+			return nil
+		}
+		p := s.snap.Pod(qp.Key)
+		if p == nil || assigned(p.Obj) || p.Obj.DeletionTimestamp != nil || len(p.Obj.Spec.SchedulingGates) > 0 {
+			s.queue.Forget(qp)
+			continue
+		}
+		return s.cycle(qp, p)
+	}
+}
+
+func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
+	d := &decision{qp: qp, pod: p, started: s.clock.Now()}
+	c := filter.NewCycle(s.snap, p)
+	nodes := s.snap.Nodes
+	if len(nodes) == 0 {
+		d.message = "no nodes available to schedule pods"
+		return d
+	}
+
+	// A nominated node is likely the one the pod was preempting for: try it first.
+	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
+		if n := s.snap.Node(nnn); n != nil && c.FilterOne(n).IsSuccess() {
+			d.node = nnn
+			s.assume(p, nnn)
+			return d
+		}
+	}
+	want := score.NumFeasibleNodesToFind(len(nodes))
+	fr, examined := c.FilterFrom(s.nextStartNodeIndex, want)
+	s.nextStartNodeIndex = (s.nextStartNodeIndex + examined) % len(nodes)
+	if len(fr.Feasible) > 0 {
+		node := fr.Feasible[0]
+		if len(fr.Feasible) > 1 {
+			scores := score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector})
+			node = score.SelectHost(fr.Feasible, scores, s.rng)
+		}
+		d.node = node.Name
+		s.assume(p, node.Name)
+		return d
+	}
+
+	// PostFilter: preemption.
+	msg := filter.FitErrorMessage(len(nodes), c.PreFilterStatus(), fr.Statuses)
+	if c.PreFilterStatus().Code == filter.Error {
+		d.message = c.PreFilterStatus().Message()
+		return d
+	}
+	popts := s.opts.Preemption
+	popts.Seed = s.rng.Uint64()
+	popts.Now = s.clock.Now()
+	res := preemption.Evaluate(c, fr, popts)
+	d.res = res
+	d.message = msg + " " + res.PostFilterMessage(len(nodes))
+	switch {
+	case res.Chosen != nil:
+		node := res.Chosen.Node.Name
+		d.setNominated, d.nominated = true, node
+		// Lower-priority pods nominated to the node may no longer fit there.
+		for _, np := range s.snap.NominatedPods(node) {
+			if np.Priority < p.Priority && np.Key != p.Key {
+				d.clearNominated = append(d.clearNominated, np.Obj)
+			}
+		}
+		// The nominator learns at once, not when the API update comes back.
+		for _, np := range d.clearNominated {
+			s.nominate(np, "")
+		}
+		s.nominate(p.Obj, node)
+		s.queue.Gate(qp.Key)
+	case res.Eligible && res.Err == nil:
+		// No candidate: the pod's nomination, if any, is cleared.
+		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+	}
+	return d
+}
+
+// nominate records a nomination in the cache before the API does.
+func (s *Scheduler) nominate(pod *v1.Pod, node string) {
+	obj := pod.DeepCopy()
+	obj.Status.NominatedNodeName = node
+	s.upsert(obj)
+}
+
+// assume binds the pod in the cache before the API does.
+func (s *Scheduler) assume(p *snapshot.Pod, node string) {
+	obj := p.Obj.DeepCopy()
+	obj.Spec.NodeName = node
+	obj.Status.NominatedNodeName = ""
+	s.assumed[p.Key] = true
+	s.upsert(obj)
+}
+
+// forget undoes assume after a failed bind.
+func (s *Scheduler) forget(p *snapshot.Pod) {
+	if s.assumed[p.Key] {
+		delete(s.assumed, p.Key)
+		s.upsert(p.Obj)
+	}
+}
+
+// actuate carries out a decision through the cluster, without the lock.
+func (s *Scheduler) actuate(ctx context.Context, d *decision) {
+	pod := d.pod.Obj
+	logger := klog.FromContext(ctx)
+	obs := s.opts.Observer
+	if d.node != "" {
+		err := s.cluster.Bind(ctx, pod, d.node)
+		s.mu.Lock()
+		if err != nil {
+			s.forget(d.pod)
+			s.queue.Done(d.qp, false)
+			s.mu.Unlock()
+			logger.Error(err, "Binding failed", "pod", klog.KObj(pod), "node", d.node)
+			s.cluster.Event(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, ActionScheduling, fmt.Sprintf("Binding rejected: %v", err))
+			if obs != nil {
+				obs.Attempt(pod, "error", s.clock.Since(d.started))
+			}
+			return
+		}
+		s.queue.Forget(d.qp)
+		attempts, first := d.qp.Attempts, d.qp.InitialAttempt
+		s.mu.Unlock()
+		s.cluster.Event(pod, nil, v1.EventTypeNormal, ReasonScheduled, ActionBinding, fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, d.node))
+		if obs != nil {
+			obs.Attempt(pod, "scheduled", s.clock.Since(d.started))
+			obs.Scheduled(pod, d.node, attempts, s.clock.Since(first))
+		}
+		return
+	}
+
+	// Unschedulable. Preempt first (async upstream: the pod is gated until
+	// the calls return), then record the failure and nomination.
+	if res := d.res; res != nil && res.Chosen != nil {
+		node := res.Chosen.Node.Name
+		var victims []*v1.Pod
+		for _, np := range d.clearNominated {
+			if err := s.cluster.ClearNominatedNode(ctx, np); err != nil {
+				logger.Error(err, "Cannot clear nominatedNodeName of a lower-priority pod", "pod", klog.KObj(np), "node", node)
+			}
+		}
+		condition := v1.PodCondition{
+			Type:    v1.DisruptionTarget,
+			Status:  v1.ConditionTrue,
+			Reason:  v1.PodReasonPreemptionByScheduler,
+			Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", s.opts.SchedulerName),
+		}
+		for _, v := range res.Chosen.Victims {
+			victims = append(victims, v.Pod.Obj)
+			if v.Pod.Obj.DeletionTimestamp != nil {
+				continue // already terminating: no second call
+			}
+			if err := s.cluster.Preempt(ctx, v.Pod.Obj, condition); err != nil {
+				logger.Error(err, "Preempting victim failed", "victim", klog.KObj(v.Pod.Obj), "preemptor", klog.KObj(pod))
+				continue
+			}
+			s.cluster.Event(v.Pod.Obj, pod, v1.EventTypeNormal, ReasonPreempted, ActionPreempting,
+				fmt.Sprintf("Preempted by pod %s on node %s", pod.UID, node))
+		}
+		if obs != nil {
+			obs.Preemption(pod, node, victims, res.Chosen.NumPDBViolations)
+		}
+	} else if obs != nil && d.res != nil {
+		obs.Preemption(pod, "", nil, 0)
+	}
+	if err := s.cluster.SetUnschedulable(ctx, pod, d.message, d.setNominated, d.nominated); err != nil {
+		logger.Error(err, "Updating pod status failed", "pod", klog.KObj(pod))
+	}
+	s.cluster.Event(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, ActionScheduling, d.message)
+	s.mu.Lock()
+	s.queue.Ungate(d.qp.Key)
+	s.queue.Done(d.qp, true)
+	s.mu.Unlock()
+	if obs != nil {
+		obs.Attempt(pod, "unschedulable", s.clock.Since(d.started))
+	}
+}

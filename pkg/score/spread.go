@@ -1,0 +1,288 @@
+package score
+
+import (
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// systemDefaultConstraints are PodTopologySpread's constraints for pods
+// without any of their own (defaultingType System).
+var systemDefaultConstraints = []v1.TopologySpreadConstraint{
+	{TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 3},
+	{TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 5},
+}
+
+// softConstraint is a ScheduleAnyway topology spread constraint with
+// upstream's defaults applied and matchLabelKeys merged into its selector.
+type softConstraint struct {
+	maxSkew            int32
+	topologyKey        string
+	selector           labels.Selector
+	nodeAffinityPolicy v1.NodeInclusionPolicy
+	nodeTaintsPolicy   v1.NodeInclusionPolicy
+}
+
+// softConstraints is filterTopologySpreadConstraints for ScheduleAnyway.
+func softConstraints(cons []v1.TopologySpreadConstraint, podLabels map[string]string) ([]softConstraint, error) {
+	var out []softConstraint
+	for _, c := range cons {
+		if c.WhenUnsatisfiable != v1.ScheduleAnyway {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		if err != nil {
+			return nil, err
+		}
+		if len(c.MatchLabelKeys) > 0 {
+			matchLabels := labels.Set{}
+			for _, k := range c.MatchLabelKeys {
+				if v, ok := podLabels[k]; ok {
+					matchLabels[k] = v
+				}
+			}
+			if len(matchLabels) > 0 {
+				sel = mergeLabelSetWithSelector(matchLabels, sel)
+			}
+		}
+		sc := softConstraint{
+			maxSkew:            c.MaxSkew,
+			topologyKey:        c.TopologyKey,
+			selector:           sel,
+			nodeAffinityPolicy: v1.NodeInclusionPolicyHonor,
+			nodeTaintsPolicy:   v1.NodeInclusionPolicyIgnore,
+		}
+		if c.NodeAffinityPolicy != nil {
+			sc.nodeAffinityPolicy = *c.NodeAffinityPolicy
+		}
+		if c.NodeTaintsPolicy != nil {
+			sc.nodeTaintsPolicy = *c.NodeTaintsPolicy
+		}
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// mergeLabelSetWithSelector adds matchLabels to a selector as upstream does;
+// a selector without requirements (labels.Nothing) is returned unchanged.
+func mergeLabelSetWithSelector(matchLabels labels.Set, s labels.Selector) labels.Selector {
+	merged := labels.SelectorFromSet(matchLabels)
+	reqs, ok := s.Requirements()
+	if !ok {
+		return s
+	}
+	for _, r := range reqs {
+		merged = merged.Add(r)
+	}
+	return merged
+}
+
+// spreadConstraintsForScoring returns the pod's ScheduleAnyway constraints,
+// or, when it has no constraints at all, the system default constraints
+// with the pod's default selector (none when that selector is empty).
+func spreadConstraintsForScoring(c *cycle) ([]softConstraint, error) {
+	pod := c.pod.Obj
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return softConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels)
+	}
+	cons, err := softConstraints(systemDefaultConstraints, pod.Labels)
+	if err != nil || len(cons) == 0 {
+		return nil, err
+	}
+	if c.opts.DefaultSelector == nil {
+		return nil, nil
+	}
+	sel := c.opts.DefaultSelector(pod)
+	if sel == nil || sel.Empty() {
+		return nil, nil
+	}
+	for i := range cons {
+		cons[i].selector = sel
+	}
+	return cons, nil
+}
+
+func nodeHasAllKeys(nodeLabels map[string]string, cons []softConstraint) bool {
+	for _, c := range cons {
+		if _, ok := nodeLabels[c.topologyKey]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// matchNodeInclusionPolicies applies the constraint's nodeAffinityPolicy
+// and nodeTaintsPolicy to node.
+func (sc *softConstraint) matchNodeInclusionPolicies(pod *v1.Pod, node *v1.Node, required nodeaffinity.RequiredNodeAffinity) bool {
+	if sc.nodeAffinityPolicy == v1.NodeInclusionPolicyHonor {
+		// Parsing errors are ignored, as upstream does.
+		if ok, _ := required.Match(node); !ok {
+			return false
+		}
+	}
+	if sc.nodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+		if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaint, false); untolerated {
+			return false
+		}
+	}
+	return true
+}
+
+// doNotScheduleTaint selects NoSchedule and NoExecute taints.
+func doNotScheduleTaint(t *v1.Taint) bool {
+	return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+}
+
+// countPodsMatchSelector counts the pods of the namespace, not terminating,
+// that sel selects; an empty selector counts nothing.
+func countPodsMatchSelector(pods []*snapshot.Pod, sel labels.Selector, ns string) int {
+	if sel.Empty() {
+		return 0
+	}
+	n := 0
+	for _, p := range pods {
+		if p.Obj.DeletionTimestamp != nil || p.Obj.Namespace != ns {
+			continue
+		}
+		if sel.Matches(labels.Set(p.Obj.Labels)) {
+			n++
+		}
+	}
+	return n
+}
+
+// scorePodTopologySpread is the PodTopologySpread plugin's scoring.
+//
+// PreScore takes the pod's ScheduleAnyway constraints, or the system
+// default constraints (hostname maxSkew 3, zone maxSkew 5) with the pod's
+// default selector when the pod has no constraints at all; it skips when
+// there are none. With the pod's own constraints, feasible nodes missing
+// any topology key are ignored (they score 0). Each constraint's domains
+// are the values its key takes on the feasible nodes that are not ignored
+// (with the system defaults a node without the zone label falls in the
+// domain ""), and its pods are counted over all the snapshot's nodes that
+// pass its node inclusion policies; hostname domains are counted per node
+// at Score instead.
+//
+// A node scores round(Σ count × log(domains + 2) + maxSkew - 1) over the
+// constraints whose key it has, where domains is the number of domains of
+// the constraint (the number of feasible, not ignored nodes for hostname).
+// NormalizeScore reverses and scales: MaxNodeScore × (max + min - score) / max,
+// MaxNodeScore for all when max is 0, and 0 for ignored nodes.
+func scorePodTopologySpread(c *cycle) (raw, normalized []int64, skip bool, err error) {
+	if len(c.snap.Nodes) == 0 {
+		return nil, nil, true, nil
+	}
+	pod := c.pod.Obj
+	// Only the pod's own constraints require nodes to have every key, so
+	// that nodes without a zone label still get hostname spreading.
+	requireAllTopologies := len(pod.Spec.TopologySpreadConstraints) > 0
+	cons, err := spreadConstraintsForScoring(c)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if len(cons) == 0 {
+		return nil, nil, true, nil
+	}
+
+	// 1) Domains of each constraint over the feasible nodes; ignored nodes.
+	counts := make([]map[string]int64, len(cons))
+	for i := range cons {
+		counts[i] = map[string]int64{}
+	}
+	ignored := make([]bool, len(c.feasible))
+	numIgnored := 0
+	for i, n := range c.feasible {
+		if requireAllTopologies && !nodeHasAllKeys(n.Obj.Labels, cons) {
+			ignored[i] = true
+			numIgnored++
+			continue
+		}
+		for j := range cons {
+			if cons[j].topologyKey == v1.LabelHostname {
+				continue
+			}
+			// Adds the domain with a count of 0 (a missing label is "").
+			counts[j][n.Obj.Labels[cons[j].topologyKey]] += 0
+		}
+	}
+	weights := make([]float64, len(cons))
+	for j := range cons {
+		size := len(counts[j])
+		if cons[j].topologyKey == v1.LabelHostname {
+			size = len(c.feasible) - numIgnored
+		}
+		weights[j] = math.Log(float64(size + 2))
+	}
+
+	// 2) Matching pods per domain, over every node of the snapshot.
+	required := nodeaffinity.GetRequiredNodeAffinity(pod)
+	for _, n := range c.snap.Nodes {
+		if requireAllTopologies && !nodeHasAllKeys(n.Obj.Labels, cons) {
+			continue
+		}
+		for j := range cons {
+			if !cons[j].matchNodeInclusionPolicies(pod, n.Obj, required) {
+				continue
+			}
+			value := n.Obj.Labels[cons[j].topologyKey]
+			if _, ok := counts[j][value]; !ok {
+				continue
+			}
+			counts[j][value] += int64(countPodsMatchSelector(n.Pods, cons[j].selector, pod.Namespace))
+		}
+	}
+
+	// 3) Score.
+	raw = make([]int64, len(c.feasible))
+	for i, n := range c.feasible {
+		if ignored[i] {
+			continue
+		}
+		var score float64
+		for j := range cons {
+			value, ok := n.Obj.Labels[cons[j].topologyKey]
+			if !ok {
+				continue
+			}
+			var cnt int64
+			if cons[j].topologyKey == v1.LabelHostname {
+				cnt = int64(countPodsMatchSelector(n.Pods, cons[j].selector, pod.Namespace))
+			} else {
+				cnt = counts[j][value]
+			}
+			score += float64(cnt)*weights[j] + float64(cons[j].maxSkew-1)
+		}
+		raw[i] = int64(math.Round(score))
+	}
+
+	// 4) NormalizeScore.
+	normalized = make([]int64, len(raw))
+	var minScore int64 = math.MaxInt64
+	var maxScore int64
+	for i, s := range raw {
+		if ignored[i] {
+			continue
+		}
+		minScore = min(minScore, s)
+		maxScore = max(maxScore, s)
+	}
+	for i, s := range raw {
+		switch {
+		case ignored[i]:
+			normalized[i] = 0
+		case maxScore == 0:
+			normalized[i] = MaxNodeScore
+		default:
+			normalized[i] = MaxNodeScore * (maxScore + minScore - s) / maxScore
+		}
+	}
+	return raw, normalized, false, nil
+}

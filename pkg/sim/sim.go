@@ -1,0 +1,252 @@
+// Package sim replays a workload over virtual time with reprieve's
+// scheduler: the scheduling queue, nomination as a soft reservation,
+// victims' graceful termination, controllers re-creating victims, and timed
+// actions (create, delete, scale, cordon, remove nodes). Time only advances
+// to the next thing that happens, so a simulation never sleeps and the same
+// scenario and seed always give the same result.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/reprieve/reprieve/pkg/loader"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/scheduler"
+)
+
+// Options configure a run.
+type Options struct {
+	// Seed overrides the scenario's seed when SeedSet.
+	Seed    uint64
+	SeedSet bool
+	// Progress, when set, is called now and then with the virtual time
+	// reached and the scenario's end.
+	Progress func(now, end time.Duration)
+	// Preemption configures the dry run's candidate budget.
+	Preemption preemption.Options
+}
+
+// Result is what a simulation produced.
+type Result struct {
+	Summary Summary        `json:"summary"`
+	Events  []Event        `json:"events"`
+	Pods    []PodHistory   `json:"pods"`
+	Nodes   []*NodeHistory `json:"nodes"`
+	Pending []Sample       `json:"pending"`
+	// EndSeconds is the simulated duration.
+	EndSeconds float64 `json:"endSeconds"`
+}
+
+// Run simulates the scenario to its end.
+func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
+	seed := sc.Seed
+	if opts.SeedSet {
+		seed = opts.Seed
+	}
+	rec := newRecorder(sc.Start)
+	w := newWorld(sc.Start, seed, rec)
+	w.sched = scheduler.New(w, w.clock, scheduler.Options{
+		SchedulerName:   v1.DefaultSchedulerName,
+		Seed:            seed,
+		Preemption:      opts.Preemption,
+		Observer:        rec,
+		DefaultSelector: w.selectorFor,
+	})
+	if err := w.apply(sc.Objects); err != nil {
+		return nil, err
+	}
+	for _, a := range sc.Actions {
+		w.after(a.At, func() {
+			if err := w.act(a); err != nil {
+				w.event(&v1.ObjectReference{Kind: "Simulation", Name: sc.Name}, v1.EventTypeWarning, "ActionFailed", err.Error())
+			}
+		})
+	}
+
+	end := sc.Start.Add(sc.End)
+	lastProgress := time.Duration(-1)
+	for steps := 0; ; steps++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		w.runDue()
+		for w.sched.ScheduleOne(ctx) {
+			w.reconcile()
+			w.runDue()
+		}
+		next, ok := w.sched.NextWakeup()
+		if len(w.timers) > 0 && (!ok || w.timers[0].at.Before(next)) {
+			next, ok = w.timers[0].at, true
+		}
+		if !ok || next.After(end) {
+			break
+		}
+		if !next.After(w.now()) {
+			// Work is due now but nothing could run: avoid spinning.
+			next = w.now().Add(time.Millisecond)
+		}
+		w.clock.SetTime(next)
+		if opts.Progress != nil && steps%64 == 0 {
+			if d := next.Sub(sc.Start); d/time.Second != lastProgress/time.Second {
+				lastProgress = d
+				opts.Progress(d, sc.End)
+			}
+		}
+	}
+	w.clock.SetTime(end)
+	if opts.Progress != nil {
+		opts.Progress(sc.End, sc.End)
+	}
+	res := &Result{
+		Summary:    rec.summary(sc.Name, seed, sc.End),
+		Events:     rec.events,
+		Pods:       rec.histories(),
+		Nodes:      rec.nodes,
+		Pending:    rec.pending,
+		EndSeconds: sc.End.Seconds(),
+	}
+	for i := range res.Pods {
+		for j := range res.Pods[i].Nominations {
+			if res.Pods[i].Nominations[j].Outcome == "open" {
+				res.Pods[i].Nominations[j].To = ptr(sc.End.Seconds())
+			}
+		}
+	}
+	return res, nil
+}
+
+// selectorFor is PodTopologySpread's default selector: the selector of the
+// ReplicaSet (or Deployment) that owns the pod.
+func (w *world) selectorFor(p *v1.Pod) labels.Selector {
+	if c := w.ownerOf(p); c != nil && c.kind != "Job" {
+		return c.selector
+	}
+	return labels.Nothing()
+}
+
+// apply creates every object of a set, in dependency order.
+func (w *world) apply(set *loader.Set) error {
+	o := objectsOf(set)
+	for _, ns := range o.namespaces {
+		w.sched.OnNamespace(ns)
+	}
+	for _, pc := range o.priorityClasses {
+		w.admission.SetPriorityClass(pc)
+		w.sched.OnPriorityClass(pc)
+	}
+	for _, n := range o.nodes {
+		if _, exists := w.nodes[n.Name]; exists {
+			return &loader.InputError{Source: set.Origin(n), Object: "Node " + n.Name, Field: "metadata.name", Detail: "already exists"}
+		}
+		w.addNode(n)
+	}
+	for _, pdb := range o.pdbs {
+		w.sched.OnPDB(pdb)
+	}
+	for _, d := range o.deployments {
+		if err := w.addDeployment(d); err != nil {
+			return &loader.InputError{Source: set.Origin(d), Object: "Deployment " + d.Namespace + "/" + d.Name, Field: "spec.selector", Detail: err.Error()}
+		}
+	}
+	for _, rs := range o.replicaSets {
+		if err := w.addReplicaSet(rs, "ReplicaSet", rs.Name); err != nil {
+			return &loader.InputError{Source: set.Origin(rs), Object: "ReplicaSet " + rs.Namespace + "/" + rs.Name, Field: "spec.selector", Detail: err.Error()}
+		}
+	}
+	for _, j := range o.jobs {
+		if err := w.addJob(j); err != nil {
+			return &loader.InputError{Source: set.Origin(j), Object: "Job " + j.Namespace + "/" + j.Name, Detail: err.Error()}
+		}
+	}
+	for _, p := range o.pods {
+		if p.Spec.NodeName != "" {
+			if _, ok := w.nodes[p.Spec.NodeName]; !ok {
+				return &loader.InputError{Source: set.Origin(p), Object: "Pod " + p.Namespace + "/" + p.Name, Field: "spec.nodeName",
+					Detail: fmt.Sprintf("node %q does not exist", p.Spec.NodeName)}
+			}
+		}
+		if err := w.createPod(p); err != nil {
+			return &loader.InputError{Source: set.Origin(p), Object: "Pod " + p.Namespace + "/" + p.Name, Detail: err.Error()}
+		}
+	}
+	w.reconcile()
+	return nil
+}
+
+// act performs a timed action.
+func (w *world) act(a TimedAction) error {
+	x := a.Action
+	if a.Create != nil {
+		if err := w.apply(a.Create); err != nil {
+			return err
+		}
+	}
+	for _, d := range x.Delete {
+		if err := w.deleteObject(d); err != nil {
+			return err
+		}
+	}
+	if s := x.Scale; s != nil {
+		c := w.findController(s.Kind, s.Namespace, s.Name)
+		if c == nil {
+			return fmt.Errorf("scale: %s %s/%s not found", s.Kind, s.Namespace, s.Name)
+		}
+		c.replicas = s.Replicas
+		w.event(&v1.ObjectReference{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name}, v1.EventTypeNormal, "Scaled", fmt.Sprintf("Scaled to %d", s.Replicas))
+		w.dirty[c] = true
+	}
+	if x.Cordon != "" {
+		if err := w.setUnschedulable(x.Cordon, true); err != nil {
+			return err
+		}
+	}
+	if x.Uncordon != "" {
+		if err := w.setUnschedulable(x.Uncordon, false); err != nil {
+			return err
+		}
+	}
+	if x.RemoveNode != "" {
+		if err := w.removeNode(x.RemoveNode); err != nil {
+			return err
+		}
+	}
+	w.reconcile()
+	return nil
+}
+
+func (w *world) deleteObject(d ObjectRef) error {
+	ns := d.Namespace
+	if ns == "" && d.Kind != "Node" {
+		ns = "default"
+	}
+	switch d.Kind {
+	case "Pod":
+		if _, ok := w.pods[ns+"/"+d.Name]; !ok {
+			return fmt.Errorf("delete: pod %s/%s not found", ns, d.Name)
+		}
+		w.deletePod(ns + "/" + d.Name)
+	case "Node":
+		return w.removeNode(d.Name)
+	case "Deployment", "ReplicaSet", "Job":
+		c := w.findController(d.Kind, ns, d.Name)
+		if c == nil {
+			return fmt.Errorf("delete: %s %s/%s not found", d.Kind, ns, d.Name)
+		}
+		c.deleted = true
+		for _, key := range w.sortedPodKeys() {
+			if c.pods[key] {
+				w.deletePod(key)
+			}
+		}
+	case "PodDisruptionBudget":
+		w.sched.OnPDBDelete(ns, d.Name)
+	default:
+		return fmt.Errorf("delete: kind %q is not supported", d.Kind)
+	}
+	return nil
+}

@@ -107,11 +107,11 @@ type recorder struct {
 	nPend   int
 
 	attempts, scheduled, preemptionAttempts, preemptions, victims, pdbViolations, nominationsLost, cascades int
-	runtimeLost                                                                                         time.Duration
-	waits                                                                                               map[int32][]time.Duration
-	replacements                                                                                        map[string]bool
-	peak                                                                                                int
-	isPending                                                                                           map[string]bool
+	runtimeLost                                                                                             time.Duration
+	waits                                                                                                   map[int32][]time.Duration
+	replacements                                                                                            map[string]bool
+	peak                                                                                                    int
+	isPending                                                                                               map[string]bool
 }
 
 func newRecorder(start time.Time) *recorder {

@@ -71,15 +71,15 @@ type controller struct {
 
 func newWorld(start time.Time, seed uint64, rec *recorder) *world {
 	return &world{
-		clock:  testingclock.NewFakeClock(start),
-		start:  start,
-		rec:    rec,
-		rng:    rand.New(rand.NewPCG(seed, 0x7369)),
+		clock:     testingclock.NewFakeClock(start),
+		start:     start,
+		rec:       rec,
+		rng:       rand.New(rand.NewPCG(seed, 0x7369)),
 		pods:      map[string]*v1.Pod{},
 		admission: snapshot.Empty(),
-		nodes:  map[string]*v1.Node{},
-		owners: map[types.UID]*controller{},
-		dirty:  map[*controller]bool{},
+		nodes:     map[string]*v1.Node{},
+		owners:    map[types.UID]*controller{},
+		dirty:     map[*controller]bool{},
 	}
 }
 

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"container/heap"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -41,6 +42,7 @@ type QueuedPod struct {
 
 	where int // which sub-queue holds it
 	index int // position in its heap
+	seq   int // arrival order, the last tie-break
 }
 
 const (
@@ -79,6 +81,7 @@ type Queue struct {
 	// flight, so that a pod failing that cycle goes to backoff, not to the
 	// unschedulable pool (upstream's moveRequestCycle).
 	moveRequested bool
+	seq           int
 }
 
 // NewQueue returns an empty queue on clk with upstream's default timings.
@@ -112,7 +115,10 @@ func activeLess(a, b *QueuedPod) bool {
 	if pa != pb {
 		return pa > pb
 	}
-	return a.Timestamp.Before(b.Timestamp)
+	if !a.Timestamp.Equal(b.Timestamp) {
+		return a.Timestamp.Before(b.Timestamp)
+	}
+	return a.seq < b.seq
 }
 
 // Len returns the number of pods the queue knows, in any state.
@@ -128,7 +134,8 @@ func (q *Queue) Add(pod *v1.Pod) {
 		qp.Pod = pod
 		return
 	}
-	qp := &QueuedPod{Pod: pod, Key: key, Timestamp: q.clock.Now()}
+	q.seq++
+	qp := &QueuedPod{Pod: pod, Key: key, Timestamp: q.clock.Now(), seq: q.seq}
 	q.pods[key] = qp
 	q.toActive(qp)
 }
@@ -267,11 +274,10 @@ func (q *Queue) Gated(key string) bool { return q.gated[key] }
 // backoff is not over, else to the active queue. Gated pods stay.
 func (q *Queue) MoveAllToActiveOrBackoff() {
 	q.moveRequested = true
-	for key, qp := range q.unschedulable {
-		if q.gated[key] {
-			continue
+	for _, qp := range q.sortedUnschedulable() {
+		if !q.gated[qp.Key] {
+			q.requeue(qp)
 		}
-		q.requeue(qp)
 	}
 }
 
@@ -322,11 +328,22 @@ func (q *Queue) flush() {
 		return
 	}
 	q.lastFlush = tick
-	for key, qp := range q.unschedulable {
-		if !q.gated[key] && tick.Sub(qp.Timestamp) > q.maxUnschedulableTime {
+	for _, qp := range q.sortedUnschedulable() {
+		if !q.gated[qp.Key] && tick.Sub(qp.Timestamp) > q.maxUnschedulableTime {
 			q.requeue(qp)
 		}
 	}
+}
+
+// sortedUnschedulable lists the unschedulable pool in arrival order, so
+// that moves do not depend on map order.
+func (q *Queue) sortedUnschedulable() []*QueuedPod {
+	out := make([]*QueuedPod, 0, len(q.unschedulable))
+	for _, qp := range q.unschedulable {
+		out = append(out, qp)
+	}
+	slices.SortFunc(out, func(a, b *QueuedPod) int { return a.seq - b.seq })
+	return out
 }
 
 // nextTick returns the first flush tick at which a pod that entered the

@@ -1,0 +1,149 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	testingclock "k8s.io/utils/clock/testing"
+
+	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func popAll(q *Queue) []string {
+	var out []string
+	for qp := q.Pop(); qp != nil; qp = q.Pop() {
+		out = append(out, qp.Pod.Name)
+	}
+	return out
+}
+
+func TestQueueOrder(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "low-first").Priority(1).Obj())
+	clk.Step(time.Second)
+	q.Add(rt.Pod("ns", "high").Priority(10).Obj())
+	clk.Step(time.Second)
+	q.Add(rt.Pod("ns", "low-second").Priority(1).Obj())
+	q.Add(rt.Pod("ns", "mid").Priority(5).Obj())
+	if diff := cmp.Diff([]string{"high", "mid", "low-first", "low-second"}, popAll(q)); diff != "" {
+		t.Errorf("pop order (-want +got):\n%s", diff)
+	}
+}
+
+func TestBackoffDoublesUpToTheMaximum(t *testing.T) {
+	q := NewQueue(testingclock.NewFakeClock(t0))
+	qp := &QueuedPod{}
+	var got []time.Duration
+	for i := 1; i <= 6; i++ {
+		qp.UnschedulableCount = i
+		got = append(got, q.backoffDuration(qp))
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("backoff (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnschedulablePodsWaitForAnEvent(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "p").Priority(1).Obj())
+	qp := q.Pop()
+	q.Done(qp, true)
+	if q.Pop() != nil {
+		t.Fatal("an unschedulable pod was popped again without any event")
+	}
+	if _, ok := q.NextWakeup(); !ok {
+		t.Fatal("no wakeup planned for the flush of the unschedulable pool")
+	}
+	// An event moves it to the backoff queue (1s backoff not over), and an
+	// empty active queue lets it pop from there.
+	q.MoveAllToActiveOrBackoff()
+	if got := q.Pop(); got == nil || got.Pod.Name != "p" {
+		t.Fatalf("after a cluster event: popped %v, want p", got)
+	}
+}
+
+func TestBackoffQueueWaitsBehindActivePods(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "retry").Priority(100).Obj())
+	qp := q.Pop()
+	q.MoveAllToActiveOrBackoff() // an event during the attempt
+	q.Done(qp, true)             // so it backs off instead of waiting
+	q.Add(rt.Pod("ns", "fresh").Priority(1).Obj())
+	if diff := cmp.Diff([]string{"fresh", "retry"}, popAll(q)); diff != "" {
+		t.Errorf("a backing-off pod must wait for active pods (-want +got):\n%s", diff)
+	}
+}
+
+func TestBackoffExpiryMovesToActive(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "a").Priority(1).Obj())
+	qp := q.Pop()
+	q.MoveAllToActiveOrBackoff()
+	q.Done(qp, true) // backoff 1s
+	clk.Step(1500 * time.Millisecond)
+	q.Add(rt.Pod("ns", "b").Priority(0).Obj())
+	// a's backoff is over: it is active again and outranks b by priority.
+	if diff := cmp.Diff([]string{"a", "b"}, popAll(q)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestUnschedulablePoolIsFlushedAfterFiveMinutes(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "p").Obj())
+	q.Done(q.Pop(), true)
+	wake, ok := q.NextWakeup()
+	// Entered at t0; older than 5m at the 30s tick after t0+5m: t0+5m30s.
+	if !ok || !wake.Equal(t0.Add(5*time.Minute+30*time.Second)) {
+		t.Fatalf("wakeup = %v %v, want t0+5m30s", wake, ok)
+	}
+	clk.SetTime(t0.Add(5*time.Minute + 29*time.Second))
+	if q.Pop() != nil {
+		t.Fatal("flushed before the tick")
+	}
+	clk.SetTime(wake)
+	if got := q.Pop(); got == nil {
+		t.Fatal("not flushed at the tick")
+	}
+}
+
+func TestGatedPodsStayOut(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "p").Obj())
+	qp := q.Pop()
+	q.Gate(qp.Key)
+	q.Done(qp, true)
+	q.MoveAllToActiveOrBackoff()
+	clk.Step(10 * time.Minute)
+	if q.Pop() != nil {
+		t.Fatal("a pod whose preemption is in flight was popped")
+	}
+	q.Ungate(qp.Key)
+	q.MoveAllToActiveOrBackoff()
+	if q.Pop() == nil {
+		t.Fatal("ungated pod not popped after an event")
+	}
+}
+
+func TestDeleteForgetsEverywhere(t *testing.T) {
+	q := NewQueue(testingclock.NewFakeClock(t0))
+	q.Add(rt.Pod("ns", "a").Obj())
+	q.Add(rt.Pod("ns", "b").Obj())
+	q.Done(q.Pop(), true)
+	q.Delete("ns/a")
+	q.Delete("ns/b")
+	q.MoveAllToActiveOrBackoff()
+	if q.Len() != 0 || q.Pop() != nil {
+		t.Fatalf("queue still holds %d pods", q.Len())
+	}
+}

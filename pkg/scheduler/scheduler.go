@@ -103,6 +103,8 @@ type Scheduler struct {
 	nextStartNodeIndex int
 	// assumed are pods bound in the cache before the API confirmed it.
 	assumed map[string]bool
+	// wake nudges Run when an event may have made work.
+	wake chan struct{}
 }
 
 // New returns a scheduler with an empty cache on clk, acting on cluster.
@@ -118,6 +120,41 @@ func New(cluster Cluster, clk clock.Clock, opts Options) *Scheduler {
 		queue:   NewQueue(clk),
 		rng:     rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
 		assumed: map[string]bool{},
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+// notify wakes Run; handlers call it after every change.
+func (s *Scheduler) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run schedules pods until ctx is done, sleeping while there is nothing to
+// do until an event arrives or the queue's next backoff or flush is due.
+func (s *Scheduler) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		if s.ScheduleOne(ctx) {
+			continue
+		}
+		var (
+			t     clock.Timer
+			timer <-chan time.Time
+		)
+		if next, ok := s.NextWakeup(); ok {
+			t = s.clock.NewTimer(max(next.Sub(s.clock.Now()), time.Millisecond))
+			timer = t.C()
+		}
+		select {
+		case <-ctx.Done():
+		case <-s.wake:
+		case <-timer:
+		}
+		if t != nil {
+			t.Stop()
+		}
 	}
 }
 
@@ -134,6 +171,7 @@ func terminal(pod *v1.Pod) bool {
 
 // OnPodAdd handles a new pod.
 func (s *Scheduler) OnPodAdd(pod *v1.Pod) {
+	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.podAdded(pod)
@@ -159,6 +197,7 @@ func (s *Scheduler) upsert(pod *v1.Pod) {
 
 // OnPodUpdate handles a changed pod.
 func (s *Scheduler) OnPodUpdate(old, pod *v1.Pod) {
+	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := podKey(pod)
@@ -180,6 +219,7 @@ func (s *Scheduler) OnPodUpdate(old, pod *v1.Pod) {
 
 // OnPodDelete handles a deleted pod.
 func (s *Scheduler) OnPodDelete(pod *v1.Pod) {
+	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.podGone(podKey(pod), assigned(pod))
@@ -198,6 +238,7 @@ func (s *Scheduler) podGone(key string, wasAssigned bool) {
 
 // OnNodeAdd handles a new node.
 func (s *Scheduler) OnNodeAdd(node *v1.Node) {
+	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.snap.UpdateNode(node); err == nil {
@@ -210,6 +251,7 @@ func (s *Scheduler) OnNodeUpdate(node *v1.Node) { s.OnNodeAdd(node) }
 
 // OnNodeDelete handles a deleted node.
 func (s *Scheduler) OnNodeDelete(name string) {
+	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snap.RemoveNode(name)
@@ -217,6 +259,7 @@ func (s *Scheduler) OnNodeDelete(name string) {
 
 // OnPDB handles a created or changed disruption budget.
 func (s *Scheduler) OnPDB(pdb *policyv1.PodDisruptionBudget) {
+	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_ = s.snap.SetPDB(pdb)
@@ -224,6 +267,7 @@ func (s *Scheduler) OnPDB(pdb *policyv1.PodDisruptionBudget) {
 
 // OnPDBDelete handles a deleted disruption budget.
 func (s *Scheduler) OnPDBDelete(namespace, name string) {
+	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snap.RemovePDB(namespace, name)
@@ -231,6 +275,7 @@ func (s *Scheduler) OnPDBDelete(namespace, name string) {
 
 // OnPriorityClass handles a created or changed priority class.
 func (s *Scheduler) OnPriorityClass(pc *schedulingv1.PriorityClass) {
+	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snap.SetPriorityClass(pc)
@@ -238,6 +283,7 @@ func (s *Scheduler) OnPriorityClass(pc *schedulingv1.PriorityClass) {
 
 // OnNamespace handles a created or changed namespace.
 func (s *Scheduler) OnNamespace(ns *v1.Namespace) {
+	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snap.SetNamespace(ns)

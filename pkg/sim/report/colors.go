@@ -33,6 +33,7 @@ const (
 	colorPreempt = "#d62728"
 	colorAdded   = "#2e7d32"
 	colorRemoved = "#d62728"
+	colorCordon  = "#e8a33d"
 )
 
 // swatch is the colours of one priority.

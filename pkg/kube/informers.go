@@ -1,0 +1,96 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/reprieve/reprieve/pkg/scheduler"
+)
+
+// Feed connects shared informers for nodes, pods, PodDisruptionBudgets,
+// PriorityClasses and namespaces to the scheduler's event handlers, starts
+// them and waits for their caches. Finished pods are filtered out by the
+// API server, as kube-scheduler does.
+func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Scheduler) (informers.SharedInformerFactory, error) {
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0)
+	podFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = "status.phase!=" + string(v1.PodSucceeded) + ",status.phase!=" + string(v1.PodFailed)
+	}))
+	handlers := []struct {
+		inf cache.SharedIndexInformer
+		h   cache.ResourceEventHandler
+	}{
+		{f.Core().V1().Nodes().Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { s.OnNodeAdd(o.(*v1.Node)) },
+			UpdateFunc: func(_, o any) { s.OnNodeUpdate(o.(*v1.Node)) },
+			DeleteFunc: func(o any) {
+				if n, ok := unwrap[*v1.Node](o); ok {
+					s.OnNodeDelete(n.Name)
+				}
+			},
+		}},
+		{podFactory.Core().V1().Pods().Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { s.OnPodAdd(o.(*v1.Pod)) },
+			UpdateFunc: func(old, o any) { s.OnPodUpdate(old.(*v1.Pod), o.(*v1.Pod)) },
+			DeleteFunc: func(o any) {
+				if p, ok := unwrap[*v1.Pod](o); ok {
+					s.OnPodDelete(p)
+				}
+			},
+		}},
+		{f.Policy().V1().PodDisruptionBudgets().Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { s.OnPDB(o.(*policyv1.PodDisruptionBudget)) },
+			UpdateFunc: func(_, o any) { s.OnPDB(o.(*policyv1.PodDisruptionBudget)) },
+			DeleteFunc: func(o any) {
+				if p, ok := unwrap[*policyv1.PodDisruptionBudget](o); ok {
+					s.OnPDBDelete(p.Namespace, p.Name)
+				}
+			},
+		}},
+		{f.Scheduling().V1().PriorityClasses().Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { s.OnPriorityClass(o.(*schedulingv1.PriorityClass)) },
+			UpdateFunc: func(_, o any) { s.OnPriorityClass(o.(*schedulingv1.PriorityClass)) },
+		}},
+		{f.Core().V1().Namespaces().Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { s.OnNamespace(o.(*v1.Namespace)) },
+			UpdateFunc: func(_, o any) { s.OnNamespace(o.(*v1.Namespace)) },
+		}},
+	}
+	for _, h := range handlers {
+		if _, err := h.inf.AddEventHandler(h.h); err != nil {
+			return nil, err
+		}
+	}
+	f.Start(ctx.Done())
+	podFactory.Start(ctx.Done())
+	for _, fac := range []informers.SharedInformerFactory{f, podFactory} {
+		for typ, ok := range fac.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return nil, fmt.Errorf("informer for %v did not sync", typ)
+			}
+		}
+	}
+	return f, nil
+}
+
+// unwrap returns the object of a delete notification, which may be a
+// tombstone when the watch missed the deletion.
+func unwrap[T any](o any) (T, bool) {
+	if t, ok := o.(T); ok {
+		return t, true
+	}
+	if tomb, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		t, ok := tomb.Obj.(T)
+		return t, ok
+	}
+	var zero T
+	return zero, false
+}

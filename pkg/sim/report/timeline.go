@@ -1,0 +1,653 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/reprieve/reprieve/pkg/sim"
+)
+
+// Geometry of the SVG charts, in pixels.
+const (
+	svgWidth = 1280
+	rightPad = 30
+	axisH    = 22
+	rowH     = 20
+	barH     = 15
+	lanePad  = 4
+	laneGap  = 12 // between the node lanes and the pending lane
+	// charW is the advance of one character of the 11px monospace labels,
+	// slightly generous so that a label judged to fit always does.
+	charW = 6.8
+	// nameCharW is the same for the 12px lane names.
+	nameCharW = 7.4
+)
+
+// Limits beyond which the timeline leaves things out (and says so).
+const (
+	maxLanes = 200
+	maxRows  = 30
+	maxBars  = 20000
+)
+
+// geometry maps virtual time to x.
+type geometry struct {
+	labelW, plotW, end float64
+}
+
+func (g geometry) x(t float64) float64 {
+	t = math.Max(0, math.Min(t, g.end))
+	return g.labelW + t/g.end*g.plotW
+}
+
+type itemKind int
+
+const (
+	kindNomination itemKind = iota + 1
+	kindPod
+	kindWait
+)
+
+// item is one bar of a lane.
+type item struct {
+	kind   itemKind
+	pod    *sim.PodHistory
+	nom    *sim.Nomination
+	x0, x1 float64
+	row    int
+	// after is the pod's nomination on this lane that ended when it was
+	// bound: the bar continues that row when it can.
+	after *item
+}
+
+// lane is one swim lane: a node, or the pods waiting to be bound.
+type lane struct {
+	name    string
+	pending bool
+	lives   [][2]float64 // periods the node existed, in seconds
+	added   []float64
+	removed []float64
+	cordons [][2]float64 // periods the node was unschedulable
+	items   []*item
+	pods    int // pods bound to the node
+	rows    int
+	hidden  int // bars left out for want of rows or of the bar budget
+}
+
+// timeline is the laid-out node timeline.
+type timeline struct {
+	g          geometry
+	lanes      []*lane // shown node lanes, then the pending lane if any
+	totalNodes int
+	// Bars left out: beyond maxRows in their lane (pending: in the pending
+	// lane), or beyond maxBars in all.
+	hiddenRows, hiddenPending, hiddenBudget int
+}
+
+// layoutTimeline assigns bars to lanes and rows.
+func layoutTimeline(res *sim.Result, end float64) *timeline {
+	byName := map[string]*lane{}
+	var lanes []*lane
+	laneFor := func(name string) *lane {
+		if l := byName[name]; l != nil {
+			return l
+		}
+		l := &lane{name: name}
+		byName[name] = l
+		lanes = append(lanes, l)
+		return l
+	}
+	for _, n := range res.Nodes {
+		l := laneFor(n.Name)
+		to := end
+		if n.Removed != nil {
+			to = *n.Removed
+			l.removed = append(l.removed, to)
+		}
+		l.lives = append(l.lives, [2]float64{n.Added, to})
+		if n.Added > 0 {
+			l.added = append(l.added, n.Added)
+		}
+	}
+	// Cordons are known from the nodes' events.
+	for _, e := range res.Events {
+		name, ok := strings.CutPrefix(e.Object, "node/")
+		l := byName[name]
+		if !ok || l == nil {
+			continue
+		}
+		at := e.Time.Seconds()
+		open := len(l.cordons) > 0 && l.cordons[len(l.cordons)-1][1] < 0
+		switch {
+		case e.Reason == "NodeNotSchedulable" && !open:
+			l.cordons = append(l.cordons, [2]float64{at, -1})
+		case (e.Reason == "NodeSchedulable" || e.Reason == "RemovingNode") && open:
+			l.cordons[len(l.cordons)-1][1] = at
+		}
+	}
+	for _, l := range lanes {
+		if n := len(l.cordons); n > 0 && l.cordons[n-1][1] < 0 {
+			l.cordons[n-1][1] = end
+		}
+	}
+	// Lanes exist for nodes a pod was bound or nominated to even if the
+	// result does not list them; they have no recorded lifetime then.
+	for i := range res.Pods {
+		p := &res.Pods[i]
+		if p.Bound != nil && p.Node != "" {
+			laneFor(p.Node).pods++
+		}
+		for _, n := range p.Nominations {
+			laneFor(n.Node)
+		}
+	}
+	t := &timeline{totalNodes: len(lanes)}
+	if len(lanes) > maxLanes {
+		lanes = lanes[:maxLanes]
+	}
+	longest := 8
+	for _, l := range lanes {
+		longest = max(longest, len([]rune(l.name)))
+	}
+	labelW := math.Round(math.Max(130, math.Min(280, float64(min(longest, 36))*nameCharW+24)))
+	t.g = geometry{labelW: labelW, plotW: svgWidth - labelW - rightPad, end: end}
+	shown := map[string]*lane{}
+	for _, l := range lanes {
+		shown[l.name] = l
+	}
+
+	budget := maxBars
+	add := func(l *lane, it *item) bool {
+		if budget == 0 {
+			l.hidden++
+			t.hiddenBudget++
+			return false
+		}
+		budget--
+		it.x1 = math.Max(it.x1, it.x0+3)
+		it.row = -1
+		l.items = append(l.items, it)
+		return true
+	}
+	wait := &lane{name: "pending", pending: true}
+	for i := range res.Pods {
+		p := &res.Pods[i]
+		var bound *item
+		for j := range p.Nominations {
+			n := &p.Nominations[j]
+			l := shown[n.Node]
+			if l == nil {
+				continue
+			}
+			to := end
+			if n.To != nil {
+				to = *n.To
+			}
+			it := &item{kind: kindNomination, pod: p, nom: n, x0: t.g.x(n.From), x1: t.g.x(to)}
+			if add(l, it) && n.Outcome == "bound" && n.Node == p.Node {
+				bound = it
+			}
+		}
+		if p.Bound != nil {
+			if l := shown[p.Node]; l != nil {
+				add(l, &item{kind: kindPod, pod: p, x0: t.g.x(*p.Bound), x1: t.g.x(podEnd(p, end)), after: bound})
+			}
+		}
+		waitEnd := end
+		switch {
+		case p.Bound != nil:
+			waitEnd = *p.Bound
+		case p.Gone != nil:
+			waitEnd = *p.Gone
+		}
+		if waitEnd > p.Created {
+			add(wait, &item{kind: kindWait, pod: p, x0: t.g.x(p.Created), x1: t.g.x(waitEnd)})
+		}
+	}
+	if len(wait.items) > 0 || wait.hidden > 0 {
+		lanes = append(lanes, wait)
+	}
+	for _, l := range lanes {
+		n := l.pack()
+		if l.pending {
+			t.hiddenPending += n
+		} else {
+			t.hiddenRows += n
+		}
+	}
+	t.lanes = lanes
+	return t
+}
+
+// podEnd is when a bound pod stopped occupying its node.
+func podEnd(p *sim.PodHistory, end float64) float64 {
+	switch {
+	case p.Gone != nil:
+		return *p.Gone
+	case p.Finished != nil:
+		return *p.Finished
+	}
+	return end
+}
+
+// pack places the lane's bars in rows, greedily: in order of start, each
+// bar takes the first row free at its start (its nomination's row first).
+// It returns how many bars found no row within maxRows.
+func (l *lane) pack() int {
+	slices.SortStableFunc(l.items, func(a, b *item) int { return cmp.Compare(a.x0, b.x0) })
+	var rowEnd []float64
+	kept := l.items[:0]
+	hidden := 0
+	for _, it := range l.items {
+		row := -1
+		if a := it.after; a != nil && a.row >= 0 && rowEnd[a.row] <= it.x0+0.01 {
+			row = a.row
+		}
+		for r := 0; row < 0 && r < len(rowEnd); r++ {
+			if rowEnd[r] <= it.x0+0.01 {
+				row = r
+			}
+		}
+		if row < 0 {
+			if len(rowEnd) == maxRows {
+				hidden++
+				continue
+			}
+			row = len(rowEnd)
+			rowEnd = append(rowEnd, 0)
+		}
+		it.row = row
+		rowEnd[row] = it.x1
+		kept = append(kept, it)
+	}
+	clear(l.items[len(kept):])
+	l.items = kept
+	l.rows = max(1, len(rowEnd))
+	l.hidden += hidden
+	return hidden
+}
+
+func (l *lane) height() float64 {
+	return math.Max(float64(l.rows*rowH+2*lanePad), float64(24+12*len(l.subLabels())))
+}
+
+// subLabels are the lines under the lane's name.
+func (l *lane) subLabels() []string {
+	var out []string
+	if l.pending {
+		out = append(out, plural(len(l.items)+l.hidden, "pod")+" waited")
+	} else {
+		out = append(out, plural(l.pods, "pod"))
+		for _, a := range l.added {
+			out = append(out, "added "+fmtDur(a))
+		}
+		for _, c := range l.cordons {
+			out = append(out, "cordoned "+fmtDur(c[0]))
+		}
+		for _, r := range l.removed {
+			out = append(out, "removed "+fmtDur(r))
+		}
+	}
+	if l.hidden > 0 {
+		out = append(out, plural(l.hidden, "bar")+" not drawn")
+	}
+	return out
+}
+
+// absent returns the periods within [0, end] the node did not exist.
+func (l *lane) absent(end float64) [][2]float64 {
+	if len(l.lives) == 0 {
+		return nil
+	}
+	lives := slices.Clone(l.lives)
+	slices.SortFunc(lives, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	var out [][2]float64
+	at := 0.0
+	for _, v := range lives {
+		if v[0] > at {
+			out = append(out, [2]float64{at, v[0]})
+		}
+		at = math.Max(at, v[1])
+	}
+	if at < end {
+		out = append(out, [2]float64{at, end})
+	}
+	return out
+}
+
+// svgContext is what drawing needs besides the layout.
+type svgContext struct {
+	colors     map[int32]swatch
+	classes    map[int32][]string
+	preemptors map[string][]string // victim → related objects of its Preempted events
+}
+
+// svg draws the timeline.
+func (t *timeline) svg(c *svgContext) string {
+	g := t.g
+	height := axisH
+	for _, l := range t.lanes {
+		if l.pending {
+			height += laneGap
+		}
+		height += int(l.height())
+	}
+	height += axisH
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="Per-node timeline">`+"\n", svgWidth, height, svgWidth, height)
+	b.WriteString("<defs>\n")
+	for _, p := range sortedSwatches(c.colors) {
+		fmt.Fprintf(&b, `<pattern id="grace%d" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#fff"/><rect width="3" height="6" fill="%s"/></pattern>`+"\n", p.index, p.Light)
+	}
+	b.WriteString(`<pattern id="absent" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f1f3f5"/><rect width="2" height="8" fill="#dde1e6"/></pattern>` + "\n")
+	b.WriteString("</defs>\n")
+
+	ticks := timeTicks(g.end, int(g.plotW/90))
+	// Lane backgrounds first, then the grid over them, then the bars.
+	y := float64(axisH)
+	tops := make([]float64, len(t.lanes))
+	for i, l := range t.lanes {
+		if l.pending {
+			y += laneGap
+		}
+		tops[i] = y
+		h := l.height()
+		fill := "#ffffff"
+		if l.pending {
+			fill = "#f7f7fb"
+		} else if i%2 == 1 {
+			fill = "#fafbfc"
+		}
+		fmt.Fprintf(&b, `<rect class="lane-bg" x="0" y="%s" width="%d" height="%s" fill="%s"/>`+"\n", num(y), svgWidth, num(h), fill)
+		for _, a := range l.absent(g.end) {
+			fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="url(#absent)"><title>%s did not exist from %s to %s</title></rect>`+"\n",
+				num(g.x(a[0])), num(y), num(g.x(a[1])-g.x(a[0])), num(h), esc(l.name), fmtClock(a[0]), fmtClock(a[1]))
+		}
+		for _, c := range l.cordons {
+			fmt.Fprintf(&b, `<g class="cordon"><title>%s cordoned (unschedulable) from %s to %s</title><rect x="%s" y="%s" width="%s" height="%s" fill="%s"/><rect x="%s" y="%s" width="%s" height="3" fill="%s"/></g>`+"\n",
+				esc(l.name), fmtClock(c[0]), fmtClock(c[1]), num(g.x(c[0])), num(y), num(g.x(c[1])-g.x(c[0])), num(h), mix(colorCordon, 0.1), num(g.x(c[0])), num(y), num(g.x(c[1])-g.x(c[0])), colorCordon)
+		}
+		y += h
+	}
+	bottom := y
+	b.WriteString(`<g class="grid">`)
+	for _, tk := range ticks {
+		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%s"/>`, num(g.x(tk)), axisH, num(g.x(tk)), num(bottom))
+	}
+	b.WriteString("</g>\n")
+	fmt.Fprintf(&b, `<line class="frame" x1="%s" y1="%d" x2="%s" y2="%s"/>`+"\n", num(g.labelW), axisH, num(g.labelW), num(bottom))
+	writeTimeAxis(&b, g, ticks, axisH-7, "axis-top")
+	writeTimeAxis(&b, g, ticks, bottom+15, "axis-bottom")
+
+	for i, l := range t.lanes {
+		top := tops[i]
+		fmt.Fprintf(&b, `<g class="lane" data-node="%s">`+"\n", esc(l.name))
+		if i > 0 && !t.lanes[i-1].pending {
+			fmt.Fprintf(&b, `<line class="lane-sep" x1="0" y1="%s" x2="%d" y2="%s"/>`+"\n", num(top), svgWidth, num(top))
+		}
+		t.writeLaneLabel(&b, l, top)
+		for _, it := range l.items {
+			by := top + lanePad + float64(it.row*rowH) + (rowH-barH)/2
+			switch it.kind {
+			case kindPod:
+				writePod(&b, c, g, it, by)
+			case kindNomination:
+				writeNomination(&b, it, by)
+			case kindWait:
+				writeWait(&b, c, g, it, by)
+			}
+		}
+		for _, a := range l.added {
+			writeNodeMark(&b, g.x(a), top, l.height(), colorAdded, fmt.Sprintf("%s added at %s", l.name, fmtClock(a)))
+		}
+		for _, r := range l.removed {
+			writeNodeMark(&b, g.x(r), top, l.height(), colorRemoved, fmt.Sprintf("%s removed at %s", l.name, fmtClock(r)))
+		}
+		b.WriteString("</g>\n")
+	}
+	b.WriteString("</svg>")
+	return b.String()
+}
+
+func sortedSwatches(m map[int32]swatch) []swatch {
+	out := make([]swatch, 0, len(m))
+	for _, s := range m {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b swatch) int { return cmp.Compare(a.index, b.index) })
+	return out
+}
+
+func writeTimeAxis(b *strings.Builder, g geometry, ticks []float64, y float64, class string) {
+	fmt.Fprintf(b, `<g class="axis %s">`, class)
+	for _, tk := range ticks {
+		fmt.Fprintf(b, `<text x="%s" y="%s">%s</text>`, num(g.x(tk)), num(y), fmtDur(tk))
+	}
+	b.WriteString("</g>\n")
+}
+
+func (t *timeline) writeLaneLabel(b *strings.Builder, l *lane, top float64) {
+	maxName := int((t.g.labelW - 16) / nameCharW)
+	name := truncate(l.name, maxName)
+	class := "lane-name"
+	if l.pending {
+		class += " pending-name"
+	}
+	fmt.Fprintf(b, `<text class="%s" x="8" y="%s"><title>%s</title>%s</text>`+"\n", class, num(top+17), esc(l.name), esc(name))
+	for i, s := range l.subLabels() {
+		class := "lane-sub"
+		if strings.HasSuffix(s, " not drawn") {
+			class += " hidden-count"
+		}
+		fmt.Fprintf(b, `<text class="%s" x="8" y="%s">%s</text>`+"\n", class, num(top+31+float64(12*i)), esc(truncate(s, int((t.g.labelW-16)/6.2))))
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// shortName is a pod's name without its namespace.
+func shortName(pod string) string {
+	if i := strings.IndexByte(pod, '/'); i >= 0 {
+		return pod[i+1:]
+	}
+	return pod
+}
+
+// fitLabel finds room for the first candidate text that fits inside [x0,
+// x1] without covering any of the marks, else for the last candidate
+// shortened in the middle to no less than minLabel characters. It returns
+// where the text starts and the text, or "" when nothing fits.
+func fitLabel(cands []string, x0, x1 float64, marks []float64) (float64, string) {
+	regions := [][2]float64{{x0 + 4, x1 - 4}}
+	for _, m := range marks {
+		var next [][2]float64
+		for _, r := range regions {
+			if m <= r[0]-7 || m >= r[1]+7 {
+				next = append(next, r)
+				continue
+			}
+			next = append(next, [2]float64{r[0], m - 7}, [2]float64{m + 7, r[1]})
+		}
+		regions = next
+	}
+	for _, c := range cands {
+		w := float64(len([]rune(c))) * charW
+		for _, r := range regions {
+			if r[1]-r[0] >= w {
+				return r[0], c
+			}
+		}
+	}
+	widest := [2]float64{}
+	for _, r := range regions {
+		if r[1]-r[0] > widest[1]-widest[0] {
+			widest = r
+		}
+	}
+	if n := int((widest[1] - widest[0]) / charW); n >= minLabel && len(cands) > 0 {
+		return widest[0], ellipsize(cands[len(cands)-1], n)
+	}
+	return 0, ""
+}
+
+// minLabel is the fewest characters a shortened label keeps.
+const minLabel = 8
+
+// ellipsize shortens s to n runes by cutting its middle, keeping the end
+// (where generated pod names differ) a little longer than the start.
+func ellipsize(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	tail := n / 2
+	head := n - 1 - tail
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+func writeLabel(b *strings.Builder, x, barY float64, text, class string) {
+	if text == "" {
+		return
+	}
+	fmt.Fprintf(b, `<text class="%s" x="%s" y="%s">%s</text>`, class, num(x), num(barY+barH/2+3.8), esc(text))
+}
+
+func writePod(b *strings.Builder, c *svgContext, g geometry, it *item, y float64) {
+	p := it.pod
+	sw := c.colors[p.Priority]
+	// The running part ends when the pod starts terminating (or finishes);
+	// the termination period is striped.
+	stop := podEnd(p, g.end)
+	if p.Terminating != nil && *p.Terminating < stop {
+		stop = *p.Terminating
+	}
+	xs := math.Max(g.x(stop), it.x0)
+	fmt.Fprintf(b, `<g class="pod" data-pod="%s"><title>%s</title>`, esc(p.Pod), esc(podTooltip(c, p, g.end)))
+	if xs > it.x0 {
+		fmt.Fprintf(b, `<rect class="run" x="%s" y="%s" width="%s" height="%d" fill="%s" stroke="%s"/>`,
+			num(it.x0), num(y), num(math.Max(xs-it.x0-1, 1)), barH, sw.Fill, sw.Base)
+	}
+	if it.x1-xs > 0.5 {
+		fmt.Fprintf(b, `<rect class="grace" x="%s" y="%s" width="%s" height="%d" fill="url(#grace%d)" stroke="%s"/>`,
+			num(xs), num(y), num(math.Max(it.x1-xs-1, 1)), barH, sw.index, sw.Base)
+	}
+	var marks []float64
+	if p.Preempted != nil {
+		marks = append(marks, g.x(*p.Preempted))
+	}
+	x, text := fitLabel([]string{p.Pod, shortName(p.Pod)}, it.x0, it.x1, marks)
+	writeLabel(b, x, y, text, "bar-label")
+	for _, m := range marks {
+		d := fmt.Sprintf("M%s %sl8 8m0 -8l-8 8", num(m-4), num(y+barH/2-4))
+		fmt.Fprintf(b, `<path class="preempt-halo" d="%s"/><path class="preempt" d="%s"/>`, d, d)
+	}
+	b.WriteString("</g>\n")
+}
+
+func podTooltip(c *svgContext, p *sim.PodHistory, end float64) string {
+	lines := []string{p.Pod, priorityText(p.Priority, c.classes)}
+	if p.Replacement {
+		lines = append(lines, "replacement for a preempted pod")
+	}
+	lines = append(lines, "node "+p.Node)
+	if p.Bound != nil {
+		lines = append(lines, fmt.Sprintf("created %s, bound %s (waited %s)", fmtClock(p.Created), fmtClock(*p.Bound), fmtDur(*p.Bound-p.Created)))
+	}
+	if p.Preempted != nil {
+		s := "preempted at " + fmtClock(*p.Preempted)
+		if by := c.preemptors[p.Pod]; len(by) > 0 {
+			s += " by " + strings.Join(by, ", ")
+		}
+		lines = append(lines, s)
+	}
+	if p.Terminating != nil {
+		s := "terminating from " + fmtClock(*p.Terminating)
+		if p.Gone != nil {
+			s += fmt.Sprintf(", gone at %s (after %s)", fmtClock(*p.Gone), fmtDur(*p.Gone-*p.Terminating))
+		} else {
+			s += ", still terminating at the end"
+		}
+		lines = append(lines, s)
+	} else if p.Gone != nil {
+		lines = append(lines, "gone at "+fmtClock(*p.Gone))
+	}
+	if p.Finished != nil {
+		lines = append(lines, "finished at "+fmtClock(*p.Finished))
+	}
+	if p.Gone == nil && p.Finished == nil && p.Terminating == nil {
+		lines = append(lines, "running at the end ("+fmtClock(end)+")")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func priorityText(p int32, classes map[int32][]string) string {
+	s := fmt.Sprintf("priority %d", p)
+	if names := classes[p]; len(names) > 0 {
+		s += " (" + strings.Join(names, ", ") + ")"
+	}
+	return s
+}
+
+func outcomeColor(outcome string) string {
+	switch outcome {
+	case "bound":
+		return colorBound
+	case "lost":
+		return colorLost
+	}
+	return colorOpen
+}
+
+func writeNomination(b *strings.Builder, it *item, y float64) {
+	n, p := it.nom, it.pod
+	col := outcomeColor(n.Outcome)
+	to := "the end"
+	if n.To != nil {
+		to = fmtClock(*n.To)
+	}
+	tip := fmt.Sprintf("%s nominated to %s\nfrom %s to %s\noutcome: %s", p.Pod, n.Node, fmtClock(n.From), to, n.Outcome)
+	fmt.Fprintf(b, `<g class="nom nom-%s" data-pod="%s"><title>%s</title>`, esc(n.Outcome), esc(p.Pod), esc(tip))
+	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%d" fill="%s" stroke="%s"/>`,
+		num(it.x0+0.75), num(y+0.75), num(math.Max(it.x1-it.x0-2.5, 1)), barH-1, mix(col, 0.07), col)
+	x, text := fitLabel([]string{"nominated: " + p.Pod, "nom: " + p.Pod, "nom: " + shortName(p.Pod), shortName(p.Pod)}, it.x0, it.x1, nil)
+	if text != "" {
+		fmt.Fprintf(b, `<text class="nom-label" x="%s" y="%s" fill="%s">%s</text>`, num(x), num(y+barH/2+3.8), col, esc(text))
+	}
+	b.WriteString("</g>\n")
+}
+
+func writeWait(b *strings.Builder, c *svgContext, g geometry, it *item, y float64) {
+	p := it.pod
+	sw := c.colors[p.Priority]
+	var tip string
+	switch {
+	case p.Bound != nil:
+		tip = fmt.Sprintf("%s\n%s\npending from %s, bound to %s at %s (waited %s)", p.Pod, priorityText(p.Priority, c.classes), fmtClock(p.Created), p.Node, fmtClock(*p.Bound), fmtDur(*p.Bound-p.Created))
+	case p.Gone != nil:
+		tip = fmt.Sprintf("%s\n%s\npending from %s, deleted at %s", p.Pod, priorityText(p.Priority, c.classes), fmtClock(p.Created), fmtClock(*p.Gone))
+	default:
+		tip = fmt.Sprintf("%s\n%s\npending from %s, still pending at the end (%s)", p.Pod, priorityText(p.Priority, c.classes), fmtClock(p.Created), fmtDur(g.end-p.Created))
+	}
+	if p.Replacement {
+		tip += "\nreplacement for a preempted pod"
+	}
+	fmt.Fprintf(b, `<g class="wait" data-pod="%s"><title>%s</title>`, esc(p.Pod), esc(tip))
+	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%d" fill="%s" stroke="%s"/>`,
+		num(it.x0+0.5), num(y+0.5), num(math.Max(it.x1-it.x0-2, 1)), barH-1, mix(sw.Base, 0.12), sw.Base)
+	x, text := fitLabel([]string{p.Pod, shortName(p.Pod)}, it.x0, it.x1, nil)
+	writeLabel(b, x, y, text, "bar-label")
+	b.WriteString("</g>\n")
+}
+
+func writeNodeMark(b *strings.Builder, x, top, h float64, color, tip string) {
+	fmt.Fprintf(b, `<g class="node-mark"><title>%s</title><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/><path d="M%s %sh10l-5 7z" fill="%s"/></g>`+"\n",
+		esc(tip), num(x), num(top), num(x), num(top+h), color, num(x-5), num(top), color)
+}

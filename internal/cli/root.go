@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/internal/cli/schedulercmd"
 	"github.com/reprieve/reprieve/internal/cli/simulate"
 	"github.com/reprieve/reprieve/internal/cli/whatif"
 )
@@ -35,6 +36,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.SetErr(s.Err)
 	root.AddCommand(whatif.NewCommand(s.Out, s.Err))
 	root.AddCommand(simulate.NewCommand(s.Out, s.Err))
+	root.AddCommand(schedulercmd.NewCommand(s.Err))
 	return root
 }
 

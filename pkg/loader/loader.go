@@ -73,13 +73,14 @@ type Set struct {
 	// Skipped lists one line per object of a kind the engine does not use.
 	Skipped []string
 
-	origin map[any]string
-	seen   map[string]string
+	origin    map[any]string
+	seen      map[string]string
+	defaulted map[any]bool
 }
 
 // NewSet returns an empty set.
 func NewSet() *Set {
-	return &Set{origin: map[any]string{}, seen: map[string]string{}}
+	return &Set{origin: map[any]string{}, seen: map[string]string{}, defaulted: map[any]bool{}}
 }
 
 // RawDocument is a document kept as JSON, with where it came from.
@@ -283,6 +284,9 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: field, Detail: detail}
 	}
 	s.origin[obj] = src
+	if namespaced && h.Namespace == "" {
+		s.defaulted[obj] = true
+	}
 	switch o := obj.(type) {
 	case *v1.Node:
 		s.Objects.Nodes = append(s.Objects.Nodes, o)
@@ -481,35 +485,44 @@ func (s *Set) locate(err error) error {
 // Locate is locate for callers that build snapshots or pods themselves.
 func (s *Set) Locate(err error) error { return s.locate(err) }
 
-// LoadPod reads a file that must hold exactly one Pod.
-func LoadPod(path string) (*v1.Pod, error) {
+// LoadPod reads a file that must hold exactly one Pod. A pod without a
+// namespace gets "default"; namespaced reports whether the file named one.
+func LoadPod(path string) (pod *v1.Pod, namespaced bool, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	return ParsePod(path, data)
 }
 
-// ParsePod parses data that must hold exactly one Pod.
-func ParsePod(name string, data []byte) (*v1.Pod, error) {
+// ParsePod parses data that must hold exactly one Pod (see LoadPod).
+func ParsePod(name string, data []byte) (*v1.Pod, bool, error) {
+	p, s, err := parsePod(name, data)
+	if err != nil {
+		return nil, false, err
+	}
+	return p, !s.defaulted[p], nil
+}
+
+func parsePod(name string, data []byte) (*v1.Pod, *Set, error) {
 	s := NewSet()
 	if err := s.AddBytes(name, data); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o := s.Objects
 	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped) +
 		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.Simulations)
 	switch {
 	case len(o.Pods) == 0:
-		return nil, &InputError{Source: name, Detail: "no Pod found; the file must hold exactly one Pod"}
+		return nil, nil, &InputError{Source: name, Detail: "no Pod found; the file must hold exactly one Pod"}
 	case len(o.Pods) > 1:
-		return nil, &InputError{Source: name, Detail: fmt.Sprintf("%d Pods found; the file must hold exactly one Pod", len(o.Pods))}
+		return nil, nil, &InputError{Source: name, Detail: fmt.Sprintf("%d Pods found; the file must hold exactly one Pod", len(o.Pods))}
 	case others > 0:
-		return nil, &InputError{Source: name, Detail: "the file must hold exactly one Pod and nothing else"}
+		return nil, nil, &InputError{Source: name, Detail: "the file must hold exactly one Pod and nothing else"}
 	}
 	p := o.Pods[0]
 	if p.Spec.NodeName != "" {
-		return nil, &InputError{Source: s.origin[p], Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName", Detail: "the pod is already bound; whatif needs a pod to schedule"}
+		return nil, nil, &InputError{Source: s.origin[p], Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName", Detail: "the pod is already bound; whatif needs a pod to schedule"}
 	}
-	return p, nil
+	return p, s, nil
 }

@@ -138,8 +138,11 @@ func TestBuildErrorsNameTheFile(t *testing.T) {
 
 func TestParsePod(t *testing.T) {
 	pending := strings.Replace(podDoc, "  nodeName: n1\n", "", 1)
-	if _, err := ParsePod("p.yaml", []byte(pending)); err != nil {
-		t.Errorf("one pending pod: %v", err)
+	if p, namespaced, err := ParsePod("p.yaml", []byte(pending)); err != nil || namespaced || p.Namespace != "default" {
+		t.Errorf("one pending pod without namespace: %v %v %v", p, namespaced, err)
+	}
+	if _, namespaced, err := ParsePod("p.yaml", []byte(strings.Replace(pending, "{name: p1}", "{name: p1, namespace: x}", 1))); err != nil || !namespaced {
+		t.Errorf("pod with a namespace: namespaced=%v err=%v", namespaced, err)
 	}
 	for name, tc := range map[string]struct{ data, want string }{
 		"two pods":  {pending + "---\n" + strings.Replace(pending, "p1", "p2", 1), "p.yaml: 2 Pods found; the file must hold exactly one Pod"},
@@ -148,7 +151,7 @@ func TestParsePod(t *testing.T) {
 		"bound pod": {podDoc, "p.yaml: Pod default/p1: spec.nodeName: the pod is already bound"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := ParsePod("p.yaml", []byte(tc.data))
+			_, _, err := ParsePod("p.yaml", []byte(tc.data))
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Errorf("error %v, want prefix %q", err, tc.want)
 			}

@@ -70,9 +70,10 @@ type Observer interface {
 	// Scheduled is a pod bound after attempts cycles, sinceFirst after its
 	// first attempt.
 	Scheduled(pod *v1.Pod, node string, attempts int, sinceFirst time.Duration)
-	// Preemption is a preemption decided for pod: the nominated node and
-	// the victims ("" node when preemption found none).
-	Preemption(pod *v1.Pod, node string, victims []*v1.Pod, numPDBViolations int)
+	// Preemption is a preemption attempt for pod: the nominated node and
+	// the victims ("" node when preemption found none), and how long the
+	// evaluation took.
+	Preemption(pod *v1.Pod, node string, victims []*v1.Pod, numPDBViolations int, evaluation time.Duration)
 }
 
 // Options configure a Scheduler.
@@ -323,6 +324,7 @@ type decision struct {
 	setNominated   bool
 	nominated      string
 	started        time.Time
+	evaluation     time.Duration
 }
 
 // ScheduleOne runs one scheduling cycle. It returns false when no pod was
@@ -397,7 +399,9 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	popts := s.opts.Preemption
 	popts.Seed = s.rng.Uint64()
 	popts.Now = s.clock.Now()
+	evalStart := s.clock.Now()
 	res := preemption.Evaluate(c, fr, popts)
+	d.evaluation = s.clock.Since(evalStart)
 	d.res = res
 	d.message = msg + " " + res.PostFilterMessage(len(nodes))
 	switch {
@@ -506,10 +510,10 @@ func (s *Scheduler) actuate(ctx context.Context, d *decision) {
 				fmt.Sprintf("Preempted by pod %s on node %s", pod.UID, node))
 		}
 		if obs != nil {
-			obs.Preemption(pod, node, victims, res.Chosen.NumPDBViolations)
+			obs.Preemption(pod, node, victims, res.Chosen.NumPDBViolations, d.evaluation)
 		}
 	} else if obs != nil && d.res != nil {
-		obs.Preemption(pod, "", nil, 0)
+		obs.Preemption(pod, "", nil, 0, d.evaluation)
 	}
 	if err := s.cluster.SetUnschedulable(ctx, pod, d.message, d.setNominated, d.nominated); err != nil {
 		logger.Error(err, "Updating pod status failed", "pod", klog.KObj(pod))

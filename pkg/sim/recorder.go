@@ -257,7 +257,7 @@ func (r *recorder) Scheduled(p *v1.Pod, _ string, _ int, _ time.Duration) {
 }
 
 // Preemption implements scheduler.Observer.
-func (r *recorder) Preemption(p *v1.Pod, node string, victims []*v1.Pod, numPDBViolations int) {
+func (r *recorder) Preemption(p *v1.Pod, node string, victims []*v1.Pod, numPDBViolations int, _ time.Duration) {
 	r.preemptionAttempts++
 	if node == "" {
 		return

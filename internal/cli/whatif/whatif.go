@@ -14,7 +14,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/internal/cli/kubeflags"
 	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/pkg/kube"
 	"github.com/reprieve/reprieve/pkg/loader"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/snapshot"
@@ -32,6 +34,8 @@ type Options struct {
 	ConfigFile string
 	// Now fixes the evaluation time (RFC 3339), for reproducible output.
 	Now string
+	// Kube connects to a live cluster when no --snapshot is given.
+	Kube kubeflags.Flags
 
 	out, errOut io.Writer
 	cfg         config.Config
@@ -50,7 +54,9 @@ it would evict, the PodDisruptionBudgets that would break, and why every other
 node was rejected.`,
 		Example: `  reprieve whatif --snapshot examples/cluster -f examples/pods/urgent.yaml
   kubectl get nodes,pods,pdb,priorityclasses -A -o yaml > cluster.yaml
-  reprieve whatif --snapshot cluster.yaml --pod default/web-0 -o json --explain`,
+  reprieve whatif --snapshot cluster.yaml --pod default/web-0 -o json --explain
+  reprieve whatif --kubeconfig ~/.kube/config -f pod.yaml     # a live cluster, read-only
+  kubectl reprieve whatif -f pod.yaml                           # as a kubectl plugin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Complete(); err != nil {
@@ -72,6 +78,7 @@ node was rejected.`,
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
+	o.Kube.AddTo(f)
 	return cmd
 }
 
@@ -98,8 +105,8 @@ func (o *Options) Complete() error {
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if len(o.Snapshots) == 0 {
-		return clierr.Usagef("--snapshot is required")
+	if len(o.Snapshots) > 0 && (o.Kube.Kubeconfig != "" || o.Kube.Context != "") {
+		return clierr.Usagef("--snapshot and --kubeconfig/--context are exclusive: read a snapshot or a live cluster")
 	}
 	if (o.PodFile == "") == (o.PodKey == "") {
 		return clierr.Usagef("exactly one of -f/--filename and --pod is required")
@@ -117,7 +124,7 @@ func (o *Options) Validate() error {
 
 // Run loads the snapshot, decides and prints.
 func (o *Options) Run(ctx context.Context) error {
-	set, err := loader.Load(o.Snapshots...)
+	set, err := o.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -141,6 +148,27 @@ func (o *Options) Run(ctx context.Context) error {
 	return Print(o.out, d, o.Output, o.Explain)
 }
 
+// load reads the snapshot files, or lists the live cluster when none are given.
+func (o *Options) load(ctx context.Context) (*loader.Set, error) {
+	if len(o.Snapshots) > 0 {
+		return loader.Load(o.Snapshots...)
+	}
+	client, err := o.Kube.Client(false, "reprieve-whatif")
+	if err != nil {
+		return nil, err
+	}
+	objs, warnings, err := kube.List(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(o.errOut, "warning:", w)
+	}
+	set := loader.NewSet()
+	set.Objects = objs
+	return set, nil
+}
+
 func (o *Options) pod(snap *snapshot.Snapshot, set *loader.Set) (*snapshot.Pod, error) {
 	if o.PodKey != "" {
 		p := snap.Pod(o.PodKey)
@@ -155,9 +183,17 @@ func (o *Options) pod(snap *snapshot.Snapshot, set *loader.Set) (*snapshot.Pod, 
 		}
 		return p, nil
 	}
-	obj, err := loader.LoadPod(o.PodFile)
+	obj, namespaced, err := loader.LoadPod(o.PodFile)
 	if err != nil {
 		return nil, err
+	}
+	if !namespaced {
+		switch {
+		case o.Kube.Namespace != "":
+			obj.Namespace = o.Kube.Namespace
+		case len(o.Snapshots) == 0:
+			obj.Namespace = o.Kube.DefaultNamespace()
+		}
 	}
 	if existing := snap.Pod(obj.Namespace + "/" + obj.Name); existing != nil && existing.NodeName() != "" {
 		fmt.Fprintf(o.errOut, "warning: %s: a pod %s/%s is already bound to %s in the snapshot; evaluating the file's pod as a new pod\n", o.PodFile, obj.Namespace, obj.Name, existing.NodeName())

@@ -1,0 +1,77 @@
+// Package kubeflags holds the kubectl-like connection flags (--kubeconfig,
+// --context, --namespace) and turns them into a client, honouring the
+// KUBECONFIG variable and the current context like kubectl does.
+package kubeflags
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Flags are the connection flags.
+type Flags struct {
+	Kubeconfig string
+	Context    string
+	Namespace  string
+}
+
+// AddTo registers the flags.
+func (f *Flags) AddTo(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "path to a kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&f.Context, "context", "", "the kubeconfig context to use")
+	fs.StringVarP(&f.Namespace, "namespace", "n", "", "namespace for a pod read with -f that names none (default: the context's)")
+}
+
+func (f *Flags) clientConfig() clientcmd.ClientConfig {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if f.Kubeconfig != "" {
+		rules.ExplicitPath = f.Kubeconfig
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.Context}
+	if f.Namespace != "" {
+		overrides.Context.Namespace = f.Namespace
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+}
+
+// RESTConfig returns the client configuration: from the kubeconfig when one
+// is found (or given), else in-cluster when inCluster is allowed.
+func (f *Flags) RESTConfig(inCluster bool) (*rest.Config, error) {
+	if inCluster && f.Kubeconfig == "" && f.Context == "" {
+		if cfg, err := rest.InClusterConfig(); err == nil {
+			return cfg, nil
+		}
+	}
+	cfg, err := f.clientConfig().ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// Client returns a clientset.
+func (f *Flags) Client(inCluster bool, userAgent string) (kubernetes.Interface, error) {
+	cfg, err := f.RESTConfig(inCluster)
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = userAgent
+	return kubernetes.NewForConfig(cfg)
+}
+
+// DefaultNamespace returns --namespace, else the context's namespace, else "default".
+func (f *Flags) DefaultNamespace() string {
+	if f.Namespace != "" {
+		return f.Namespace
+	}
+	ns, _, err := f.clientConfig().Namespace()
+	if err != nil || ns == "" {
+		return "default"
+	}
+	return ns
+}

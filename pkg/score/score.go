@@ -170,8 +170,8 @@ func Total(plugins []PluginScores, n int) []int64 {
 // scheduler extenders score the pod, and pops its root. Without extenders
 // the choice among equal scores is therefore deterministic: whichever of
 // them container/heap's Init leaves at the root. This does exactly that.
-// rnd is accepted for callers that model extenders' randomness; it is not
-// consumed and may be nil.
+// rnd is not consumed and may be nil; it stays in the signature for the day
+// extenders are modelled.
 func SelectHost(feasible []*snapshot.Node, scores []int64, rnd *rand.Rand) *snapshot.Node {
 	_ = rnd
 	if len(feasible) == 0 {

@@ -196,7 +196,7 @@ func (s *affinityState) filter(o *affinityOverlay, n *snapshot.Node) Status {
 			key := s.affinityTerms[i].TopologyKey
 			val, ok := nodeLabels[key]
 			if !ok {
-				return reject(UnschedulableAndUnresolvable, InterPodAffinity, ReasonPodAffinity)
+				return statusAffinity
 			}
 			if get(s.affinity, o.affinity, topologyPair{key, val}) <= 0 {
 				podsExist = false
@@ -208,20 +208,20 @@ func (s *affinityState) filter(o *affinityOverlay, n *snapshot.Node) Status {
 				affLen = o.affinityLen
 			}
 			if !(affLen == 0 && s.selfAffinity) {
-				return reject(UnschedulableAndUnresolvable, InterPodAffinity, ReasonPodAffinity)
+				return statusAffinity
 			}
 		}
 	}
 	for i := range s.antiAffinityTerms {
 		key := s.antiAffinityTerms[i].TopologyKey
 		if val, ok := nodeLabels[key]; ok && get(s.antiAffinity, o.antiAffinity, topologyPair{key, val}) > 0 {
-			return reject(Unschedulable, InterPodAffinity, ReasonPodAntiAffinity)
+			return statusAntiAffinity
 		}
 	}
 	if len(s.existingAnti) > 0 || len(o.existingAnti) > 0 {
 		for k, v := range nodeLabels {
 			if get(s.existingAnti, o.existingAnti, topologyPair{k, v}) > 0 {
-				return reject(Unschedulable, InterPodAffinity, ReasonExistingPodsAntiAffinity)
+				return statusExistingAnti
 			}
 		}
 	}

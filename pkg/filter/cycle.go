@@ -32,12 +32,25 @@ type Cycle struct {
 	nodeAffinity *nodeaffinity.RequiredNodeAffinity
 	spread       *spreadState
 	affinity     *affinityState
+	// nominated holds, by node name, the nominated pods the incoming pod
+	// must yield to (equal or higher priority, not itself).
+	nominated map[string][]*snapshot.Pod
 }
 
 // NewCycle runs PreFilter for pod over snap. The pod's priority must already
 // be resolved (snapshot.NewPod or a pod of the snapshot).
 func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod) *Cycle {
 	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts}
+	for node, pods := range snap.AllNominated() {
+		for _, p := range pods {
+			if p.Priority >= pod.Priority && p.Obj.UID != pod.Obj.UID && p.Key != pod.Key {
+				if c.nominated == nil {
+					c.nominated = map[string][]*snapshot.Pod{}
+				}
+				c.nominated[node] = append(c.nominated[node], p)
+			}
+		}
+	}
 	var pluginsWithNodes []string
 
 	// NodeName: restrict to spec.nodeName.
@@ -107,9 +120,18 @@ func (c *Cycle) Request() snapshot.Resources { return c.request }
 // NewState returns an empty overlay on the cycle's plugin state.
 func (c *Cycle) NewState() *State { return &State{c: c} }
 
+// StateOf is NewState as a value, for callers that keep it on the stack.
+func (c *Cycle) StateOf() State { return State{c: c} }
+
 // NewNodeView returns an overlay on node n holding the numbers filters read.
 func (c *Cycle) NewNodeView(n *snapshot.Node) *NodeView {
-	return &NodeView{Node: n, NumPods: len(n.Pods), Requested: n.Requested.Clone(), ports: n.UsedPorts}
+	nv := c.NodeViewOf(n)
+	return &nv
+}
+
+// NodeViewOf is NewNodeView as a value, for callers that keep it on the stack.
+func (c *Cycle) NodeViewOf(n *snapshot.Node) NodeView {
+	return NodeView{Node: n, NumPods: len(n.Pods), Requested: n.Requested.Clone(), ports: n.UsedPorts}
 }
 
 // NodeView is a node as a dry run sees it: the node's pod count, requested
@@ -202,7 +224,7 @@ func (c *Cycle) filterStatic(n *snapshot.Node) Status {
 	}
 	if c.nodeAffinity != nil {
 		if ok, _ := c.nodeAffinity.Match(n.Obj); !ok {
-			return reject(UnschedulableAndUnresolvable, NodeAffinity, ReasonNodeAffinity)
+			return statusNodeAffinity
 		}
 	}
 	return Status{}
@@ -214,7 +236,7 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 	if len(c.hostPorts) > 0 {
 		for _, p := range c.hostPorts {
 			if nv.ports.Conflicts(p.HostIP, string(p.Protocol), p.HostPort) {
-				return reject(Unschedulable, NodePorts, ReasonNodePorts)
+				return statusNodePorts
 			}
 		}
 	}
@@ -284,17 +306,10 @@ func (c *Cycle) updatePodCounts(st *State, nv *NodeView, p *snapshot.Pod, node *
 // nominatedPods returns the pods nominated to n that the incoming pod must
 // yield to: equal or higher priority, not the pod itself.
 func (c *Cycle) nominatedPods(n *snapshot.Node) []*snapshot.Pod {
-	all := c.snap.NominatedPods(n.Name)
-	if len(all) == 0 {
+	if c.nominated == nil {
 		return nil
 	}
-	var out []*snapshot.Pod
-	for _, p := range all {
-		if p.Priority >= c.pod.Priority && p.Obj.UID != c.pod.Obj.UID && p.Key != c.pod.Key {
-			out = append(out, p)
-		}
-	}
-	return out
+	return c.nominated[n.Name]
 }
 
 // Result is the outcome of filtering the incoming pod on every node.
@@ -342,7 +357,8 @@ func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 			res.Statuses[i] = c.allowedNodesStatus
 			continue
 		}
-		s := c.FilterWithNominatedPods(st, c.NewNodeView(n), false)
+		nv := c.NodeViewOf(n)
+		s := c.FilterWithNominatedPods(st, &nv, false)
 		if s.IsSuccess() {
 			res.Feasible = append(res.Feasible, n)
 			continue
@@ -361,7 +377,8 @@ func (c *Cycle) FilterOne(n *snapshot.Node) Status {
 	if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
 		return c.allowedNodesStatus
 	}
-	return c.FilterWithNominatedPods(c.NewState(), c.NewNodeView(n), false)
+	nv := c.NodeViewOf(n)
+	return c.FilterWithNominatedPods(c.NewState(), &nv, false)
 }
 
 // FitErrorMessage renders upstream's FitError message: "0/N nodes are

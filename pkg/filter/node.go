@@ -15,12 +15,15 @@ import (
 // filterNodeName is the NodeName plugin: a pod that names a node only fits there.
 func filterNodeName(pod *v1.Pod, node *v1.Node) Status {
 	if pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name {
-		return reject(UnschedulableAndUnresolvable, NodeName, ReasonNodeName)
+		return statusNodeName
 	}
 	return Status{}
 }
 
 var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// logger is what the toleration helpers log to (they only log at high verbosity).
+var logger = klog.Background()
 
 // filterNodeUnschedulable is the NodeUnschedulable plugin: a cordoned node
 // only takes pods that tolerate node.kubernetes.io/unschedulable:NoSchedule.
@@ -28,10 +31,10 @@ func filterNodeUnschedulable(pod *v1.Pod, node *v1.Node) Status {
 	if !node.Spec.Unschedulable {
 		return Status{}
 	}
-	if corev1helpers.TolerationsTolerateTaint(klog.Background(), pod.Spec.Tolerations, &unschedulableTaint, false) {
+	if corev1helpers.TolerationsTolerateTaint(logger, pod.Spec.Tolerations, &unschedulableTaint, false) {
 		return Status{}
 	}
-	return reject(UnschedulableAndUnresolvable, NodeUnschedulable, ReasonNodeUnschedulable)
+	return statusUnschedulable
 }
 
 // doNotScheduleTaint selects the taints Filter honours: NoSchedule and NoExecute.
@@ -44,8 +47,8 @@ func filterTaintToleration(pod *v1.Pod, node *v1.Node) Status {
 	if len(node.Spec.Taints) == 0 {
 		return Status{}
 	}
-	if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaint, false); untolerated {
-		return reject(UnschedulableAndUnresolvable, TaintToleration, ReasonUntoleratedTaint)
+	if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaint, false); untolerated {
+		return statusTaint
 	}
 	return Status{}
 }
@@ -91,11 +94,57 @@ func nodeAffinityPreFilter(pod *v1.Pod) (names sets.Set[string], status Status, 
 	return nil, Status{}, true
 }
 
+// Statuses whose reasons never change are shared, so that rejecting a node
+// allocates nothing. Callers must not modify Reasons.
+var (
+	statusNodePorts       = reject(Unschedulable, NodePorts, ReasonNodePorts)
+	statusNodeName        = reject(UnschedulableAndUnresolvable, NodeName, ReasonNodeName)
+	statusUnschedulable   = reject(UnschedulableAndUnresolvable, NodeUnschedulable, ReasonNodeUnschedulable)
+	statusTaint           = reject(UnschedulableAndUnresolvable, TaintToleration, ReasonUntoleratedTaint)
+	statusNodeAffinity    = reject(UnschedulableAndUnresolvable, NodeAffinity, ReasonNodeAffinity)
+	statusSpreadLabel     = reject(UnschedulableAndUnresolvable, PodTopologySpread, ReasonSpreadMissingLabel)
+	statusSpread          = reject(Unschedulable, PodTopologySpread, ReasonSpreadConstraints)
+	statusAffinity        = reject(UnschedulableAndUnresolvable, InterPodAffinity, ReasonPodAffinity)
+	statusAntiAffinity    = reject(Unschedulable, InterPodAffinity, ReasonPodAntiAffinity)
+	statusExistingAnti    = reject(Unschedulable, InterPodAffinity, ReasonExistingPodsAntiAffinity)
+	statusTooManyPods     = reject(Unschedulable, NodeResourcesFit, ReasonTooManyPods)
+	statusInsufficientCPU = reject(Unschedulable, NodeResourcesFit, "Insufficient cpu")
+	statusInsufficientMem = reject(Unschedulable, NodeResourcesFit, "Insufficient memory")
+	statusUnresolvableCPU = reject(UnschedulableAndUnresolvable, NodeResourcesFit, "Insufficient cpu")
+	statusUnresolvableMem = reject(UnschedulableAndUnresolvable, NodeResourcesFit, "Insufficient memory")
+	statusCPUAndMem       = reject(Unschedulable, NodeResourcesFit, "Insufficient cpu", "Insufficient memory")
+)
+
+// fitsResources is the allocation-free check behind filterResources.
+func fitsResources(req *snapshot.Resources, nv *NodeView) bool {
+	alloc, used := &nv.Node.Allocatable, &nv.Requested
+	if int64(nv.NumPods)+1 > alloc.AllowedPods {
+		return false
+	}
+	if req.MilliCPU > 0 && req.MilliCPU > alloc.MilliCPU-used.MilliCPU ||
+		req.Memory > 0 && req.Memory > alloc.Memory-used.Memory ||
+		req.EphemeralStorage > 0 && req.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage {
+		return false
+	}
+	for _, sc := range req.Scalars {
+		if sc.Value > 0 && sc.Value > alloc.Scalar(sc.Name)-used.Scalar(sc.Name) {
+			return false
+		}
+	}
+	return true
+}
+
 // filterResources is NodeResourcesFit's Filter for a request on a node view.
 func filterResources(req *snapshot.Resources, nv *NodeView) Status {
+	if fitsResources(req, nv) {
+		return Status{}
+	}
 	insufficient := InsufficientResources(req, nv.Node.Allocatable, nv.Requested, nv.NumPods)
 	if len(insufficient) == 0 {
 		return Status{}
+	}
+	if s, ok := sharedResourceStatus(insufficient); ok {
+		return s
 	}
 	code := Unschedulable
 	reasons := make([]string, len(insufficient))
@@ -106,6 +155,39 @@ func filterResources(req *snapshot.Resources, nv *NodeView) Status {
 		}
 	}
 	return Status{Code: code, Plugin: NodeResourcesFit, Reasons: reasons}
+}
+
+func insufficientReason(name v1.ResourceName) string {
+	switch name {
+	case v1.ResourceCPU:
+		return "Insufficient cpu"
+	case v1.ResourceMemory:
+		return "Insufficient memory"
+	case v1.ResourceEphemeralStorage:
+		return "Insufficient ephemeral-storage"
+	}
+	return fmt.Sprintf("Insufficient %v", name)
+}
+
+// sharedResourceStatus returns a shared status for the common failures.
+func sharedResourceStatus(in []Insufficient) (Status, bool) {
+	switch {
+	case len(in) == 1 && in[0].Resource == v1.ResourcePods:
+		return statusTooManyPods, true
+	case len(in) == 1 && in[0].Resource == v1.ResourceCPU:
+		if in[0].Unresolvable {
+			return statusUnresolvableCPU, true
+		}
+		return statusInsufficientCPU, true
+	case len(in) == 1 && in[0].Resource == v1.ResourceMemory:
+		if in[0].Unresolvable {
+			return statusUnresolvableMem, true
+		}
+		return statusInsufficientMem, true
+	case len(in) == 2 && in[0].Resource == v1.ResourceCPU && in[1].Resource == v1.ResourceMemory && !in[0].Unresolvable && !in[1].Unresolvable:
+		return statusCPUAndMem, true
+	}
+	return Status{}, false
 }
 
 // Insufficient is one resource a node lacks for a pod.
@@ -135,7 +217,7 @@ func InsufficientResources(req *snapshot.Resources, alloc, used snapshot.Resourc
 	}
 	check := func(name v1.ResourceName, r, u, a int64) {
 		if r > 0 && r > a-u {
-			out = append(out, Insufficient{Resource: name, Reason: fmt.Sprintf("Insufficient %v", name), Requested: r, Used: u, Capacity: a, Unresolvable: r > a})
+			out = append(out, Insufficient{Resource: name, Reason: insufficientReason(name), Requested: r, Used: u, Capacity: a, Unresolvable: r > a})
 		}
 	}
 	check(v1.ResourceCPU, req.MilliCPU, used.MilliCPU, alloc.MilliCPU)

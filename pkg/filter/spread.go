@@ -280,14 +280,14 @@ func (s *spreadState) filter(o *spreadOverlay, pod *snapshot.Pod, node *snapshot
 		c := &s.constraints[i]
 		d, ok := node.Obj.Labels[c.topologyKey]
 		if !ok {
-			return reject(UnschedulableAndUnresolvable, PodTopologySpread, ReasonSpreadMissingLabel)
+			return statusSpreadLabel
 		}
 		self := 0
 		if c.selector.Matches(podLabels) {
 			self = 1
 		}
 		if s.count(o, i, d)+self-s.minMatch(o, i) > int(c.maxSkew) {
-			return reject(Unschedulable, PodTopologySpread, ReasonSpreadConstraints)
+			return statusSpread
 		}
 	}
 	return Status{}

@@ -35,6 +35,8 @@ const (
 	msgExpectedAtLeastOneVictm = "expected at least one victim pod on node %q"
 )
 
+var statusNoVictims = filter.Status{Code: filter.UnschedulableAndUnresolvable, Reasons: []string{MsgNoVictims}}
+
 // Options configures an evaluation.
 type Options struct {
 	// MinCandidateNodesPercentage and MinCandidateNodesAbsolute bound the
@@ -291,20 +293,31 @@ func (d *dryRun) evaluateChunk(nodes []*snapshot.Node, offset, start, end int, o
 func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 	c := d.c
 	pod := c.Pod()
-	var potential []*Victim
+	n := 0
+	for _, p := range node.Pods {
+		if p.Priority < pod.Priority {
+			n++
+		}
+	}
+	if n == 0 {
+		return nodeOutcome{status: statusNoVictims}
+	}
+	values := make([]Victim, 0, n)
 	for i, p := range node.Pods {
 		if p.Priority < pod.Priority {
-			v := &Victim{Pod: p, Start: d.nowNanos + int64(i)}
+			v := Victim{Pod: p, Start: d.nowNanos + int64(i)}
 			if st := p.StartTime(); st != nil {
 				v.Start = st.UnixNano()
 			}
-			potential = append(potential, v)
+			values = append(values, v)
 		}
 	}
-	if len(potential) == 0 {
-		return nodeOutcome{status: filter.Status{Code: filter.UnschedulableAndUnresolvable, Reasons: []string{MsgNoVictims}}}
+	potential := make([]*Victim, n)
+	for i := range values {
+		potential[i] = &values[i]
 	}
-	st, nv := c.NewState(), c.NewNodeView(node)
+	stv, nvv := c.StateOf(), c.NodeViewOf(node)
+	st, nv := &stv, &nvv
 	for _, v := range potential {
 		c.RemovePod(st, nv, v.Pod, node)
 	}
@@ -314,7 +327,7 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 	sortVictims(potential, d.opts.MoreImportant)
 	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
 
-	var victims []*Victim
+	victims := make([]*Victim, 0, n)
 	reprieve := func(v *Victim) bool {
 		c.AddPod(st, nv, v.Pod, node)
 		if c.FilterWithNominatedPods(st, nv, true).IsSuccess() {

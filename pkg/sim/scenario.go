@@ -71,6 +71,12 @@ type Action struct {
 	// Create creates objects: Pods, Nodes, Deployments, ReplicaSets, Jobs,
 	// PodDisruptionBudgets, PriorityClasses, Namespaces.
 	Create []json.RawMessage `json:"create,omitempty"`
+	// CreatePods creates count bare pods from a template, named
+	// <template name>-00001, -00002, ...
+	CreatePods *CreatePods `json:"createPods,omitempty"`
+	// CreateNodes creates count nodes from a template, named
+	// <template name>-00001, ..., with their hostname label set.
+	CreateNodes *CreateNodes `json:"createNodes,omitempty"`
 	// Delete deletes objects (pods gracefully).
 	Delete []ObjectRef `json:"delete,omitempty"`
 	// Scale sets the replicas of a Deployment or ReplicaSet, or the
@@ -82,6 +88,18 @@ type Action struct {
 	// RemoveNode deletes a node; its pods are deleted at once, as by a
 	// node lifecycle controller after the node is gone.
 	RemoveNode string `json:"removeNode,omitempty"`
+}
+
+// CreatePods creates many bare pods at once.
+type CreatePods struct {
+	Count    int    `json:"count"`
+	Template v1.Pod `json:"template"`
+}
+
+// CreateNodes creates many nodes at once.
+type CreateNodes struct {
+	Count    int     `json:"count"`
+	Template v1.Node `json:"template"`
 }
 
 // ObjectRef names an object.
@@ -158,13 +176,13 @@ func NewScenario(set *loader.Set) (*Scenario, error) {
 	for i, a := range simDoc.Spec.Actions {
 		field := fmt.Sprintf("spec.actions[%d]", i)
 		n := len(a.Delete)
-		for _, set := range []bool{len(a.Create) > 0, a.Scale != nil, a.Cordon != "", a.Uncordon != "", a.RemoveNode != ""} {
+		for _, set := range []bool{len(a.Create) > 0, a.CreatePods != nil, a.CreateNodes != nil, a.Scale != nil, a.Cordon != "", a.Uncordon != "", a.RemoveNode != ""} {
 			if set {
 				n++
 			}
 		}
 		if n == 0 {
-			return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field, Detail: "says nothing to do: set one of create, delete, scale, cordon, uncordon, removeNode"}
+			return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field, Detail: "says nothing to do: set one of create, createPods, createNodes, delete, scale, cordon, uncordon, removeNode"}
 		}
 		if a.At.Duration < 0 || a.At.Duration > sc.End {
 			return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".at", Detail: fmt.Sprintf("%s is outside [0, end=%s]", a.At.Duration, sc.End)}
@@ -181,6 +199,17 @@ func NewScenario(set *loader.Set) (*Scenario, error) {
 				return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".create", Detail: cs.Skipped[0]}
 			}
 			ta.Create = cs
+		}
+		if cp := a.CreatePods; cp != nil {
+			if cp.Count <= 0 {
+				return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".createPods.count", Detail: "must be positive"}
+			}
+			if cp.Template.Name == "" || len(cp.Template.Spec.Containers) == 0 {
+				return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".createPods.template", Detail: "needs metadata.name and at least one container"}
+			}
+		}
+		if cn := a.CreateNodes; cn != nil && (cn.Count <= 0 || cn.Template.Name == "") {
+			return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".createNodes", Detail: "needs a positive count and template.metadata.name"}
 		}
 		if s := a.Scale; s != nil {
 			switch s.Kind {

@@ -126,7 +126,7 @@ func (w *world) selectorFor(p *v1.Pod) labels.Selector {
 	if c := w.ownerOf(p); c != nil && c.kind != "Job" {
 		return c.selector
 	}
-	return labels.Nothing()
+	return nil
 }
 
 // apply creates every object of a set, in dependency order.
@@ -184,6 +184,29 @@ func (w *world) act(a TimedAction) error {
 	if a.Create != nil {
 		if err := w.apply(a.Create); err != nil {
 			return err
+		}
+	}
+	if cn := x.CreateNodes; cn != nil {
+		for i := 1; i <= cn.Count; i++ {
+			n := cn.Template.DeepCopy()
+			n.Name = fmt.Sprintf("%s-%05d", cn.Template.Name, i)
+			if n.Labels == nil {
+				n.Labels = map[string]string{}
+			}
+			n.Labels[v1.LabelHostname] = n.Name
+			if _, exists := w.nodes[n.Name]; exists {
+				return fmt.Errorf("createNodes: node %q already exists", n.Name)
+			}
+			w.addNode(n)
+		}
+	}
+	if cp := x.CreatePods; cp != nil {
+		for i := 1; i <= cp.Count; i++ {
+			p := cp.Template.DeepCopy()
+			p.Name = fmt.Sprintf("%s-%05d", cp.Template.Name, i)
+			if err := w.createPod(p); err != nil {
+				return fmt.Errorf("createPods: %w", err)
+			}
 		}
 	}
 	for _, d := range x.Delete {

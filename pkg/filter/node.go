@@ -139,6 +139,25 @@ func filterResources(req *snapshot.Resources, nv *NodeView) Status {
 	if fitsResources(req, nv) {
 		return Status{}
 	}
+	// The common single-resource failures need no allocation.
+	alloc, used := &nv.Node.Allocatable, &nv.Requested
+	if len(req.Scalars) == 0 && int64(nv.NumPods)+1 <= alloc.AllowedPods &&
+		!(req.EphemeralStorage > 0 && req.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage) {
+		cpu := req.MilliCPU > 0 && req.MilliCPU > alloc.MilliCPU-used.MilliCPU
+		mem := req.Memory > 0 && req.Memory > alloc.Memory-used.Memory
+		switch {
+		case cpu && !mem:
+			if req.MilliCPU > alloc.MilliCPU {
+				return statusUnresolvableCPU
+			}
+			return statusInsufficientCPU
+		case mem && !cpu:
+			if req.Memory > alloc.Memory {
+				return statusUnresolvableMem
+			}
+			return statusInsufficientMem
+		}
+	}
 	insufficient := InsufficientResources(req, nv.Node.Allocatable, nv.Requested, nv.NumPods)
 	if len(insufficient) == 0 {
 		return Status{}

@@ -29,6 +29,30 @@ type Options struct {
 	Progress func(now, end time.Duration)
 	// Preemption configures the dry run's candidate budget.
 	Preemption preemption.Options
+	// Observer, when set, is told about scheduling too (after the report's
+	// own recorder), e.g. to time phases of a run in wall time.
+	Observer scheduler.Observer
+}
+
+// observers fans scheduler notifications out.
+type observers []scheduler.Observer
+
+func (o observers) Attempt(p *v1.Pod, result string, d time.Duration) {
+	for _, x := range o {
+		x.Attempt(p, result, d)
+	}
+}
+
+func (o observers) Scheduled(p *v1.Pod, node string, attempts int, since time.Duration) {
+	for _, x := range o {
+		x.Scheduled(p, node, attempts, since)
+	}
+}
+
+func (o observers) Preemption(p *v1.Pod, node string, victims []*v1.Pod, pdb int, eval time.Duration) {
+	for _, x := range o {
+		x.Preemption(p, node, victims, pdb, eval)
+	}
 }
 
 // Result is what a simulation produced.
@@ -50,11 +74,15 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	}
 	rec := newRecorder(sc.Start)
 	w := newWorld(sc.Start, seed, rec)
+	var obs scheduler.Observer = rec
+	if opts.Observer != nil {
+		obs = observers{rec, opts.Observer}
+	}
 	w.sched = scheduler.New(w, w.clock, scheduler.Options{
 		SchedulerName:   v1.DefaultSchedulerName,
 		Seed:            seed,
 		Preemption:      opts.Preemption,
-		Observer:        rec,
+		Observer:        obs,
 		DefaultSelector: w.selectorFor,
 	})
 	if err := w.apply(sc.Objects); err != nil {

@@ -4,7 +4,7 @@
 //
 //	go test -run XXX -bench . -benchtime 5x ./bench/
 //
-// `go test ./bench/` (no -bench) only runs the decision check on the
+// `go test ./bench/` (no -bench) only runs the decision checks on the
 // smallest clusters.
 package bench
 

@@ -123,6 +123,10 @@ func (g *generator) choosePreemptorClass() {
 		g.preemptorClass = g.neverClass
 	case len(candidates) == 0 || g.chance(0.05):
 		g.preemptorClass = nil
+	case g.profile == Filters:
+		// Mostly above the pods whose constraints it runs into, so that
+		// preemption can resolve them.
+		g.preemptorClass = pick(g, candidates[len(candidates)/2:]...)
 	default:
 		g.preemptorClass = pick(g, candidates...)
 	}

@@ -119,6 +119,18 @@ var features = []feature{
 	{"pdb/empty-selector", Everything},
 	{"pdb/overlapping", Everything},
 	{"pdb/other-namespace", Everything},
+	// Pods around the preemptor that cause its constraints' violations
+	// (common in Filters, occasional in the others).
+	{"preemptor/resources-fit-most-nodes", Resources},
+	{"preemptor/podAffinity-zone-local", Constraints},
+	{"lower/matched-by-anti-affinity", Constraints},
+	{"lower/anti-affinity-to-preemptor", Constraints},
+	{"lower/hostPort-conflict", Constraints},
+	{"lower/matched-by-spread", Constraints},
+	{"spread/terminating-matching-pod", Everything},
+	{"pending/nominated-podAffinity", Filters},
+	{"pending/nominated-podAntiAffinity", Filters},
+	{"pending/nominated-hostPort", Filters},
 }
 
 // AllFeatures returns the names of the features scenarios of profile p are
@@ -236,6 +248,7 @@ func (s *Scenario) Features() []string {
 	// Nodes.
 	preReq := podRequests(pre)
 	cpuFits, resourcesFit := false, false
+	fitNodes := 0
 	for _, n := range s.Nodes {
 		alloc, maxPods := nodeAllocatable(n)
 		set("node/ephemeral-storage", alloc.eph > 0)
@@ -250,10 +263,15 @@ func (s *Scenario) Features() []string {
 		}
 		free := alloc.sub(used[n.Name])
 		cpuFits = cpuFits || preReq.cpu <= free.cpu
-		resourcesFit = resourcesFit || (!n.Spec.Unschedulable && preReq.fitsIn(free) && count[n.Name] < maxPods)
+		fits := !n.Spec.Unschedulable && preReq.fitsIn(free) && count[n.Name] < maxPods
+		resourcesFit = resourcesFit || fits
+		if fits {
+			fitNodes++
+		}
 	}
 	set("preemptor/cpu-exceeds-free-everywhere", !cpuFits)
 	set("preemptor/cpu-fits-somewhere", cpuFits)
+	set("preemptor/resources-fit-most-nodes", 2*fitNodes > len(s.Nodes))
 	set("preemptor/resources-fit-nowhere", !resourcesFit)
 	set("preemptor/resources-fit-somewhere", resourcesFit)
 
@@ -318,6 +336,8 @@ func (s *Scenario) Features() []string {
 		set("spread/nodeTaintsPolicy", c.NodeTaintsPolicy != nil)
 		set("spread/matchLabelKeys", len(c.MatchLabelKeys) > 0)
 	}
+
+	causeFeatures(s, nsLabels, set)
 
 	// Disruption budgets.
 	covered := map[string]int{}
@@ -443,4 +463,89 @@ func termMatches(t v1.PodAffinityTerm, ownerNS string, q *v1.Pod, nsLabels map[s
 	}
 	sel, err := metav1.LabelSelectorAsSelector(t.LabelSelector)
 	return err == nil && sel.Matches(labels.Set(q.Labels))
+}
+
+// causeFeatures reports pods around the preemptor that cause its constraints'
+// violations: lower-priority running pods its required anti-affinity or
+// DoNotSchedule spread constraints select, whose required anti-affinity
+// selects it, or that hold one of its host ports; terminating pods its spread
+// constraints select; affinity to pods that run in some zones only; and
+// pending nominated pods with pod (anti-)affinity or host ports.
+func causeFeatures(s *Scenario, nsLabels map[string]map[string]string, set func(string, bool)) {
+	pre := s.Preemptor
+	prePrio := priority(pre)
+	var antiTerms, affTerms []v1.PodAffinityTerm
+	if a := pre.Spec.Affinity; a != nil {
+		if a.PodAntiAffinity != nil {
+			antiTerms = a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		}
+		if a.PodAffinity != nil {
+			affTerms = a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		}
+	}
+	var spread []labels.Selector
+	for _, c := range pre.Spec.TopologySpreadConstraints {
+		if sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector); err == nil && c.WhenUnsatisfiable == v1.DoNotSchedule {
+			spread = append(spread, sel)
+		}
+	}
+	prePorts := podHostPorts(pre)
+	nodeZone := map[string]string{}
+	zones := map[string]bool{}
+	for _, n := range s.Nodes {
+		if z := n.Labels[v1.LabelTopologyZone]; z != "" {
+			nodeZone[n.Name] = z
+			zones[z] = true
+		}
+	}
+	// zonesWith[i] are the zones holding a running pod that affinity term i
+	// selects.
+	zonesWith := make([]map[string]bool, len(affTerms))
+	for i := range zonesWith {
+		zonesWith[i] = map[string]bool{}
+	}
+	for _, p := range s.Pods {
+		if p == pre || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if p.Spec.NodeName == "" {
+			if p.Status.NominatedNodeName != "" {
+				a := p.Spec.Affinity
+				set("pending/nominated-podAffinity", a != nil && a.PodAffinity != nil && len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0)
+				set("pending/nominated-podAntiAffinity", a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0)
+				set("pending/nominated-hostPort", len(podHostPorts(p)) > 0)
+			}
+			continue
+		}
+		matchesSpread := p.Namespace == pre.Namespace && slices.ContainsFunc(spread, func(sel labels.Selector) bool {
+			return sel.Matches(labels.Set(p.Labels))
+		})
+		if p.DeletionTimestamp != nil {
+			set("spread/terminating-matching-pod", matchesSpread)
+			continue
+		}
+		for i, t := range affTerms {
+			if z := nodeZone[p.Spec.NodeName]; z != "" && termMatches(t, pre.Namespace, p, nsLabels) {
+				zonesWith[i][z] = true
+			}
+		}
+		if priority(p) >= prePrio {
+			continue
+		}
+		set("lower/matched-by-spread", matchesSpread)
+		set("lower/matched-by-anti-affinity", slices.ContainsFunc(antiTerms, func(t v1.PodAffinityTerm) bool {
+			return termMatches(t, pre.Namespace, p, nsLabels)
+		}))
+		if a := p.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+			set("lower/anti-affinity-to-preemptor", slices.ContainsFunc(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, func(t v1.PodAffinityTerm) bool {
+				return termMatches(t, p.Namespace, pre, nsLabels)
+			}))
+		}
+		for _, hp := range podHostPorts(p) {
+			set("lower/hostPort-conflict", slices.ContainsFunc(prePorts, hp.conflicts))
+		}
+	}
+	for i, t := range affTerms {
+		set("preemptor/podAffinity-zone-local", t.TopologyKey == v1.LabelTopologyZone && len(zonesWith[i]) > 0 && len(zonesWith[i]) < len(zones))
+	}
 }

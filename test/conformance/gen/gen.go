@@ -46,12 +46,29 @@ const (
 	// Never, init and sidecar containers, pod overhead and pod-level
 	// resources.
 	Everything Profile = "everything"
+	// Filters exercises the filter plugins whose verdicts NodeResourcesFit
+	// masks when it already rejects a node (PodTopologySpread,
+	// InterPodAffinity) and NodePorts. Besides everything of Everything,
+	// nodes are only moderately used and the preemptor asks for little, so
+	// that it usually fits resource-wise; it carries required pod affinity
+	// (to itself, or to pods that exist in one zone only) and
+	// anti-affinity, topology spread constraints (minDomains, inclusion
+	// policies, matchLabelKeys) and a host port, and the pods around it are
+	// often the cause of the violation: lower-priority pods that its
+	// anti-affinity or spread constraints select, whose own anti-affinity
+	// rejects it or that hold its port, pods being deleted that its spread
+	// selector matches, and pending nominated pods with the same labels,
+	// anti-affinity and ports. Its priority class is mostly one of the
+	// higher ones, so that preemption can resolve such violations.
+	Filters Profile = "filters"
 )
 
-// Profiles returns all profiles, simplest first.
-func Profiles() []Profile { return []Profile{Resources, Constraints, Everything} }
+// Profiles returns all profiles, simplest first. New profiles are appended:
+// a profile's position seeds its random stream.
+func Profiles() []Profile { return []Profile{Resources, Constraints, Everything, Filters} }
 
-// level orders profiles: Resources 0, Constraints 1, Everything 2, unknown -1.
+// level orders profiles: Resources 0, Constraints 1, Everything 2, Filters 3,
+// unknown -1.
 func (p Profile) level() int {
 	return slices.Index(Profiles(), p)
 }
@@ -109,13 +126,24 @@ func Generate(seed int64, p Profile) *Scenario {
 	// 2) The preemptor's priority is fixed before any pod exists, so that
 	//    nodes can be filled with pods below and above it.
 	g.choosePreemptorClass()
-	// 3) Nodes, then the pods bound to them, filled to high utilisation.
+	// 3) Nodes, then the pods bound to them, filled to high utilisation
+	//    (moderate in Filters, whose pod labels, ports and anti-affinity
+	//    follow a plan made for the preemptor's constraints).
 	g.genNodes()
+	if p == Filters {
+		g.planFilters()
+	}
 	g.genBoundPods()
+	if p == Filters {
+		g.terminateSpreadPods()
+	}
 	// 4) The preemptor, sized against the free room just created.
 	g.genPreemptor()
 	// 5) Pending pods (nominated or not) and disruption budgets.
 	g.genPendingPods()
+	if p == Filters {
+		g.filterPendingPods()
+	}
 	g.genPDBs()
 	// 6) Load order.
 	g.orderPods()
@@ -144,6 +172,9 @@ type generator struct {
 	pending    []*v1.Pod // pending pods other than the preemptor
 	startTimes []metav1.Time
 	seq        int
+
+	// plan is the Filters profile's plan, nil in other profiles.
+	plan *filterPlan
 }
 
 // atLeast reports whether the profile includes the features of p.

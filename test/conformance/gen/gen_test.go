@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -216,6 +217,9 @@ func invariantErrors(s *Scenario) []error {
 		if (p.Annotations[PreemptorAnnotation] == "true") != isPreemptor {
 			fail("pod %s: annotation %s=%q, preemptor %v", key, PreemptorAnnotation, p.Annotations[PreemptorAnnotation], isPreemptor)
 		}
+		for _, err := range constraintErrors(p) {
+			fail("pod %s: %v", key, err)
+		}
 		if s.Profile == Resources {
 			if p.Spec.Affinity != nil || len(p.Spec.NodeSelector) > 0 || len(p.Spec.TopologySpreadConstraints) > 0 ||
 				len(p.Spec.Tolerations) != 2 || len(podHostPorts(p)) > 0 {
@@ -283,8 +287,44 @@ func invariantErrors(s *Scenario) []error {
 			fail("PDB %s needs exactly one of minAvailable and maxUnavailable", key)
 		}
 	}
-	if s.Profile != Everything && len(s.PDBs) > 0 {
+	if s.Profile.level() < Everything.level() && len(s.PDBs) > 0 {
 		fail("%d PDBs in profile %s", len(s.PDBs), s.Profile)
+	}
+	return errs
+}
+
+// constraintErrors lists what the API server's validation would reject in
+// p's pod affinity terms and topology spread constraints.
+func constraintErrors(p *v1.Pod) []error {
+	var errs []error
+	if a := p.Spec.Affinity; a != nil {
+		var terms []v1.PodAffinityTerm
+		if a.PodAffinity != nil {
+			terms = append(terms, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+		}
+		if a.PodAntiAffinity != nil {
+			terms = append(terms, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+		}
+		for _, t := range terms {
+			if t.TopologyKey == "" || t.LabelSelector == nil {
+				errs = append(errs, fmt.Errorf("pod affinity term without topologyKey or labelSelector: %+v", t))
+			}
+		}
+	}
+	type keyAction struct {
+		key    string
+		action v1.UnsatisfiableConstraintAction
+	}
+	seen := map[keyAction]bool{}
+	for _, c := range p.Spec.TopologySpreadConstraints {
+		k := keyAction{c.TopologyKey, c.WhenUnsatisfiable}
+		if seen[k] {
+			errs = append(errs, fmt.Errorf("duplicate topology spread constraint %v", k))
+		}
+		seen[k] = true
+		if c.MaxSkew < 1 || (c.MinDomains != nil && (*c.MinDomains < 1 || c.WhenUnsatisfiable != v1.DoNotSchedule)) {
+			errs = append(errs, fmt.Errorf("invalid topology spread constraint %+v", c))
+		}
 	}
 	return errs
 }
@@ -303,7 +343,7 @@ func TestFeatureCoverage(t *testing.T) {
 			}
 			want := AllFeatures(p)
 			var table strings.Builder
-			for _, f := range AllFeatures(Everything) {
+			for _, f := range AllFeatures(Profiles()[len(Profiles())-1]) {
 				switch {
 				case slices.Contains(want, f) && counts[f] == 0:
 					t.Errorf("feature %s never appears in %d scenarios", f, *seeds)
@@ -349,6 +389,63 @@ func TestPreemptorUsuallyDoesNotFit(t *testing.T) {
 				t.Errorf("%s in %.1f%% of scenarios, want >= %.0f%%", tc.feature, 100*share, 100*tc.minShare)
 			}
 		})
+	}
+}
+
+// TestFiltersCauses: in Filters the preemptor usually fits resource-wise on
+// most nodes, and pods around it are often what violates its constraints.
+func TestFiltersCauses(t *testing.T) {
+	tests := []struct {
+		feature  string
+		minShare float64
+	}{
+		{"preemptor/resources-fit-most-nodes", 0.6},
+		{"lower/matched-by-anti-affinity", 0.4},
+		{"lower/anti-affinity-to-preemptor", 0.6},
+		{"lower/hostPort-conflict", 0.25},
+		{"lower/matched-by-spread", 0.4},
+		{"spread/terminating-matching-pod", 0.3},
+		{"preemptor/podAffinity-zone-local", 0.1},
+		{"pending/nominated-podAntiAffinity", 0.15},
+	}
+	counts := map[string]int{}
+	for seed := range int64(*seeds) {
+		for _, f := range Generate(seed, Filters).Features() {
+			counts[f]++
+		}
+	}
+	for _, tc := range tests {
+		share := float64(counts[tc.feature]) / float64(*seeds)
+		t.Logf("%s in %.1f%% of %d scenarios", tc.feature, 100*share, *seeds)
+		if share < tc.minShare {
+			t.Errorf("%s in %.1f%% of Filters scenarios, want >= %.0f%%", tc.feature, 100*share, 100*tc.minShare)
+		}
+	}
+}
+
+// TestGenerateStable: recorded seeds replay. Generated scenarios are saved
+// (failing differential cases) and cited by seed, so a profile's output for
+// a seed must never change; a new profile is appended to Profiles instead.
+// The digests cover seeds 0–19 of each profile.
+func TestGenerateStable(t *testing.T) {
+	want := map[Profile]string{
+		Resources:   "ce6f64922a8d493f68a898cd4e315096fbc2ee2c620b0a874dae19ace4255e1b",
+		Constraints: "2cdf4f03692b413764a127c1f3d5a921e6aad2be61df38a3d82418aa1057b879",
+		Everything:  "5d97db8ca8cdf9348fbbc128394ea98d8be63ff489aaba54c3000ced1c03ba74",
+		Filters:     "f8cab0220d1852a924e961d2f912b746e60890ae51d14ce0c1d7ee386aa47f6c",
+	}
+	for _, p := range Profiles() {
+		h := sha256.New()
+		for seed := range int64(20) {
+			y, err := Generate(seed, p).YAML()
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", p, seed, err)
+			}
+			h.Write(y)
+		}
+		if got := fmt.Sprintf("%x", h.Sum(nil)); got != want[p] {
+			t.Errorf("profile %s: seeds 0-19 digest %s, recorded %s: the generator's output changed", p, got, want[p])
+		}
 	}
 }
 

@@ -46,12 +46,17 @@ var taintPool = []v1.Taint{
 	{Key: "spot", Value: "true", Effect: v1.TaintEffectPreferNoSchedule},
 }
 
-// genNodes creates 2–12 nodes in 1–3 zones with allocatable cpu, memory and
+// genNodes creates 2–12 nodes in 1–3 zones (2–3 in Filters) with allocatable cpu, memory and
 // pods, sometimes ephemeral-storage and example.com/gpu; above Resources
 // also taints and nodes without a zone label; in Everything cordoned nodes.
 func (g *generator) genNodes() {
 	n := g.between(2, 12)
-	zones := []string{"zone-a", "zone-b", "zone-c"}[:g.between(1, 3)]
+	minZones := 1
+	if g.profile == Filters {
+		// Zone-wide affinity and spreading need several zones.
+		minZones = 2
+	}
+	zones := []string{"zone-a", "zone-b", "zone-c"}[:g.between(minZones, 3)]
 	noZone := make([]bool, n)
 	if g.atLeast(Constraints) && g.chance(0.25) {
 		for range g.between(1, 2) {

@@ -26,8 +26,8 @@ var (
 const pauseImage = "registry.k8s.io/pause:3.10"
 
 // genBoundPods fills every node with 0–12 pods (up to its pods limit) whose
-// requests add up to a high share of the node's allocatable cpu and memory.
-// Some nodes get only pods at or above the preemptor's priority. Everything
+// requests add up to a high share of the node's allocatable cpu and memory
+// (a moderate one in Filters). Some nodes get only pods at or above the preemptor's priority. Everything
 // adds finished pods, which occupy nothing.
 func (g *generator) genBoundPods() {
 	for _, ns := range g.nodes {
@@ -87,8 +87,13 @@ func (g *generator) genBoundPods() {
 	}
 }
 
-// utilization is the share of a node's allocatable that its pods request.
+// utilization is the share of a node's allocatable that its pods request:
+// high, in Filters moderate.
 func (g *generator) utilization() float64 {
+	if g.profile == Filters {
+		// Room for the preemptor's small request on most nodes.
+		return 0.25 + 0.5*g.r.Float64()
+	}
 	if g.chance(0.25) {
 		return 1
 	}
@@ -341,9 +346,15 @@ func (g *generator) bind(p *v1.Pod, ns *nodeState) {
 // addBoundPod creates a pod requesting total on ns.
 func (g *generator) addBoundPod(ns *nodeState, total res, class classChoice) *v1.Pod {
 	p := g.newPod(g.nextName("pod"), g.podNamespace(), g.podLabels(), class)
+	if g.plan != nil {
+		g.planLabels(p, ns)
+	}
 	g.shape(p, total, true)
 	if g.atLeast(Constraints) {
 		g.existingPodConstraints(p, ns)
+	}
+	if g.plan != nil {
+		g.planPodConstraints(p, ns)
 	}
 	p.Spec.Tolerations = append(p.Spec.Tolerations, defaultTolerations()...)
 	g.bind(p, ns)

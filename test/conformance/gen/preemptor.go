@@ -23,9 +23,19 @@ func (g *generator) genPreemptor() {
 	p := g.newPod("preemptor", ns, labels, g.resolve(g.preemptorClass))
 	p.Annotations = map[string]string{PreemptorAnnotation: "true"}
 	p.CreationTimestamp = minutesAgo(1)
-	g.shape(p, g.preemptorRequest(), g.chance(0.25))
+	var request res
+	if g.plan != nil {
+		g.plan.label(labels)
+		request = g.filtersPreemptorRequest()
+	} else {
+		request = g.preemptorRequest()
+	}
+	g.shape(p, request, g.chance(0.25))
 	if g.atLeast(Constraints) {
 		g.preemptorConstraints(p)
+	}
+	if g.plan != nil {
+		g.planPreemptorConstraints(p)
 	}
 	p.Spec.Tolerations = append(p.Spec.Tolerations, defaultTolerations()...)
 	p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: qosClass(p)}

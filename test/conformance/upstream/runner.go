@@ -87,17 +87,18 @@ type EnvOptions struct {
 	// Parallelism is the scheduler's parallelism setting: how many
 	// goroutines Filter and the preemption dry run use. 0 means upstream's
 	// default (16). With 1 the dry run visits the potential nodes one by one
-	// from the offset and stops as soon as it has enough candidates, so its
-	// answer is deterministic; with more it depends on goroutine timing,
-	// as in a real scheduler.
+	// from the offset and stops as soon as it has enough candidates; with
+	// more, which nodes it visits before stopping depends on goroutine
+	// timing, as in a real scheduler.
 	Parallelism int
 	// SnapshotOrder makes the dry run visit the potential nodes in the
 	// snapshot's node order (the order Filter lists them in) instead of
 	// upstream's order. Upstream lists them (NodeToStatus.NodesForStatusCode)
 	// by iterating a Go map whenever Filter gave every node an explicit
 	// status, i.e. in a random order, so which nodes the dry run reaches
-	// from an offset is random. With SnapshotOrder and Parallelism 1 it is
-	// not. The dry run itself is unchanged.
+	// from an offset is random. With SnapshotOrder and Parallelism 1 the
+	// answer for a given offset and candidate budget is deterministic. The
+	// dry run itself is unchanged.
 	SnapshotOrder bool
 }
 

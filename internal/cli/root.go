@@ -58,7 +58,7 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "required flag"} {
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "required flag", "requires at least", "arg(s)"} {
 		if strings.Contains(msg, p) {
 			return true
 		}

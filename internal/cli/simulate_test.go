@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSimulateStory runs the bundled simulation through the command line:
+// the summary and event log match golden files, JSON is byte-identical
+// across runs, and --report writes an HTML page.
+func TestSimulateStory(t *testing.T) {
+	const story = "../../examples/simulate/story.yaml"
+	for _, format := range []string{"table", "events"} {
+		t.Run(format, func(t *testing.T) {
+			stdout, stderr, code := run("simulate", story, "-o", format)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, filepath.Join("testdata", "story."+format), stdout)
+		})
+	}
+	a, _, _ := run("simulate", story, "-o", "json")
+	b, _, _ := run("simulate", story, "-o", "json")
+	if a != b || !strings.Contains(a, `"nominationsLost": 1`) {
+		t.Errorf("JSON differs between runs or lacks the lost nomination")
+	}
+	report := filepath.Join(t.TempDir(), "story.html")
+	if _, stderr, code := run("simulate", story, "--report", report); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	html, err := os.ReadFile(report)
+	if err != nil || !strings.Contains(string(html), "<svg") || !strings.Contains(string(html), "node-1") {
+		t.Errorf("report missing or without a timeline (%v)", err)
+	}
+}
+
+func TestSimulateErrors(t *testing.T) {
+	dir := t.TempDir()
+	noSim := filepath.Join(dir, "nosim.yaml")
+	if err := os.WriteFile(noSim, []byte("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		args []string
+		code int
+		err  string
+	}{
+		"no simulation document": {[]string{"simulate", noSim}, 2, "no Simulation document"},
+		"no scenario":            {[]string{"simulate"}, 2, "requires at least 1 arg"},
+		"bad output":             {[]string{"simulate", noSim, "-o", "xml"}, 2, "--output must be table, events or json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, stderr, code := run(tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.err) {
+				t.Errorf("exit %d, stderr %q; want exit %d containing %q", code, stderr, tc.code, tc.err)
+			}
+		})
+	}
+}

@@ -165,6 +165,14 @@ type State struct {
 	affinity affinityOverlay
 }
 
+// ModelCriticalPaths makes the overlay follow PodTopologySpread's two
+// critical paths update by update, as upstream's cloned CycleState does,
+// instead of the true minimum count over all domains. The two agree as long
+// as only one node's pods change; a dry run that removes pods on several
+// nodes (a pod group evicted whole) must call it before its first change to
+// decide as upstream does.
+func (st *State) ModelCriticalPaths() { st.spread.modelPaths = true }
+
 // AddPod records that p now runs on node: as upstream's NodeInfo.AddPod on the
 // viewed node (when node is nv's node) followed by the PreFilterExtensions'
 // AddPod. nv may be nil.
@@ -274,6 +282,12 @@ func (c *Cycle) FilterWithNominatedPods(st *State, nv *NodeView, dynamicOnly boo
 	// overlays that are undone afterwards.
 	savedPorts, savedOwned := nv.ports, nv.portsOwned
 	nv.portsOwned = false
+	// Upstream adds the nominated pods to a clone of the state: its
+	// critical paths, when modelled, are restored as they were.
+	var savedPaths []criticalPaths
+	if st.spread.modelPaths && st.spread.paths != nil {
+		savedPaths = slices.Clone(st.spread.paths)
+	}
 	for _, p := range nominated {
 		c.AddPod(st, nv, p, nv.Node)
 	}
@@ -282,6 +296,9 @@ func (c *Cycle) FilterWithNominatedPods(st *State, nv *NodeView, dynamicOnly boo
 		c.updatePodCounts(st, nv, nominated[i], nv.Node, -1)
 	}
 	nv.ports, nv.portsOwned = savedPorts, savedOwned
+	if st.spread.modelPaths {
+		st.spread.paths = savedPaths
+	}
 	if !s.IsSuccess() {
 		return s
 	}

@@ -36,8 +36,14 @@ type domainCount struct {
 // Upstream tracks the two smallest domains ("critical paths") and updates
 // them incrementally. As long as a dry run only changes the domain of one
 // node, its smallest value is always the true minimum over all domains,
-// which is what this state computes: the base counts sorted once, with the
-// few domains an overlay touched looked up directly.
+// which is what this state computes by default: the base counts sorted
+// once, with the few domains an overlay touched looked up directly.
+//
+// When a dry run changes several domains (a pod group evicted whole spans
+// nodes), upstream's two paths can lose track of the minimum: raising both
+// path domains above a third one leaves the third unseen. An overlay marked
+// with State.ModelCriticalPaths then replays upstream's paths update by
+// update instead (see criticalPaths).
 type spreadState struct {
 	constraints []spreadConstraint
 	// counts[i] maps each domain of constraint i to its matching pods.
@@ -51,9 +57,53 @@ type spreadState struct {
 	requiredAffinity nodeaffinity.RequiredNodeAffinity
 }
 
-// spreadOverlay holds, per constraint, count changes by domain.
+// spreadOverlay holds, per constraint, count changes by domain, and, when
+// it models upstream's critical paths, their current values.
 type spreadOverlay struct {
 	delta []map[string]int
+	// modelPaths makes minMatch read paths; paths is nil until the first
+	// update, which copies the PreFilter paths.
+	modelPaths bool
+	paths      []criticalPaths
+}
+
+// criticalPath is a domain and its count of matching pods.
+type criticalPath struct {
+	domain string
+	count  int
+}
+
+// criticalPaths are upstream's two critical paths of a constraint:
+// paths[0] holds the minimum as long as updates are the ones upstream's
+// CAVEAT allows (one node changing); paths[1] is at least paths[0].
+type criticalPaths [2]criticalPath
+
+func newCriticalPaths() criticalPaths {
+	return criticalPaths{{count: math.MaxInt32}, {count: math.MaxInt32}}
+}
+
+// update is upstream's criticalPaths.update, to the letter: domain's count
+// is now count.
+func (p *criticalPaths) update(domain string, count int) {
+	i := -1
+	if domain == p[0].domain {
+		i = 0
+	} else if domain == p[1].domain {
+		i = 1
+	}
+	if i >= 0 {
+		p[i].count = count
+		if p[0].count > p[1].count {
+			p[0], p[1] = p[1], p[0]
+		}
+		return
+	}
+	if count < p[0].count {
+		p[1] = p[0]
+		p[0] = criticalPath{domain, count}
+	} else if count < p[1].count {
+		p[1] = criticalPath{domain, count}
+	}
 }
 
 // newSpreadState is PodTopologySpread's PreFilter. It returns nil when the
@@ -149,6 +199,22 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*spreadState, e
 	return s, nil
 }
 
+// basePaths returns the critical paths of every constraint as upstream's
+// PreFilter leaves them. Upstream builds them by updating them with every
+// domain in map order, and with ties that order decides which domains hold
+// the paths; here it is ascending count, then domain name (one of
+// upstream's possible outcomes), which leaves the first two sorted domains.
+func (s *spreadState) basePaths() []criticalPaths {
+	paths := make([]criticalPaths, len(s.constraints))
+	for i := range paths {
+		paths[i] = newCriticalPaths()
+		for _, dc := range s.sorted[i][:min(2, len(s.sorted[i]))] {
+			paths[i].update(dc.domain, dc.count)
+		}
+	}
+	return paths
+}
+
 // mergeLabelSetWithSelector adds matchLabels to a selector as upstream does;
 // a selector without requirements (labels.Nothing) is returned unchanged.
 func mergeLabelSetWithSelector(matchLabels labels.Set, s labels.Selector) labels.Selector {
@@ -235,6 +301,12 @@ func (s *spreadState) update(o *spreadOverlay, p, incoming *snapshot.Pod, node *
 		if o.delta[i][d] == 0 {
 			delete(o.delta[i], d)
 		}
+		if o.modelPaths {
+			if o.paths == nil {
+				o.paths = s.basePaths()
+			}
+			o.paths[i].update(d, s.counts[i][d]+o.delta[i][d])
+		}
 	}
 }
 
@@ -256,6 +328,9 @@ func (s *spreadState) minMatch(o *spreadOverlay, i int) int {
 	}
 	if len(s.sorted[i]) == 0 {
 		return math.MaxInt32 // upstream's empty critical path
+	}
+	if o.modelPaths && o.paths != nil {
+		return o.paths[i][0].count
 	}
 	if o.delta == nil || len(o.delta[i]) == 0 {
 		return s.sorted[i][0].count

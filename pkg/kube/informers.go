@@ -17,13 +17,20 @@ import (
 
 // Feed connects shared informers for nodes, pods, PodDisruptionBudgets,
 // PriorityClasses and namespaces to the scheduler's event handlers, starts
-// them and waits for their caches. Finished pods are filtered out by the
-// API server, as kube-scheduler does.
+// them and waits until the handlers have received every object of the
+// initial lists. Finished pods are filtered out by the API server, as
+// kube-scheduler does.
+//
+// The pod informer starts only once the nodes have been handed to the
+// scheduler: the scheduler's cache drops a bound pod whose node it does not
+// know yet, and the two watches are independent, so starting both at once
+// lost running pods at random and let the scheduler overcommit their nodes.
 func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Scheduler) (informers.SharedInformerFactory, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0)
 	podFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = "status.phase!=" + string(v1.PodSucceeded) + ",status.phase!=" + string(v1.PodFailed)
 	}))
+	podInformer := podFactory.Core().V1().Pods().Informer()
 	handlers := []struct {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler
@@ -37,7 +44,7 @@ func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Schedul
 				}
 			},
 		}},
-		{podFactory.Core().V1().Pods().Informer(), cache.ResourceEventHandlerFuncs{
+		{podInformer, cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(o any) { s.OnPodAdd(o.(*v1.Pod)) },
 			UpdateFunc: func(old, o any) { s.OnPodUpdate(old.(*v1.Pod), o.(*v1.Pod)) },
 			DeleteFunc: func(o any) {
@@ -64,19 +71,27 @@ func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Schedul
 			UpdateFunc: func(_, o any) { s.OnNamespace(o.(*v1.Namespace)) },
 		}},
 	}
+	var podsSynced, othersSynced []cache.InformerSynced
 	for _, h := range handlers {
-		if _, err := h.inf.AddEventHandler(h.h); err != nil {
+		reg, err := h.inf.AddEventHandler(h.h)
+		if err != nil {
 			return nil, err
+		}
+		// A registration has synced once its handler got the whole initial
+		// list; the informer's own HasSynced only covers its store.
+		if h.inf == podInformer {
+			podsSynced = append(podsSynced, reg.HasSynced)
+		} else {
+			othersSynced = append(othersSynced, reg.HasSynced)
 		}
 	}
 	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), othersSynced...) {
+		return nil, fmt.Errorf("informers for nodes, poddisruptionbudgets, priorityclasses and namespaces did not sync: %w", context.Cause(ctx))
+	}
 	podFactory.Start(ctx.Done())
-	for _, fac := range []informers.SharedInformerFactory{f, podFactory} {
-		for typ, ok := range fac.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				return nil, fmt.Errorf("informer for %v did not sync", typ)
-			}
-		}
+	if !cache.WaitForCacheSync(ctx.Done(), podsSynced...) {
+		return nil, fmt.Errorf("informer for pods did not sync: %w", context.Cause(ctx))
 	}
 	return f, nil
 }

@@ -22,6 +22,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -221,6 +223,8 @@ var kinds = map[string]string{
 	"Namespace":           "v1",
 	"PodDisruptionBudget": "policy/v1",
 	"PriorityClass":       "scheduling.k8s.io/v1",
+	"PodGroup":            "scheduling.k8s.io/v1beta1",
+	"CompositePodGroup":   "scheduling.k8s.io/v1alpha3",
 	"Deployment":          "apps/v1",
 	"ReplicaSet":          "apps/v1",
 	"Job":                 "batch/v1",
@@ -304,6 +308,12 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		s.Objects.PDBs = append(s.Objects.PDBs, o)
 	case *schedulingv1.PriorityClass:
 		s.Objects.PriorityClasses = append(s.Objects.PriorityClasses, o)
+	case *schedulingv1beta1.PodGroup:
+		o.Namespace = ns
+		s.Objects.PodGroups = append(s.Objects.PodGroups, o)
+	case *schedulingv1alpha3.CompositePodGroup:
+		o.Namespace = ns
+		s.Objects.CompositePodGroups = append(s.Objects.CompositePodGroups, o)
 	case *appsv1.Deployment:
 		o.Namespace = ns
 		s.Deployments = append(s.Deployments, o)
@@ -363,6 +373,10 @@ func decodeTyped(kind string, raw []byte) (any, error) {
 		obj = &policyv1.PodDisruptionBudget{}
 	case "PriorityClass":
 		obj = &schedulingv1.PriorityClass{}
+	case "PodGroup":
+		obj = &schedulingv1beta1.PodGroup{}
+	case "CompositePodGroup":
+		obj = &schedulingv1alpha3.CompositePodGroup{}
 	case "Deployment":
 		obj = &appsv1.Deployment{}
 	case "ReplicaSet":
@@ -387,6 +401,9 @@ func validatePod(p *v1.Pod) *InputError {
 		if c.Name == "" {
 			return &InputError{Object: id, Field: fmt.Sprintf("spec.containers[%d].name", i), Detail: "missing"}
 		}
+	}
+	if sg := p.Spec.SchedulingGroup; sg != nil && (sg.PodGroupName == nil || *sg.PodGroupName == "") {
+		return &InputError{Object: id, Field: "spec.schedulingGroup.podGroupName", Detail: "missing"}
 	}
 	return nil
 }
@@ -511,6 +528,7 @@ func parsePod(name string, data []byte) (*v1.Pod, *Set, error) {
 	}
 	o := s.Objects
 	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped) +
+		len(o.PodGroups) + len(o.CompositePodGroups) +
 		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.Simulations)
 	switch {
 	case len(o.Pods) == 0:

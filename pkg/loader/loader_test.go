@@ -205,3 +205,60 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestPodGroupKinds(t *testing.T) {
+	data := `apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: train}
+spec:
+  parentCompositePodGroupName: job
+  schedulingPolicy: {gang: {minCount: 2}}
+  disruptionMode: {all: {}}
+  priorityClassName: batch
+---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: CompositePodGroup
+metadata: {name: job, namespace: ml}
+spec:
+  workloadRef: {workloadName: job, templateName: t}
+  schedulingPolicy: {basic: {}}
+  disruptionMode: {all: {}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: w0}
+spec:
+  schedulingGroup: {podGroupName: train}
+  containers: [{name: c}]
+`
+	s := NewSet()
+	if err := s.AddBytes("f.yaml", []byte(data)); err != nil {
+		t.Fatal(err)
+	}
+	o := s.Objects
+	if len(o.PodGroups) != 1 || len(o.CompositePodGroups) != 1 || len(o.Pods) != 1 || len(s.Skipped) != 0 {
+		t.Fatalf("got %d PodGroups %d CompositePodGroups %d pods %d skipped", len(o.PodGroups), len(o.CompositePodGroups), len(o.Pods), len(s.Skipped))
+	}
+	if pg := o.PodGroups[0]; pg.Namespace != "default" || pg.Spec.DisruptionMode == nil || pg.Spec.DisruptionMode.All == nil || *pg.Spec.ParentCompositePodGroupName != "job" {
+		t.Errorf("PodGroup decoded as %+v", pg)
+	}
+	if cpg := o.CompositePodGroups[0]; cpg.Namespace != "ml" {
+		t.Errorf("CompositePodGroup namespace %q", cpg.Namespace)
+	}
+	// The PodGroup's class does not exist: the error names the file.
+	_, err := s.Build()
+	if err == nil || !strings.HasPrefix(err.Error(), `f.yaml#1: PodGroup default/train: spec.priorityClassName: PriorityClass "batch" not found`) {
+		t.Errorf("Build error %v", err)
+	}
+
+	bad := []struct{ data, want string }{
+		{"apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {name: g}\n", `f.yaml: PodGroup default/g: apiVersion: unsupported "scheduling.k8s.io/v1alpha3" (want "scheduling.k8s.io/v1beta1")`},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {schedulingGroup: {}, containers: [{name: c}]}\n", "f.yaml: Pod default/p: spec.schedulingGroup.podGroupName: missing"},
+	}
+	for _, tc := range bad {
+		err := NewSet().AddBytes("f.yaml", []byte(tc.data))
+		if err == nil || !errors.Is(err, ErrInput) || err.Error() != tc.want {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+}

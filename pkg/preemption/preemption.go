@@ -3,6 +3,13 @@
 // nowhere, it decides whether the pod may preempt, dry-runs preemption on the
 // nodes where removing pods could help, and picks the node and victims
 // upstream would pick. Nothing is evicted; the caller actuates.
+//
+// With the GenericWorkload feature gate (Options.Features) victims are
+// preemption units (Unit): single pods, or whole pod groups — the highest
+// ancestor PodGroup or CompositePodGroup of a pod whose disruption mode is
+// All, with its scheduled pods on every node — as upstream's
+// GetVictimsOnNode builds them for a single-pod preemptor. With the gates
+// off (upstream's default) the dry run is the single-pod one, unchanged.
 package preemption
 
 import (
@@ -58,15 +65,27 @@ type Options struct {
 	Now time.Time
 	// Parallelism bounds the goroutines of the dry run; 0 means GOMAXPROCS.
 	Parallelism int
-	// MoreImportant orders victims; nil means MoreImportant.
+	// MoreImportant orders victims without the GenericWorkload gate; nil
+	// means MoreImportant.
 	MoreImportant MoreImportantFunc
+	// MoreImportantUnit orders preemption units with the GenericWorkload
+	// gate; nil means MoreImportantUnit.
+	MoreImportantUnit MoreImportantUnitFunc
+	// Features are the kube-scheduler feature gates that change
+	// preemption; the zero value is upstream's default (all off).
+	Features Features
 }
 
 // Candidate is a node where preemption would make the pod fit.
 type Candidate struct {
 	Node *snapshot.Node
-	// Victims in decreasing importance, as upstream returns them.
+	// Victims are the pods to evict, in decreasing importance, as upstream
+	// returns them: with the GenericWorkload gate, the members of each unit
+	// of Units in turn, on whichever node they run.
 	Victims []*Victim
+	// Units are the preemption units evicted, in decreasing importance;
+	// nil without the GenericWorkload gate.
+	Units []*Unit
 	// NumPDBViolations is the number of victims whose eviction breaks a
 	// PodDisruptionBudget.
 	NumPDBViolations int
@@ -120,10 +139,13 @@ func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 	if opts.MoreImportant == nil {
 		opts.MoreImportant = MoreImportant
 	}
+	if opts.MoreImportantUnit == nil {
+		opts.MoreImportantUnit = MoreImportantUnit
+	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x7265707269657665))
 
 	// 1) Ensure the preemptor is eligible to preempt other pods.
-	if ok, reason := eligible(snap, pod, fr); !ok {
+	if ok, reason := eligible(snap, pod, fr, opts.Features); !ok {
 		res.IneligibleReason = reason
 		return res
 	}
@@ -158,8 +180,10 @@ func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 	return res
 }
 
-// eligible is PodEligibleToPreemptOthers.
-func eligible(snap *snapshot.Snapshot, pod *snapshot.Pod, fr filter.Result) (bool, string) {
+// eligible is PodEligibleToPreemptOthers. With the GenericWorkload gate a
+// pod on the nominated node counts with its group's priority (upstream's
+// NewPodVictim with the snapshot's group listers).
+func eligible(snap *snapshot.Snapshot, pod *snapshot.Pod, fr filter.Result, f Features) (bool, string) {
 	if pod.PreemptionPolicy == v1.PreemptNever {
 		return false, MsgPreemptionPolicyNever
 	}
@@ -173,8 +197,13 @@ func eligible(snap *snapshot.Snapshot, pod *snapshot.Pod, fr filter.Result) (boo
 		// help any more, lets the pod preempt again.
 		return true, ""
 	}
+	h := hierarchy{snap: snap, composite: f.composite()}
 	for _, p := range node.Pods {
-		if p.Priority < pod.Priority && p.TerminatingByPreemption() {
+		prio := p.Priority
+		if f.GenericWorkload {
+			prio = h.priority(p)
+		}
+		if prio < pod.Priority && p.TerminatingByPreemption() {
 			return false, MsgTerminatingOnNominated
 		}
 	}
@@ -205,6 +234,8 @@ type dryRun struct {
 	budgets  []budget
 	nowNanos int64
 	workers  int
+	// groups is set with the GenericWorkload gate.
+	groups *groupIndex
 }
 
 func newDryRun(c *filter.Cycle, opts Options) *dryRun {
@@ -212,7 +243,11 @@ func newDryRun(c *filter.Cycle, opts Options) *dryRun {
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
-	return &dryRun{c: c, opts: opts, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), workers: w}
+	d := &dryRun{c: c, opts: opts, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), workers: w}
+	if opts.Features.GenericWorkload {
+		d.groups = newGroupIndex(c.Snapshot(), opts.Features)
+	}
+	return d
 }
 
 // run visits potential nodes from the offset in order, exactly as a
@@ -291,6 +326,9 @@ func (d *dryRun) evaluateChunk(nodes []*snapshot.Node, offset, start, end int, o
 // check the pod fits, then reprieve victims in importance order (those whose
 // eviction would break a budget first) as long as the pod still fits.
 func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
+	if d.groups != nil {
+		return d.selectUnits(node)
+	}
 	c := d.c
 	pod := c.Pod()
 	n := 0
@@ -362,6 +400,101 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 		}
 	}
 	return nodeOutcome{cand: cand}
+}
+
+// selectUnits is SelectVictimsOnNode with the GenericWorkload gate: the
+// same walk over preemption units instead of pods. Removing or re-adding a
+// unit updates every node it touches: the candidate node's view (the only
+// node the preemptor is filtered on) and the plugin state of the others, as
+// upstream's PreFilterExtensions see them.
+func (d *dryRun) selectUnits(node *snapshot.Node) nodeOutcome {
+	c := d.c
+	pod := c.Pod()
+	// 1) The units on the node, and among them those below the preemptor's
+	// priority (upstream also asks IsEligiblePod on every node a unit
+	// touches; the default allows all).
+	potential, err := d.groups.unitsOn(node, pod.Priority, d.nowNanos)
+	if err != nil {
+		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{err.Error()}}}
+	}
+	if len(potential) == 0 {
+		return nodeOutcome{status: statusNoVictims}
+	}
+	stv, nvv := c.StateOf(), c.NodeViewOf(node)
+	st, nv := &stv, &nvv
+	st.ModelCriticalPaths()
+	remove := func(u *Unit) {
+		for i, m := range u.Members {
+			c.RemovePod(st, nv, m.Pod, u.nodes[i])
+		}
+	}
+	add := func(u *Unit) {
+		for i, m := range u.Members {
+			c.AddPod(st, nv, m.Pod, u.nodes[i])
+		}
+	}
+	// 2) Remove them all; the preemptor must fit then.
+	for _, u := range potential {
+		remove(u)
+	}
+	if s := c.FilterWithNominatedPods(st, nv, true); !s.IsSuccess() {
+		return nodeOutcome{status: s}
+	}
+	// 3) Reprieve units in importance order, those that would break a
+	// budget first.
+	sortUnits(potential, d.opts.MoreImportantUnit)
+	violating, nonViolating, broken := splitUnitsByPDB(potential, d.budgets)
+	var victims []*Unit
+	reprieve := func(u *Unit) bool {
+		add(u)
+		if c.FilterWithNominatedPods(st, nv, true).IsSuccess() {
+			return true
+		}
+		remove(u)
+		victims = append(victims, u)
+		return false
+	}
+	numViolating := 0
+	for _, v := range violating {
+		if !reprieve(v.unit) {
+			numViolating += v.violateCount
+		}
+	}
+	for _, u := range nonViolating {
+		reprieve(u)
+	}
+	if len(violating) != 0 && len(nonViolating) != 0 {
+		sortUnits(victims, d.opts.MoreImportantUnit)
+	}
+	if len(victims) == 0 {
+		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}
+	}
+	cand := &Candidate{Node: node, Units: victims, NumPDBViolations: numViolating}
+	for _, u := range victims {
+		for _, m := range u.Members {
+			cand.Victims = append(cand.Victims, m)
+			if b, ok := broken[m]; ok {
+				if cand.Broken == nil {
+					cand.Broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
+				}
+				cand.Broken[m] = b
+			}
+		}
+	}
+	return nodeOutcome{cand: cand}
+}
+
+// DisruptedWorkloads counts the candidate's units that affect pod groups
+// (upstream's numPodGroupDisruptions): groups evicted whole and pods of pod
+// groups evicted on their own. It is 0 without the GenericWorkload gate.
+func (c *Candidate) DisruptedWorkloads() int {
+	n := 0
+	for _, u := range c.Units {
+		if u.IsGroup() {
+			n++
+		}
+	}
+	return n
 }
 
 // Criteria are upstream's ordered node-choice criteria, each a score where

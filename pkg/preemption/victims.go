@@ -14,6 +14,8 @@ import (
 // Victim is a pod the dry run considers evicting, with the start time the
 // importance order uses.
 type Victim struct {
+	// Pod is the pod; it runs on the candidate's node or, for a member of a
+	// pod group evicted whole, on any node the group spans.
 	Pod *snapshot.Pod
 	// Start is the pod's start time in Unix nanoseconds. A pod that has not
 	// started counts as starting at the evaluation time, later pods on the

@@ -229,6 +229,9 @@ func IncomingPodRequests(pod *v1.Pod) Resources {
 
 // newPod derives a Pod from obj with its resolved priority and policy.
 func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*Pod, error) {
+	if err := validateSchedulingGroup(obj); err != nil {
+		return nil, err
+	}
 	aff, err := ParseAffinityTerms(obj, RequiredAffinityTerms(obj), "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution")
 	if err != nil {
 		return nil, err

@@ -5,6 +5,11 @@
 // ports, affinity terms, per-node sums) is computed at build time, so an
 // evaluation never deep-copies the cluster: a dry run on a node works on a
 // small overlay of that node's numbers.
+//
+// Pod groups (scheduling.k8s.io/v1beta1 PodGroups and v1alpha3
+// CompositePodGroups) are kept with their priorities resolved and, for each
+// PodGroup, its scheduled pods, as the scheduler's pod-group state counts
+// them; preemption reads them with the GenericWorkload feature gate.
 package snapshot
 
 import (
@@ -15,6 +20,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/node/topology"
@@ -35,6 +42,11 @@ type Objects struct {
 	PDBs            []*policyv1.PodDisruptionBudget
 	PriorityClasses []*schedulingv1.PriorityClass
 	Namespaces      []*v1.Namespace
+	// PodGroups and CompositePodGroups are the workload groups pods belong
+	// to (spec.schedulingGroup); they matter when preemption runs with the
+	// GenericWorkload (and CompositePodGroup) feature gates.
+	PodGroups          []*schedulingv1beta1.PodGroup
+	CompositePodGroups []*schedulingv1alpha3.CompositePodGroup
 }
 
 // Node is a node of the snapshot with the pods bound to it.
@@ -87,6 +99,15 @@ type Snapshot struct {
 	classesByName map[string]*schedulingv1.PriorityClass
 	defaultClass  *schedulingv1.PriorityClass
 	seq           int
+
+	// Pod groups: PodGroups and CompositePodGroups by "namespace/name", the
+	// children of each CompositePodGroup (by its key, whether it exists or
+	// not), and the scheduled pods of each PodGroup (by the key pods name,
+	// whether the PodGroup exists or not).
+	podGroups       map[string]*Group
+	compositeGroups map[string]*Group
+	groupChildren   map[string][]*Group
+	groupMembers    map[string][]*Pod
 }
 
 // ObjectError is a problem with one object of the input, naming the object
@@ -125,12 +146,17 @@ func Empty() *Snapshot {
 		nominated:     map[string][]*Pod{},
 		namespaces:    map[string]*v1.Namespace{},
 		classesByName: map[string]*schedulingv1.PriorityClass{},
+
+		podGroups:       map[string]*Group{},
+		compositeGroups: map[string]*Group{},
+		groupChildren:   map[string][]*Group{},
+		groupMembers:    map[string][]*Pod{},
 	}
 }
 
 // New builds a snapshot. It rejects duplicate objects, pods bound to nodes
-// that do not exist, pods naming unknown priority classes, and unparsable
-// selectors, each with an *ObjectError.
+// that do not exist, pods and pod groups naming unknown priority classes,
+// and unparsable selectors, each with an *ObjectError.
 func New(objs Objects) (*Snapshot, error) {
 	s := Empty()
 	for _, ns := range objs.Namespaces {
@@ -163,7 +189,30 @@ func New(objs Objects) (*Snapshot, error) {
 			return nil, err
 		}
 	}
+	for _, pg := range objs.PodGroups {
+		if s.PodGroup(namespaceOrDefault(pg.Namespace), pg.Name) != nil {
+			return nil, &ObjectError{Kind: "PodGroup", Namespace: namespaceOrDefault(pg.Namespace), Name: pg.Name, Field: "metadata.name", Detail: "duplicate object", Obj: pg}
+		}
+		if err := s.SetPodGroup(pg); err != nil {
+			return nil, err
+		}
+	}
+	for _, cpg := range objs.CompositePodGroups {
+		if s.CompositePodGroup(namespaceOrDefault(cpg.Namespace), cpg.Name) != nil {
+			return nil, &ObjectError{Kind: "CompositePodGroup", Namespace: namespaceOrDefault(cpg.Namespace), Name: cpg.Name, Field: "metadata.name", Detail: "duplicate object", Obj: cpg}
+		}
+		if err := s.SetCompositePodGroup(cpg); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+func namespaceOrDefault(ns string) string {
+	if ns == "" {
+		return v1.NamespaceDefault
+	}
+	return ns
 }
 
 // SetNamespace adds or replaces a namespace.
@@ -346,6 +395,7 @@ func (s *Snapshot) place(p *Pod) {
 	if name := p.Obj.Spec.NodeName; name != "" {
 		if node, ok := s.nodesByName[name]; ok {
 			node.addPod(p)
+			s.addMember(p)
 		}
 		return
 	}
@@ -359,6 +409,7 @@ func (s *Snapshot) unplace(p *Pod) {
 		if node, ok := s.nodesByName[name]; ok {
 			node.removePod(p)
 		}
+		s.removeMember(p)
 		return
 	}
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {

@@ -36,8 +36,17 @@ type Decision struct {
 	IneligibleReason string `json:"ineligibleReason,omitempty"`
 	// NominatedNode is the node preemption picks, "" when none.
 	NominatedNode string `json:"nominatedNode,omitempty"`
-	// Victims are the pods evicted on NominatedNode, most important first.
+	// Victims are the pods evicted to make room on NominatedNode, most
+	// important first. With the GenericWorkload gate they include every
+	// member of a pod group evicted whole, on whichever node it runs.
 	Victims []Victim `json:"victims"`
+	// VictimGroups are the pod groups evicted whole, most important first
+	// (only with the GenericWorkload gate).
+	VictimGroups []VictimGroup `json:"victimGroups,omitempty"`
+	// DisruptedWorkloads counts the evicted units that affect pod groups:
+	// groups evicted whole and pods of pod groups evicted on their own
+	// (only with the GenericWorkload gate).
+	DisruptedWorkloads int `json:"disruptedWorkloads,omitempty"`
 	// NumPDBViolations counts the victims whose eviction breaks a budget.
 	NumPDBViolations int `json:"numPDBViolations"`
 	// DecidedBy names the criterion that made NominatedNode win over the
@@ -73,13 +82,51 @@ type Victim struct {
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// PDBs are the budgets ("namespace/name") this eviction would break.
 	PDBs []string `json:"pdbs,omitempty"`
+	// Group is the pod group the pod is evicted with, when it is evicted
+	// as a member of a group evicted whole.
+	Group *GroupRef `json:"group,omitempty"`
+}
+
+// GroupRef names a PodGroup or CompositePodGroup.
+type GroupRef struct {
+	// Kind is "PodGroup" or "CompositePodGroup".
+	Kind string `json:"kind"`
+	// Name is "namespace/name".
+	Name string `json:"name"`
+}
+
+// String returns "Kind namespace/name".
+func (g GroupRef) String() string { return g.Kind + " " + g.Name }
+
+// VictimGroup is a pod group evicted whole: its highest ancestor group
+// whose disruption mode is All, with all of its scheduled pods.
+type VictimGroup struct {
+	// Kind is "PodGroup" or "CompositePodGroup".
+	Kind string `json:"kind"`
+	// Name is "namespace/name".
+	Name string `json:"name"`
+	// Priority is the group's priority as preemption sees it (that of the
+	// root of its hierarchy).
+	Priority int32 `json:"priority"`
+	// Members are its pods and their nodes, in upstream's order.
+	Members []GroupMember `json:"members"`
+	// Nodes are the nodes it spans, sorted.
+	Nodes []string `json:"nodes"`
+}
+
+// GroupMember is a pod of a group evicted whole.
+type GroupMember struct {
+	Pod  string `json:"pod"`
+	Node string `json:"node"`
 }
 
 // Candidate is a node where preemption would make the pod fit.
 type Candidate struct {
 	Node string `json:"node"`
 	// Victims are "namespace/name", most important first.
-	Victims          []string `json:"victims"`
+	Victims []string `json:"victims"`
+	// VictimGroups are the groups evicted whole, as "Kind namespace/name".
+	VictimGroups     []string `json:"victimGroups,omitempty"`
 	NumPDBViolations int      `json:"numPDBViolations"`
 	// Score is the node's standing under upstream's ordered criteria.
 	Score Score `json:"score"`
@@ -149,7 +196,7 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		Victims:       []Victim{},
 		Candidates:    []Candidate{},
 		NodeStatuses:  map[string]NodeStatus{},
-		Warnings:      warnings(pod),
+		Warnings:      warnings(pod, opts.Preemption.Features),
 	}
 	for _, n := range fr.Feasible {
 		d.FeasibleNodes = append(d.FeasibleNodes, n.Name)
@@ -210,14 +257,50 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		}
 		slices.Sort(d.TiedNodes)
 	}
+	var groupOf map[*preemption.Victim]*GroupRef
+	for _, u := range res.Chosen.Units {
+		if u.Group == nil {
+			continue
+		}
+		if groupOf == nil {
+			groupOf = map[*preemption.Victim]*GroupRef{}
+		}
+		ref := &GroupRef{Kind: u.Group.Kind.String(), Name: u.Group.Key}
+		for _, m := range u.Members {
+			groupOf[m] = ref
+		}
+	}
 	for _, v := range res.Chosen.Victims {
-		vic := Victim{Pod: v.Pod.Key, Node: res.Chosen.Node.Name, Priority: v.Pod.Priority, StartTime: v.Pod.StartTime()}
+		vic := Victim{Pod: v.Pod.Key, Node: v.Pod.NodeName(), Priority: v.Pod.Priority, StartTime: v.Pod.StartTime(), Group: groupOf[v]}
 		for _, pdb := range res.Chosen.Broken[v] {
 			vic.PDBs = append(vic.PDBs, pdb.Namespace+"/"+pdb.Name)
 		}
 		d.Victims = append(d.Victims, vic)
 	}
+	for _, u := range res.Chosen.Units {
+		if u.Group == nil {
+			continue
+		}
+		vg := VictimGroup{Kind: u.Group.Kind.String(), Name: u.Group.Key, Priority: u.Priority, Members: []GroupMember{}, Nodes: []string{}}
+		for _, m := range u.Members {
+			vg.Members = append(vg.Members, GroupMember{Pod: m.Pod.Key, Node: m.Pod.NodeName()})
+		}
+		for _, n := range u.Nodes {
+			vg.Nodes = append(vg.Nodes, n.Name)
+		}
+		slices.Sort(vg.Nodes)
+		d.VictimGroups = append(d.VictimGroups, vg)
+	}
+	d.DisruptedWorkloads = res.Chosen.DisruptedWorkloads()
 	d.Summary = fmt.Sprintf("preempts %d %s on %s", len(d.Victims), plural(len(d.Victims), "pod", "pods"), d.NominatedNode)
+	switch groups := d.VictimGroups; len(groups) {
+	case 0:
+	case 1:
+		n := len(groups[0].Nodes)
+		d.Summary += fmt.Sprintf(", evicting %s %s whole (%d %s)", groups[0].Kind, groups[0].Name, n, plural(n, "node", "nodes"))
+	default:
+		d.Summary += fmt.Sprintf(", evicting %d pod groups whole", len(groups))
+	}
 	if d.NumPDBViolations > 0 {
 		d.Summary += fmt.Sprintf(", breaking %d disruption %s", d.NumPDBViolations, plural(d.NumPDBViolations, "budget", "budgets"))
 	}
@@ -233,6 +316,11 @@ func candidate(c *preemption.Candidate, now int64) Candidate {
 	for _, v := range c.Victims {
 		out.Victims = append(out.Victims, v.Pod.Key)
 		out.Score.SumPriorities += int64(v.Pod.Priority)
+	}
+	for _, u := range c.Units {
+		if u.Group != nil {
+			out.VictimGroups = append(out.VictimGroups, GroupRef{Kind: u.Group.Kind.String(), Name: u.Group.Key}.String())
+		}
 	}
 	out.Score.EarliestStart = metav1.NewTime(time.Unix(0, preemption.EarliestStart(c, now)).UTC())
 	return out
@@ -264,8 +352,11 @@ func summarizeReasons(snap *snapshot.Snapshot, res *preemption.Result) string {
 }
 
 // warnings lists what the engine leaves out for this pod.
-func warnings(pod *snapshot.Pod) []string {
+func warnings(pod *snapshot.Pod, f preemption.Features) []string {
 	var out []string
+	if f.GenericWorkload && pod.HasSchedulingGroup() {
+		out = append(out, fmt.Sprintf("schedulingGroup: the pod belongs to pod group %q; kube-scheduler schedules and preempts for pod groups in a pod-group cycle, which is not modelled: the pod is evaluated on its own", pod.PodGroupName()))
+	}
 	for _, v := range pod.Obj.Spec.Volumes {
 		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
 			out = append(out, fmt.Sprintf("volume %q: persistent volume claims are not modelled (VolumeBinding, VolumeZone, NodeVolumeLimits and VolumeRestrictions are not evaluated)", v.Name))

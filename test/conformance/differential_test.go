@@ -88,20 +88,17 @@ func TestDifferential(t *testing.T) {
 // It returns whether upstream nominated a node.
 func compareScenario(t *testing.T, sc *gen.Scenario, name string) bool {
 	t.Helper()
-	want, err := upstream.Run(context.Background(), upstream.Input{
-		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
-		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
-	})
+	want, err := runUpstream(sc, preemption.Features{})
 	if err != nil {
 		t.Errorf("%s: upstream: %v", name, err)
 		return false
 	}
-	got, err := runReprieve(sc)
+	got, err := runReprieve(sc, preemption.Features{})
 	if err != nil {
 		t.Errorf("%s: reprieve: %v", name, err)
 		return false
 	}
-	if diffs := compare(want, got); len(diffs) > 0 {
+	if diffs := compare(want, got, nil); len(diffs) > 0 {
 		path := saveFailure(t, sc, name, want, got)
 		t.Errorf("%s: reprieve disagrees with kube-scheduler:\n  %s\nreplay: reprieve whatif --snapshot %s --pod %s/%s --explain",
 			name, strings.Join(diffs, "\n  "), path, sc.Preemptor.Namespace, sc.Preemptor.Name)
@@ -109,8 +106,23 @@ func compareScenario(t *testing.T, sc *gen.Scenario, name string) bool {
 	return want.Chosen != ""
 }
 
-func runReprieve(sc *gen.Scenario) (*whatif.Decision, error) {
-	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces})
+// runUpstream runs kube-scheduler on sc with the feature gates f stands for
+// (none: upstream's defaults).
+func runUpstream(sc *gen.Scenario, f preemption.Features) (*upstream.Result, error) {
+	in := upstream.Input{
+		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
+		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
+		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
+	}
+	if f != (preemption.Features{}) {
+		in.FeatureGates = f.Gates()
+	}
+	return upstream.Run(context.Background(), in)
+}
+
+func runReprieve(sc *gen.Scenario, f preemption.Features) (*whatif.Decision, error) {
+	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
+		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +130,7 @@ func runReprieve(sc *gen.Scenario) (*whatif.Decision, error) {
 	if pod == nil {
 		return nil, fmt.Errorf("preemptor missing from the snapshot")
 	}
-	return whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Exhaustive: true, Now: evalTime}}), nil
+	return whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Exhaustive: true, Now: evalTime, Features: f}}), nil
 }
 
 // status is a node status in comparable form: reasons sorted, since upstream
@@ -139,8 +151,12 @@ func norm(code, plugin string, reasons []string) status {
 }
 
 // compare lists the differences between upstream's result and reprieve's
-// decision, each as one line.
-func compare(want *upstream.Result, got *whatif.Decision) []string {
+// decision, each as one line. canon, when not nil, rewrites both sides'
+// victim lists before they are compared (see unitCanon).
+func compare(want *upstream.Result, got *whatif.Decision, canon func([]string) []string) []string {
+	if canon == nil {
+		canon = func(s []string) []string { return s }
+	}
 	var diffs []string
 	add := func(what string, w, g any) {
 		if d := cmp.Diff(w, g); d != "" {
@@ -199,10 +215,10 @@ func compare(want *upstream.Result, got *whatif.Decision) []string {
 	}
 	wantCands, gotCands := map[string]cand{}, map[string]cand{}
 	for n, c := range want.Candidates {
-		wantCands[n] = cand{c.Victims, c.NumPDBViolations}
+		wantCands[n] = cand{canon(c.Victims), c.NumPDBViolations}
 	}
 	for _, c := range got.Candidates {
-		gotCands[c.Node] = cand{c.Victims, int64(c.NumPDBViolations)}
+		gotCands[c.Node] = cand{canon(c.Victims), int64(c.NumPDBViolations)}
 	}
 	add("candidates", wantCands, gotCands)
 
@@ -231,7 +247,7 @@ func compare(want *upstream.Result, got *whatif.Decision) []string {
 			for _, v := range got.Victims {
 				victims = append(victims, v.Pod)
 			}
-			add("victims on the chosen node", c.Victims, victims)
+			add("victims on the chosen node", canon(c.Victims), canon(victims))
 			add("numPDBViolations", c.NumPDBViolations, int64(got.NumPDBViolations))
 		}
 	}

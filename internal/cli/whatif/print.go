@@ -50,7 +50,12 @@ func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 	if len(d.Victims) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "VICTIM\tNODE\tPRIORITY\tSTARTED\tBREAKS PDB")
+		groups := len(d.VictimGroups) > 0
+		if groups {
+			fmt.Fprintln(tw, "VICTIM\tNODE\tPRIORITY\tSTARTED\tBREAKS PDB\tEVICTED WITH")
+		} else {
+			fmt.Fprintln(tw, "VICTIM\tNODE\tPRIORITY\tSTARTED\tBREAKS PDB")
+		}
 		for _, v := range d.Victims {
 			started := "-"
 			if v.StartTime != nil {
@@ -60,11 +65,31 @@ func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 			if len(v.PDBs) > 0 {
 				pdbs = strings.Join(v.PDBs, ",")
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v.Pod, v.Node, v.Priority, started, pdbs)
+			if !groups {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v.Pod, v.Node, v.Priority, started, pdbs)
+				continue
+			}
+			with := "-"
+			if v.Group != nil {
+				with = v.Group.String()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", v.Pod, v.Node, v.Priority, started, pdbs, with)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+	}
+	if len(d.VictimGroups) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "GROUP EVICTED WHOLE\tPRIORITY\tPODS\tNODES")
+		for _, g := range d.VictimGroups {
+			fmt.Fprintf(tw, "%s %s\t%d\t%d\t%s\n", g.Kind, g.Name, g.Priority, len(g.Members), strings.Join(g.Nodes, ","))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "WORKLOADS %d disrupted (pod groups evicted whole, and pods of pod groups evicted on their own)\n", d.DisruptedWorkloads)
 	}
 	if d.Message != "" && !d.Fits {
 		fmt.Fprintf(w, "\nEVENT     FailedScheduling: %s\n", d.Message)
@@ -122,8 +147,12 @@ func explainRows(d *whatif.Decision) [][3]string {
 			result = "CHOSEN"
 		}
 		s := c.Score
-		rows = append(rows, [3]string{c.Node, result, fmt.Sprintf("evict %s  [pdb=%d highest=%d sum=%d victims=%d earliest=%s]",
-			strings.Join(c.Victims, ", "), s.NumPDBViolations, s.HighestPriority, s.SumPriorities, s.NumVictims, s.EarliestStart.UTC().Format(time.RFC3339))})
+		whole := ""
+		if len(c.VictimGroups) > 0 {
+			whole = " (whole: " + strings.Join(c.VictimGroups, ", ") + ")"
+		}
+		rows = append(rows, [3]string{c.Node, result, fmt.Sprintf("evict %s%s  [pdb=%d highest=%d sum=%d victims=%d earliest=%s]",
+			strings.Join(c.Victims, ", "), whole, s.NumPDBViolations, s.HighestPriority, s.SumPriorities, s.NumVictims, s.EarliestStart.UTC().Format(time.RFC3339))})
 	}
 	names := make([]string, 0, len(d.NodeStatuses))
 	for n := range d.NodeStatuses {

@@ -34,12 +34,15 @@ type Options struct {
 	ConfigFile string
 	// Now fixes the evaluation time (RFC 3339), for reproducible output.
 	Now string
+	// FeatureGates are kube-scheduler feature gates, "Name=bool,...".
+	FeatureGates string
 	// Kube connects to a live cluster when no --snapshot is given.
 	Kube kubeflags.Flags
 
 	out, errOut io.Writer
 	cfg         config.Config
 	now         time.Time
+	features    preemption.Features
 }
 
 // NewCommand returns the whatif command writing to out and errOut.
@@ -55,6 +58,7 @@ node was rejected.`,
 		Example: `  reprieve whatif --snapshot examples/cluster -f examples/pods/urgent.yaml
   kubectl get nodes,pods,pdb,priorityclasses -A -o yaml > cluster.yaml
   reprieve whatif --snapshot cluster.yaml --pod default/web-0 -o json --explain
+  reprieve whatif --feature-gates GenericWorkload=true --snapshot examples/gang/cluster.yaml -f examples/gang/evict-the-gang.yaml
   reprieve whatif --kubeconfig ~/.kube/config -f pod.yaml     # a live cluster, read-only
   kubectl reprieve whatif -f pod.yaml                           # as a kubectl plugin`,
 		Args: cobra.NoArgs,
@@ -76,6 +80,7 @@ node was rejected.`,
 	f.BoolVar(&o.Explain, "explain", false, "explain every node: why it was rejected, or its victims and score")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the random dry-run offset and tie-break")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
+	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true (with TopologyAwareWorkloadScheduling=true) adds composite groups; all off by default, as in v1.37")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
 	o.Kube.AddTo(f)
@@ -92,6 +97,11 @@ func (o *Options) Complete() error {
 		}
 		o.cfg = c
 	}
+	features, err := preemption.ParseFeatureGates(o.FeatureGates)
+	if err != nil {
+		return clierr.Usagef("--feature-gates: %v", err)
+	}
+	o.features = features
 	o.now = time.Now()
 	if o.Now != "" {
 		t, err := time.Parse(time.RFC3339, o.Now)
@@ -144,6 +154,7 @@ func (o *Options) Run(ctx context.Context) error {
 		MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
 		Seed:                        o.Seed,
 		Now:                         o.now,
+		Features:                    o.features,
 	}})
 	return Print(o.out, d, o.Output, o.Explain)
 }

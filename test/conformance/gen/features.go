@@ -131,6 +131,25 @@ var features = []feature{
 	{"pending/nominated-podAffinity", Filters},
 	{"pending/nominated-podAntiAffinity", Filters},
 	{"pending/nominated-hostPort", Filters},
+	// Pod groups (Workload).
+	{"group/podgroup", Workload},
+	{"group/compositepodgroup", Workload},
+	{"group/nested-composite", Workload},
+	{"group/disruption-all", Workload},
+	{"group/disruption-single", Workload},
+	{"group/disruption-unset", Workload},
+	{"group/composite-disruption-all", Workload},
+	{"group/spans-nodes", Workload},
+	{"group/priority-differs-from-pods", Workload},
+	{"group/priority-below-preemptor-pods-not", Workload},
+	{"group/priority-not-below-preemptor-pods-below", Workload},
+	{"group/missing-podgroup", Workload},
+	{"group/missing-parent", Workload},
+	{"group/pending-member", Workload},
+	{"group/finished-member", Workload},
+	{"group/terminating-member", Workload},
+	{"group/member-without-start-time", Workload},
+	{"group/pdb-over-members", Workload},
 }
 
 // AllFeatures returns the names of the features scenarios of profile p are
@@ -338,6 +357,7 @@ func (s *Scenario) Features() []string {
 	}
 
 	causeFeatures(s, nsLabels, set)
+	groupFeatures(s, set)
 
 	// Disruption budgets.
 	covered := map[string]int{}
@@ -547,5 +567,79 @@ func causeFeatures(s *Scenario, nsLabels map[string]map[string]string, set func(
 	}
 	for i, t := range affTerms {
 		set("preemptor/podAffinity-zone-local", t.TopologyKey == v1.LabelTopologyZone && len(zonesWith[i]) > 0 && len(zonesWith[i]) < len(zones))
+	}
+}
+
+// groupFeatures reports the shapes of pod groups and of their pods.
+func groupFeatures(s *Scenario, set func(string, bool)) {
+	prePrio := priority(s.Preemptor)
+	pgs := map[string]int32{}
+	pgParent := map[string]string{}
+	for _, pg := range s.PodGroups {
+		key := pg.Namespace + "/" + pg.Name
+		set("group/podgroup", true)
+		dm := pg.Spec.DisruptionMode
+		set("group/disruption-all", dm != nil && dm.All != nil)
+		set("group/disruption-single", dm != nil && dm.Single != nil)
+		set("group/disruption-unset", dm == nil)
+		if pg.Spec.Priority != nil {
+			pgs[key] = *pg.Spec.Priority
+		}
+		if p := pg.Spec.ParentCompositePodGroupName; p != nil {
+			pgParent[key] = pg.Namespace + "/" + *p
+		}
+	}
+	cpgs := map[string]bool{}
+	for _, cpg := range s.CompositePodGroups {
+		cpgs[cpg.Namespace+"/"+cpg.Name] = true
+	}
+	for _, cpg := range s.CompositePodGroups {
+		set("group/compositepodgroup", true)
+		dm := cpg.Spec.DisruptionMode
+		set("group/composite-disruption-all", dm != nil && dm.All != nil)
+		if p := cpg.Spec.ParentCompositePodGroupName; p != nil {
+			set("group/nested-composite", true)
+			set("group/missing-parent", !cpgs[cpg.Namespace+"/"+*p])
+		}
+	}
+	for _, parent := range pgParent {
+		set("group/missing-parent", !cpgs[parent])
+	}
+	nodes := map[string]map[string]bool{}
+	for _, p := range s.Pods {
+		sg := p.Spec.SchedulingGroup
+		if sg == nil || sg.PodGroupName == nil {
+			continue
+		}
+		key := p.Namespace + "/" + *sg.PodGroupName
+		gp, exists := pgs[key]
+		set("group/missing-podgroup", !exists)
+		finished := p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+		set("group/pending-member", p.Spec.NodeName == "")
+		set("group/finished-member", p.Spec.NodeName != "" && finished)
+		if p.Spec.NodeName == "" || finished {
+			continue
+		}
+		set("group/terminating-member", p.DeletionTimestamp != nil)
+		set("group/member-without-start-time", p.Status.StartTime == nil)
+		if exists {
+			set("group/priority-differs-from-pods", gp != priority(p))
+			set("group/priority-below-preemptor-pods-not", gp < prePrio && priority(p) >= prePrio)
+			set("group/priority-not-below-preemptor-pods-below", gp >= prePrio && priority(p) < prePrio)
+		}
+		root := key
+		if parent, ok := pgParent[key]; ok {
+			root = parent
+		}
+		if nodes[root] == nil {
+			nodes[root] = map[string]bool{}
+		}
+		nodes[root][p.Spec.NodeName] = true
+		set("group/spans-nodes", len(nodes[root]) > 1)
+	}
+	for _, pdb := range s.PDBs {
+		if sel := pdb.Spec.Selector; sel != nil && sel.MatchLabels[labelWorkload] != "" {
+			set("group/pdb-over-members", true)
+		}
 	}
 }

@@ -24,6 +24,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -68,8 +70,11 @@ const (
 func Profiles() []Profile { return []Profile{Resources, Constraints, Everything, Filters} }
 
 // level orders profiles: Resources 0, Constraints 1, Everything 2, Filters 3,
-// unknown -1.
+// Workload 4, unknown -1.
 func (p Profile) level() int {
+	if p == Workload {
+		return workloadLevel
+	}
 	return slices.Index(Profiles(), p)
 }
 
@@ -98,6 +103,10 @@ type Scenario struct {
 	// Namespaces are the namespaces of the pods and PDBs, with labels for
 	// namespace selectors.
 	Namespaces []*v1.Namespace
+	// PodGroups and CompositePodGroups are the workload groups pods name in
+	// spec.schedulingGroup (Workload only).
+	PodGroups          []*schedulingv1beta1.PodGroup
+	CompositePodGroups []*schedulingv1alpha3.CompositePodGroup
 
 	// Preemptor is the pending pod to schedule; the same pointer as its
 	// element of Pods. It carries PreemptorAnnotation.
@@ -133,7 +142,11 @@ func Generate(seed int64, p Profile) *Scenario {
 	if p == Filters {
 		g.planFilters()
 	}
-	g.genBoundPods()
+	if p == Workload {
+		g.genWorkloadPods()
+	} else {
+		g.genBoundPods()
+	}
 	if p == Filters {
 		g.terminateSpreadPods()
 	}
@@ -144,7 +157,11 @@ func Generate(seed int64, p Profile) *Scenario {
 	if p == Filters {
 		g.filterPendingPods()
 	}
-	g.genPDBs()
+	if p == Workload {
+		g.genWorkloadPDBs()
+	} else {
+		g.genPDBs()
+	}
 	// 6) Load order.
 	g.orderPods()
 	return g.s

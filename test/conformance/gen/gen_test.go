@@ -566,3 +566,57 @@ func TestYAMLAnnotatesPreemptor(t *testing.T) {
 		t.Errorf("annotations (-want,+got):\n%s", diff)
 	}
 }
+
+// TestWorkloadProfile: Workload scenarios are valid, replay, round-trip and
+// exercise every pod-group feature; the digest pins the stream like
+// TestGenerateStable does for Profiles.
+func TestWorkloadProfile(t *testing.T) {
+	counts := map[string]int{}
+	h := sha256.New()
+	for seed := range int64(*seeds) {
+		s := Generate(seed, Workload)
+		for _, err := range invariantErrors(s) {
+			t.Errorf("seed %d: %v", seed, err)
+		}
+		for _, f := range s.Features() {
+			counts[f]++
+		}
+		y, err := s.YAML()
+		if err != nil {
+			t.Fatalf("seed %d: YAML: %v", seed, err)
+		}
+		if seed < 20 {
+			h.Write(y)
+		}
+		if seed < 40 {
+			got, err := Parse(y)
+			if err != nil {
+				t.Fatalf("seed %d: Parse: %v", seed, err)
+			}
+			if diff := cmp.Diff(s, got); diff != "" {
+				t.Fatalf("seed %d: round trip (-want,+got):\n%s", seed, diff)
+			}
+			again, _ := Generate(seed, Workload).YAML()
+			if !bytes.Equal(y, again) {
+				t.Fatalf("seed %d: two runs differ", seed)
+			}
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	var table strings.Builder
+	for _, f := range AllFeatures(Workload) {
+		if strings.HasPrefix(f, "group/") && counts[f] == 0 {
+			t.Errorf("feature %s never appears in %d Workload scenarios", f, *seeds)
+		}
+		if counts[f] > 0 {
+			fmt.Fprintf(&table, "%6d  %5.1f%%  %s\n", counts[f], 100*float64(counts[f])/float64(*seeds), f)
+		}
+	}
+	t.Logf("features in %d workload scenarios:\n%s", *seeds, table.String())
+	const wantDigest = "6ce3001aec27dc3011c20ee11e9f2af9e04fb043c690934778f2cf66fa002961"
+	if got := fmt.Sprintf("%x", h.Sum(nil)); got != wantDigest && *seeds >= 20 {
+		t.Errorf("workload seeds 0-19 digest %s, recorded %s: the generator's output changed", got, wantDigest)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -24,7 +26,8 @@ import (
 var ErrInvalid = errors.New("invalid scenario")
 
 // YAML writes the scenario as one `kind: List` document: PriorityClasses,
-// Namespaces, Nodes, PDBs, then Pods in load order, each with apiVersion and
+// Namespaces, Nodes, PDBs, PodGroups, CompositePodGroups, then Pods in load
+// order, each with apiVersion and
 // kind. The first line is a comment with the seed, the profile and the
 // command that replays the scenario with reprieve. The preemptor carries
 // PreemptorAnnotation (added on a copy if it lacks it).
@@ -72,6 +75,16 @@ func (s *Scenario) YAML() ([]byte, error) {
 	for _, pdb := range s.PDBs {
 		c := *pdb
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"}
+		items = append(items, &c)
+	}
+	for _, pg := range s.PodGroups {
+		c := *pg
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1beta1", Kind: "PodGroup"}
+		items = append(items, &c)
+	}
+	for _, cpg := range s.CompositePodGroups {
+		c := *cpg
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1alpha3", Kind: "CompositePodGroup"}
 		items = append(items, &c)
 	}
 	for _, p := range s.Pods {
@@ -194,6 +207,8 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		"Node":                "v1",
 		"PodDisruptionBudget": "policy/v1",
 		"Pod":                 "v1",
+		"PodGroup":            "scheduling.k8s.io/v1beta1",
+		"CompositePodGroup":   "scheduling.k8s.io/v1alpha3",
 	}[tm.Kind]
 	if want == "" {
 		return fmt.Errorf("unsupported kind %q", tm.Kind)
@@ -237,6 +252,20 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		}
 		o.TypeMeta = tm
 		s.Pods = append(s.Pods, o)
+	case "PodGroup":
+		o := &schedulingv1beta1.PodGroup{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.TypeMeta = tm
+		s.PodGroups = append(s.PodGroups, o)
+	case "CompositePodGroup":
+		o := &schedulingv1alpha3.CompositePodGroup{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.TypeMeta = tm
+		s.CompositePodGroups = append(s.CompositePodGroups, o)
 	}
 	return nil
 }

@@ -93,3 +93,29 @@ func normalizePod(pod *v1.Pod) {
 		pod.Spec.SchedulerName = v1.DefaultSchedulerName
 	}
 }
+
+// resolveGroup is the Priority admission plugin for a PodGroup or
+// CompositePodGroup (admitted with the GenericWorkload gate): spec.priority
+// from the named class, or the global default class (whose name it
+// records), or 0. An explicit spec.priority is kept; an unknown class is
+// ErrInvalidInput.
+func (r *priorityResolver) resolveGroup(kind, namespace, name string, className *string, priority **int32) error {
+	var pc *schedulingv1.PriorityClass
+	if *className != "" {
+		var ok bool
+		if pc, ok = r.byName[*className]; !ok {
+			return fmt.Errorf("%w: %s %s/%s: no PriorityClass with name %q was found", ErrInvalidInput, kind, namespace, name, *className)
+		}
+	} else if r.globalDefault != nil {
+		pc = r.globalDefault
+		*className = pc.Name
+	}
+	value := int32(0)
+	if pc != nil {
+		value = pc.Value
+	}
+	if *priority == nil {
+		*priority = &value
+	}
+	return nil
+}

@@ -20,9 +20,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
@@ -235,6 +238,8 @@ type objects struct {
 	pdbs            []*policyv1.PodDisruptionBudget
 	priorityClasses []*schedulingv1.PriorityClass
 	namespaces      []*v1.Namespace
+	podGroups       []*schedulingv1beta1.PodGroup
+	compositeGroups []*schedulingv1alpha3.CompositePodGroup
 	preemptor       *v1.Pod
 }
 
@@ -310,6 +315,32 @@ func prepare(in Input) (*objects, error) {
 	for _, ns := range in.Namespaces {
 		o.namespaces = append(o.namespaces, ns.DeepCopy())
 	}
+	for _, pg := range in.PodGroups {
+		pg = pg.DeepCopy()
+		if pg.Namespace == "" {
+			pg.Namespace = v1.NamespaceDefault
+		}
+		if pg.UID == "" {
+			pg.UID = types.UID("uid/podgroup/" + pg.Namespace + "/" + pg.Name)
+		}
+		if err := resolver.resolveGroup("PodGroup", pg.Namespace, pg.Name, &pg.Spec.PriorityClassName, &pg.Spec.Priority); err != nil {
+			return nil, err
+		}
+		o.podGroups = append(o.podGroups, pg)
+	}
+	for _, cpg := range in.CompositePodGroups {
+		cpg = cpg.DeepCopy()
+		if cpg.Namespace == "" {
+			cpg.Namespace = v1.NamespaceDefault
+		}
+		if cpg.UID == "" {
+			cpg.UID = types.UID("uid/compositepodgroup/" + cpg.Namespace + "/" + cpg.Name)
+		}
+		if err := resolver.resolveGroup("CompositePodGroup", cpg.Namespace, cpg.Name, &cpg.Spec.PriorityClassName, &cpg.Spec.Priority); err != nil {
+			return nil, err
+		}
+		o.compositeGroups = append(o.compositeGroups, cpg)
+	}
 	return o, nil
 }
 
@@ -364,6 +395,12 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 	}
 	for _, ns := range o.namespaces {
 		clientObjs = append(clientObjs, ns)
+	}
+	for _, pg := range o.podGroups {
+		clientObjs = append(clientObjs, pg)
+	}
+	for _, cpg := range o.compositeGroups {
+		clientObjs = append(clientObjs, cpg)
 	}
 	client := fake.NewClientset(clientObjs...)
 	env.informerFactory = informers.NewSharedInformerFactory(client, 0)
@@ -440,6 +477,16 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 		if err := schedulerCache.AddPod(logger, p); err != nil {
 			return nil, fmt.Errorf("adding pod %s/%s to the scheduler cache: %w", p.Namespace, p.Name, err)
 		}
+	}
+	// Pod groups, as the scheduler's informer handlers add them (the cache
+	// ignores them unless the gates are on). Pending members are not
+	// "scheduled" and do not matter to preemption; the handlers' pending
+	// pods are left out as above.
+	for _, pg := range o.podGroups {
+		schedulerCache.AddPodGroup(pg)
+	}
+	for _, cpg := range o.compositeGroups {
+		schedulerCache.AddCompositePodGroup(logger, cpg)
 	}
 	if err := schedulerCache.UpdateSnapshot(logger, env.snapshot); err != nil {
 		return nil, fmt.Errorf("updating snapshot: %w", err)

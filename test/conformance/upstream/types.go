@@ -6,6 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/klog/v2"
 )
 
@@ -39,6 +41,13 @@ type Input struct {
 	Namespaces []*v1.Namespace
 	// Preemptor is the pod being scheduled (pending, no nodeName).
 	Preemptor *v1.Pod
+	// PodGroups and CompositePodGroups are the workload groups pods name in
+	// spec.schedulingGroup. They reach the scheduler's cache (and so its
+	// pod-group state) only with the GenericWorkload and CompositePodGroup
+	// feature gates, as through the scheduler's informers. Their priority
+	// is resolved as the Priority admission plugin does.
+	PodGroups          []*schedulingv1beta1.PodGroup
+	CompositePodGroups []*schedulingv1alpha3.CompositePodGroup
 
 	// FeatureGates, if non-nil, is applied to the process-wide
 	// utilfeature.DefaultMutableFeatureGate for the duration of Run and

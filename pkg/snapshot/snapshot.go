@@ -93,6 +93,9 @@ type Snapshot struct {
 	zones         []string
 	nodesByZone   map[string][]*Node
 	nodesByName   map[string]*Node
+	// ghosts hold, by node name, pods bound to nodes the snapshot does not
+	// know; they occupy nothing until the node arrives.
+	ghosts map[string]*Node
 	podsByKey     map[string]*Pod
 	nominated     map[string][]*Pod
 	namespaces    map[string]*v1.Namespace
@@ -177,6 +180,10 @@ func New(objs Objects) (*Snapshot, error) {
 		}
 	}
 	for _, p := range objs.Pods {
+		if name := p.Spec.NodeName; name != "" && !finished(p) && s.nodesByName[name] == nil {
+			return nil, &ObjectError{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, Field: "spec.nodeName",
+				Detail: fmt.Sprintf("node %q does not exist in the snapshot", name), Obj: p}
+		}
 		if _, err := s.AddPod(p); err != nil {
 			return nil, err
 		}
@@ -260,6 +267,13 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 		return &ObjectError{Kind: "Node", Name: n.Name, Field: "metadata.name", Detail: "duplicate object", Obj: n}
 	}
 	node := &Node{Obj: n, Name: n.Name, Zone: topology.GetZoneKey(n), Allocatable: NewResources(n.Status.Allocatable)}
+	if g, ok := s.ghosts[n.Name]; ok {
+		// Pods that arrived before their node.
+		delete(s.ghosts, n.Name)
+		for _, p := range g.Pods {
+			node.addPod(p)
+		}
+	}
 	s.nodesByName[n.Name] = node
 	if _, ok := s.nodesByZone[node.Zone]; !ok {
 		s.zones = append(s.zones, node.Zone)
@@ -290,8 +304,9 @@ func (s *Snapshot) UpdateNode(n *v1.Node) error {
 	return nil
 }
 
-// RemoveNode removes a node. Its pods stay in the snapshot, unplaced, as
-// they do in the scheduler's cache until they are deleted.
+// RemoveNode removes a node. Its pods stay in the snapshot, off the node
+// list, as they do in the scheduler's cache until they are deleted; a node
+// of the same name added later gets them back.
 func (s *Snapshot) RemoveNode(name string) {
 	node, ok := s.nodesByName[name]
 	if !ok {
@@ -300,6 +315,25 @@ func (s *Snapshot) RemoveNode(name string) {
 	delete(s.nodesByName, name)
 	s.unlinkZone(node)
 	s.relist()
+	if len(node.Pods) > 0 {
+		g := s.ghost(name)
+		for _, p := range node.Pods {
+			g.addPod(p)
+		}
+	}
+}
+
+// ghost returns the holder of the pods bound to an unknown node.
+func (s *Snapshot) ghost(name string) *Node {
+	if s.ghosts == nil {
+		s.ghosts = map[string]*Node{}
+	}
+	g, ok := s.ghosts[name]
+	if !ok {
+		g = &Node{Name: name, Index: -1}
+		s.ghosts[name] = g
+	}
+	return g
 }
 
 func (s *Snapshot) unlinkZone(node *Node) {
@@ -330,17 +364,13 @@ func (s *Snapshot) relist() {
 
 // AddPod adds a pod: bound pods occupy their node, pending pods with a
 // nominated node are nominated there, finished pods are only remembered.
-// Adding a pod that exists is an error.
+// Adding a pod that exists is an error. A pod bound to a node the snapshot
+// does not know (yet) is kept aside and placed when the node is added, as
+// upstream's cache does when events arrive out of order.
 func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
 	key := obj.Namespace + "/" + obj.Name
 	if _, dup := s.podsByKey[key]; dup {
 		return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "metadata.name", Detail: "duplicate object", Obj: obj}
-	}
-	if name := obj.Spec.NodeName; name != "" && !finished(obj) {
-		if _, ok := s.nodesByName[name]; !ok {
-			return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "spec.nodeName",
-				Detail: fmt.Sprintf("node %q does not exist in the snapshot", name), Obj: obj}
-		}
 	}
 	p, err := s.newPod(obj, s.seq)
 	if err != nil {
@@ -395,8 +425,10 @@ func (s *Snapshot) place(p *Pod) {
 	if name := p.Obj.Spec.NodeName; name != "" {
 		if node, ok := s.nodesByName[name]; ok {
 			node.addPod(p)
-			s.addMember(p)
+		} else {
+			s.ghost(name).addPod(p)
 		}
+		s.addMember(p)
 		return
 	}
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" && p.Obj.DeletionTimestamp == nil {
@@ -408,6 +440,11 @@ func (s *Snapshot) unplace(p *Pod) {
 	if name := p.Obj.Spec.NodeName; name != "" {
 		if node, ok := s.nodesByName[name]; ok {
 			node.removePod(p)
+		} else if g, ok := s.ghosts[name]; ok {
+			g.removePod(p)
+			if len(g.Pods) == 0 {
+				delete(s.ghosts, name)
+			}
 		}
 		s.removeMember(p)
 		return

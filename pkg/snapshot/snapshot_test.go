@@ -199,3 +199,34 @@ func TestIncrementalMatchesRebuild(t *testing.T) {
 		}
 	}
 }
+
+// TestPodsBeforeTheirNode checks a bound pod that arrives before its node
+// (informer events are not ordered across kinds) is placed when the node
+// comes, and that pods of a removed node come back with it.
+func TestPodsBeforeTheirNode(t *testing.T) {
+	s := snapshot.Empty()
+	if _, err := s.AddPod(rt.Pod("ns", "early").Req("1", "").On("n1").Obj()); err != nil {
+		t.Fatalf("a pod bound to a node not seen yet: %v", err)
+	}
+	if err := s.AddNode(rt.Node("n1").CPU("4").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	n := s.Node("n1")
+	if len(n.Pods) != 1 || n.Requested.MilliCPU != 1000 {
+		t.Fatalf("node has %d pods and %dm requested, want the early pod", len(n.Pods), n.Requested.MilliCPU)
+	}
+	s.RemoveNode("n1")
+	if err := s.AddNode(rt.Node("n1").CPU("4").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Node("n1").Pods) != 1 {
+		t.Fatal("pods of a removed node were lost")
+	}
+	s.RemovePod("ns/early")
+	if len(s.Node("n1").Pods) != 0 || s.Node("n1").Requested.MilliCPU != 0 {
+		t.Fatal("removing the pod left it on its node")
+	}
+	if _, err := snapshot.New(snapshot.Objects{Pods: []*v1.Pod{rt.Pod("ns", "p").On("nowhere").Obj()}}); err == nil {
+		t.Error("New accepted a pod bound to a node that does not exist")
+	}
+}

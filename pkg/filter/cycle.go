@@ -2,8 +2,10 @@ package filter
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -113,6 +115,18 @@ func (c *Cycle) Snapshot() *snapshot.Snapshot { return c.snap }
 
 // PreFilterStatus returns the PreFilter rejection, or Success.
 func (c *Cycle) PreFilterStatus() Status { return c.preFilter }
+
+// ResourcesOnly reports whether NodeResourcesFit is the only filter whose
+// verdict depends on the pods of a node: the pod binds no host ports and
+// neither PodTopologySpread nor InterPodAffinity has state. A dry run may
+// then reason on resource sums alone (nodes without nominated pods).
+func (c *Cycle) ResourcesOnly() bool {
+	return len(c.hostPorts) == 0 && c.spread == nil && c.affinity == nil
+}
+
+// HasNominatedPods reports whether pods the incoming pod must yield to are
+// nominated to n.
+func (c *Cycle) HasNominatedPods(n *snapshot.Node) bool { return len(c.nominatedPods(n)) > 0 }
 
 // Request returns the incoming pod's resource request as NodeResourcesFit sees it.
 func (c *Cycle) Request() snapshot.Resources { return c.request }
@@ -361,6 +375,10 @@ func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 		}
 		return res, len(nodes)
 	}
+	if want >= len(nodes) && len(nodes) >= parallelFilterMin {
+		c.filterParallel(&res)
+		return res, len(nodes)
+	}
 	st := c.NewState()
 	examined := 0
 	for k := range nodes {
@@ -383,6 +401,47 @@ func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 		res.Statuses[i] = s
 	}
 	return res, examined
+}
+
+// parallelFilterMin is the cluster size from which FilterAll splits the
+// nodes between goroutines.
+const parallelFilterMin = 512
+
+// filterParallel filters every node, in contiguous ranges on GOMAXPROCS
+// goroutines, each with its own overlay; feasible nodes keep snapshot order.
+func (c *Cycle) filterParallel(res *Result) {
+	nodes := c.snap.Nodes
+	workers := min(runtime.GOMAXPROCS(0), len(nodes)/(parallelFilterMin/2))
+	if workers < 2 {
+		workers = 1
+	}
+	feasible := make([][]*snapshot.Node, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(nodes)/workers, (w+1)*len(nodes)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := c.StateOf()
+			for i := lo; i < hi; i++ {
+				n := nodes[i]
+				if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
+					res.Statuses[i] = c.allowedNodesStatus
+					continue
+				}
+				nv := c.NodeViewOf(n)
+				if s := c.FilterWithNominatedPods(&st, &nv, false); s.IsSuccess() {
+					feasible[w] = append(feasible[w], n)
+				} else {
+					res.Statuses[i] = s
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range feasible {
+		res.Feasible = append(res.Feasible, f...)
+	}
 }
 
 // FilterOne filters the pod on one node (with nominated pods), as the

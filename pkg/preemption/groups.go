@@ -2,6 +2,7 @@ package preemption
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -104,7 +105,12 @@ func MoreImportantUnit(a, b *Unit) bool {
 // sortUnits sorts with upstream's algorithm (sort.Slice, not stable), so
 // that units of equal importance end in upstream's order.
 func sortUnits(us []*Unit, more MoreImportantUnitFunc) {
-	sort.Slice(us, func(i, j int) bool { return more(us[i], us[j]) })
+	slices.SortFunc(us, func(a, b *Unit) int { // same algorithm as sort.Slice; see sortVictims
+		if more(a, b) {
+			return -1
+		}
+		return 0
+	})
 }
 
 // hierarchy answers upstream's pod-group questions over a snapshot under

@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -236,6 +237,10 @@ type dryRun struct {
 	workers  int
 	// groups is set with the GenericWorkload gate.
 	groups *groupIndex
+	// byResources is set when the dry run may reason on resource sums
+	// alone (see filter.Cycle.ResourcesOnly); req is then the request.
+	byResources bool
+	req         snapshot.Resources
 }
 
 func newDryRun(c *filter.Cycle, opts Options) *dryRun {
@@ -247,6 +252,8 @@ func newDryRun(c *filter.Cycle, opts Options) *dryRun {
 	if opts.Features.GenericWorkload {
 		d.groups = newGroupIndex(c.Snapshot(), opts.Features)
 	}
+	d.req = c.Request()
+	d.byResources = c.ResourcesOnly() && len(d.req.Scalars) == 0
 	return d
 }
 
@@ -260,12 +267,14 @@ func (d *dryRun) run(res *Result) {
 	nodes := res.PotentialNodes
 	n, want := len(nodes), res.NumCandidates
 	var nonViolating, violating []*Candidate
-	chunk := max(32, 4*d.workers)
-	outcomes := make([]nodeOutcome, chunk)
+	res.Visited = make([]*snapshot.Node, 0, min(n, want))
 	done := false
-	for start := 0; start < n && !done; start += chunk {
-		end := min(start+chunk, n)
-		d.evaluateChunk(nodes, res.Offset, start, end, outcomes)
+	// The walk cannot stop before it has visited want nodes, so the first
+	// batch is that many; later batches are what is still missing.
+	batch := max(min(want, n), 1)
+	for start := 0; start < n && !done; {
+		end := min(start+batch, n)
+		outcomes := d.evaluate(nodes, res.Offset, start, end)
 		for i := start; i < end; i++ {
 			node := nodes[(res.Offset+i)%n]
 			res.Visited = append(res.Visited, node)
@@ -289,6 +298,8 @@ func (d *dryRun) run(res *Result) {
 				break
 			}
 		}
+		start = end
+		batch = max(want-len(nonViolating)-len(violating), 4*d.workers, 32)
 	}
 	res.Candidates = append(nonViolating, violating...)
 	if len(res.Candidates) > 0 {
@@ -296,30 +307,38 @@ func (d *dryRun) run(res *Result) {
 	}
 }
 
-func (d *dryRun) evaluateChunk(nodes []*snapshot.Node, offset, start, end int, out []nodeOutcome) {
+// evaluate dry-runs nodes[offset+start : offset+end] (wrapping around) on
+// d.workers goroutines, the caller being one of them.
+func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []nodeOutcome {
 	count := end - start
-	if d.workers <= 1 || count == 1 {
-		for i := 0; i < count; i++ {
+	out := make([]nodeOutcome, count)
+	if d.workers <= 1 || count < 8 {
+		for i := range count {
 			out[i] = d.selectVictims(nodes[(offset+start+i)%len(nodes)])
 		}
-		return
+		return out
+	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= count {
+				return
+			}
+			out[i] = d.selectVictims(nodes[(offset+start+i)%len(nodes)])
+		}
 	}
 	var wg sync.WaitGroup
-	next := make(chan int, count)
-	for i := 0; i < count; i++ {
-		next <- i
-	}
-	close(next)
-	for w := 0; w < min(d.workers, count); w++ {
+	for range min(d.workers, count) - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				out[i] = d.selectVictims(nodes[(offset+start+i)%len(nodes)])
-			}
+			work()
 		}()
 	}
+	work()
 	wg.Wait()
+	return out
 }
 
 // selectVictims is SelectVictimsOnNode: remove every lower-priority pod,
@@ -353,6 +372,11 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 	potential := make([]*Victim, n)
 	for i := range values {
 		potential[i] = &values[i]
+	}
+	if d.byResources && !c.HasNominatedPods(node) {
+		if o, ok := d.selectByResources(node, potential); ok {
+			return o
+		}
 	}
 	stv, nvv := c.StateOf(), c.NodeViewOf(node)
 	st, nv := &stv, &nvv
@@ -400,6 +424,68 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 		}
 	}
 	return nodeOutcome{cand: cand}
+}
+
+// selectByResources is selectVictims when NodeResourcesFit is the only
+// filter that depends on the node's pods and no pod is nominated to the
+// node: the same walk, with the filter reduced to arithmetic on the node's
+// sums. ok is false when the pod does not fit even without every potential
+// victim; the caller then produces the status the general way.
+func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim) (_ nodeOutcome, ok bool) {
+	req, alloc := &d.req, &node.Allocatable
+	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
+	pods := int64(len(node.Pods))
+	for _, v := range potential {
+		r := &v.Pod.Requests
+		cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1
+	}
+	fits := func() bool {
+		return pods+1 <= alloc.AllowedPods &&
+			(req.MilliCPU <= 0 || req.MilliCPU <= alloc.MilliCPU-cpu) &&
+			(req.Memory <= 0 || req.Memory <= alloc.Memory-mem) &&
+			(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-eph)
+	}
+	if !fits() {
+		return nodeOutcome{}, false
+	}
+	sortVictims(potential, d.opts.MoreImportant)
+	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
+	victims := make([]*Victim, 0, len(potential))
+	reprieve := func(v *Victim) bool {
+		r := &v.Pod.Requests
+		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
+		if fits() {
+			return true
+		}
+		cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1
+		victims = append(victims, v)
+		return false
+	}
+	numViolating := 0
+	for _, v := range violating {
+		if !reprieve(v) {
+			numViolating++
+		}
+	}
+	for _, v := range nonViolating {
+		reprieve(v)
+	}
+	if len(violating) != 0 && len(nonViolating) != 0 {
+		sortVictims(victims, d.opts.MoreImportant)
+	}
+	if len(victims) == 0 {
+		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}, true
+	}
+	cand := &Candidate{Node: node, Victims: victims, NumPDBViolations: numViolating}
+	for _, v := range victims {
+		if b, ok := broken[v]; ok {
+			if cand.Broken == nil {
+				cand.Broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
+			}
+			cand.Broken[v] = b
+		}
+	}
+	return nodeOutcome{cand: cand}, true
 }
 
 // selectUnits is SelectVictimsOnNode with the GenericWorkload gate: the

@@ -195,18 +195,14 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		FeasibleNodes: []string{},
 		Victims:       []Victim{},
 		Candidates:    []Candidate{},
-		NodeStatuses:  map[string]NodeStatus{},
 		Warnings:      warnings(pod, opts.Preemption.Features),
 	}
 	for _, n := range fr.Feasible {
 		d.FeasibleNodes = append(d.FeasibleNodes, n.Name)
 	}
 	slices.Sort(d.FeasibleNodes)
-	for i, n := range snap.Nodes {
-		if s := fr.Statuses[i]; !s.IsSuccess() {
-			d.NodeStatuses[n.Name] = NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons)}
-		}
-	}
+	var res *preemption.Result
+	defer func() { d.NodeStatuses = nodeStatuses(snap, fr, res) }()
 	if len(fr.Feasible) > 0 {
 		d.Fits = true
 		d.Summary = fmt.Sprintf("fits on %d %s: %s", len(fr.Feasible), plural(len(fr.Feasible), "node", "nodes"), abbreviate(d.FeasibleNodes, 5))
@@ -219,7 +215,7 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		return d
 	}
 
-	res := preemption.Evaluate(c, fr, opts.Preemption)
+	res = preemption.Evaluate(c, fr, opts.Preemption)
 	d.Eligible = res.Eligible
 	d.IneligibleReason = res.IneligibleReason
 	if !res.Eligible {
@@ -231,12 +227,6 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	now := opts.Preemption.Now.UnixNano()
 	for _, cand := range res.Candidates {
 		d.Candidates = append(d.Candidates, candidate(cand, now))
-		delete(d.NodeStatuses, cand.Node.Name)
-	}
-	for name, s := range res.NodeStatuses {
-		ns := d.NodeStatuses[name]
-		ns.Preemption = &PreemptionStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons)}
-		d.NodeStatuses[name] = ns
 	}
 	if res.Chosen == nil {
 		if res.Err != nil {
@@ -306,6 +296,34 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	}
 	d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
 	return d
+}
+
+// nodeStatuses is the rejection of every node that is neither feasible nor
+// a candidate: its filter status, and its dry-run status when it was dry-run.
+func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Result) map[string]NodeStatus {
+	isCandidate := make([]bool, len(snap.Nodes))
+	n := len(snap.Nodes) - len(fr.Feasible)
+	if res != nil {
+		for _, c := range res.Candidates {
+			isCandidate[c.Node.Index] = true
+		}
+		n -= len(res.Candidates)
+	}
+	out := make(map[string]NodeStatus, max(n, 0))
+	for i, node := range snap.Nodes {
+		s := fr.Statuses[i]
+		if s.IsSuccess() || isCandidate[i] {
+			continue
+		}
+		ns := NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons)}
+		if res != nil {
+			if p, ok := res.NodeStatuses[node.Name]; ok {
+				ns.Preemption = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: nonNil(p.Reasons)}
+			}
+		}
+		out[node.Name] = ns
+	}
+	return out
 }
 
 func candidate(c *preemption.Candidate, now int64) Candidate {

@@ -90,12 +90,12 @@ type Snapshot struct {
 	// PDBs sorted by namespace and name.
 	PDBs []*policyv1.PodDisruptionBudget
 
-	zones         []string
-	nodesByZone   map[string][]*Node
-	nodesByName   map[string]*Node
+	zones       []string
+	nodesByZone map[string][]*Node
+	nodesByName map[string]*Node
 	// ghosts hold, by node name, pods bound to nodes the snapshot does not
 	// know; they occupy nothing until the node arrives.
-	ghosts map[string]*Node
+	ghosts        map[string]*Node
 	podsByKey     map[string]*Pod
 	nominated     map[string][]*Pod
 	namespaces    map[string]*v1.Namespace

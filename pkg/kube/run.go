@@ -91,6 +91,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Seed:          seed,
 		Observer:      m,
 		Preemption:    cfg.Preemption,
+		Async:         true,
 	})
 	pending.Store(sched)
 

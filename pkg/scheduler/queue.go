@@ -72,7 +72,9 @@ type Queue struct {
 	unschedulable map[string]*QueuedPod
 	pods          map[string]*QueuedPod
 	// gated are pods whose preemption is in flight: they stay out of the
-	// active and backoff queues until Ungate.
+	// active and backoff queues until Ungate. The value records a cluster
+	// event that would have moved the pod meanwhile, so that Ungate moves
+	// it then (the victims may all be gone before the calls return).
 	gated map[string]bool
 	// start anchors the unschedulable-pool flush ticks; lastFlush is the
 	// last tick handled.
@@ -255,18 +257,24 @@ func (q *Queue) backoffDuration(qp *QueuedPod) time.Duration {
 }
 
 // Gate keeps a pod out of scheduling while its preemption is in flight.
-func (q *Queue) Gate(key string) { q.gated[key] = true }
+func (q *Queue) Gate(key string) { q.gated[key] = false }
 
-// Ungate lets a pod be scheduled again once its preemption finished.
+// Ungate lets a pod be scheduled again once its preemption finished. If a
+// cluster event came while it was gated and it waits as unschedulable, it
+// moves now.
 func (q *Queue) Ungate(key string) {
-	if !q.gated[key] {
+	moved, ok := q.gated[key]
+	if !ok {
 		return
 	}
 	delete(q.gated, key)
+	if qp, waiting := q.unschedulable[key]; waiting && moved {
+		q.requeue(qp)
+	}
 }
 
 // Gated reports whether a pod's preemption is in flight.
-func (q *Queue) Gated(key string) bool { return q.gated[key] }
+func (q *Queue) Gated(key string) bool { _, ok := q.gated[key]; return ok }
 
 // MoveAllToActiveOrBackoff is a cluster event that may make unschedulable
 // pods schedulable (a pod deleted or finished, a node added or changed):
@@ -274,8 +282,11 @@ func (q *Queue) Gated(key string) bool { return q.gated[key] }
 // backoff is not over, else to the active queue. Gated pods stay.
 func (q *Queue) MoveAllToActiveOrBackoff() {
 	q.moveRequested = true
+	for key := range q.gated {
+		q.gated[key] = true
+	}
 	for _, qp := range q.sortedUnschedulable() {
-		if !q.gated[qp.Key] {
+		if _, gated := q.gated[qp.Key]; !gated {
 			q.requeue(qp)
 		}
 	}
@@ -329,7 +340,7 @@ func (q *Queue) flush() {
 	}
 	q.lastFlush = tick
 	for _, qp := range q.sortedUnschedulable() {
-		if !q.gated[qp.Key] && tick.Sub(qp.Timestamp) > q.maxUnschedulableTime {
+		if _, gated := q.gated[qp.Key]; !gated && tick.Sub(qp.Timestamp) > q.maxUnschedulableTime {
 			q.requeue(qp)
 		}
 	}
@@ -362,7 +373,7 @@ func (q *Queue) NextWakeup() (t time.Time, ok bool) {
 		return q.clock.Now(), true
 	}
 	for key, qp := range q.unschedulable {
-		if q.gated[key] {
+		if _, gated := q.gated[key]; gated {
 			continue
 		}
 		due := q.nextTick(qp.Timestamp)

@@ -147,3 +147,20 @@ func TestDeleteForgetsEverywhere(t *testing.T) {
 		t.Fatalf("queue still holds %d pods", q.Len())
 	}
 }
+
+func TestEventWhileGatedMovesOnUngate(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "p").Obj())
+	qp := q.Pop()
+	q.Gate(qp.Key)
+	q.Done(qp, true)
+	q.MoveAllToActiveOrBackoff() // the victims are gone before the calls return
+	if q.Pop() != nil {
+		t.Fatal("gated pod popped")
+	}
+	q.Ungate(qp.Key)
+	if q.Pop() == nil {
+		t.Fatal("a pod whose victims left while it was gated was not moved when ungated")
+	}
+}

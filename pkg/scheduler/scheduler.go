@@ -61,8 +61,9 @@ type Cluster interface {
 	Event(regarding, related *v1.Pod, eventType, reason, action, note string)
 }
 
-// Observer is told what the scheduler does, for metrics and reports. All
-// methods may be called from the scheduling goroutine only.
+// Observer is told what the scheduler does, for metrics and reports. With
+// Options.Async its methods are also called from actuation goroutines, so
+// they must then be safe for concurrent use.
 type Observer interface {
 	// Attempt is one scheduling cycle: result is "scheduled",
 	// "unschedulable" or "error".
@@ -89,6 +90,12 @@ type Options struct {
 	DefaultSelector score.Selectors
 	// Observer receives metrics; nil ignores them.
 	Observer Observer
+	// Async makes binding and preemption calls run in goroutines, as
+	// upstream's binding cycle and asynchronous preemption do, so that the
+	// next pod is scheduled meanwhile (the live scheduler). Without it the
+	// calls return before ScheduleOne does, which keeps a simulation
+	// deterministic.
+	Async bool
 }
 
 // Scheduler schedules the pending pods of one profile.
@@ -365,6 +372,9 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	nodes := s.snap.Nodes
 	if len(nodes) == 0 {
 		d.message = "no nodes available to schedule pods"
+		// As upstream, a failure that is not a fit error clears the
+		// nomination: the nominated node is no use any more.
+		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
 		return d
 	}
 
@@ -394,6 +404,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	msg := filter.FitErrorMessage(len(nodes), c.PreFilterStatus(), fr.Statuses)
 	if c.PreFilterStatus().Code == filter.Error {
 		d.message = c.PreFilterStatus().Message()
+		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
 		return d
 	}
 	popts := s.opts.Preemption
@@ -453,64 +464,23 @@ func (s *Scheduler) forget(p *snapshot.Pod) {
 
 // actuate carries out a decision through the cluster, without the lock.
 func (s *Scheduler) actuate(ctx context.Context, d *decision) {
-	pod := d.pod.Obj
-	logger := klog.FromContext(ctx)
-	obs := s.opts.Observer
 	if d.node != "" {
-		err := s.cluster.Bind(ctx, pod, d.node)
-		s.mu.Lock()
-		if err != nil {
-			s.forget(d.pod)
-			s.queue.Done(d.qp, false)
-			s.mu.Unlock()
-			logger.Error(err, "Binding failed", "pod", klog.KObj(pod), "node", d.node)
-			s.cluster.Event(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, ActionScheduling, fmt.Sprintf("Binding rejected: %v", err))
-			if obs != nil {
-				obs.Attempt(pod, "error", s.clock.Since(d.started))
-			}
-			return
-		}
-		s.queue.Forget(d.qp)
-		attempts, first := d.qp.Attempts, d.qp.InitialAttempt
-		s.mu.Unlock()
-		s.cluster.Event(pod, nil, v1.EventTypeNormal, ReasonScheduled, ActionBinding, fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, d.node))
-		if obs != nil {
-			obs.Attempt(pod, "scheduled", s.clock.Since(d.started))
-			obs.Scheduled(pod, d.node, attempts, s.clock.Since(first))
+		if s.opts.Async {
+			go s.bind(ctx, d)
+		} else {
+			s.bind(ctx, d)
 		}
 		return
 	}
-
-	// Unschedulable. Preempt first (async upstream: the pod is gated until
-	// the calls return), then record the failure and nomination.
+	pod := d.pod.Obj
+	logger := klog.FromContext(ctx)
+	obs := s.opts.Observer
+	// Preemption: the pod is gated until the calls have returned.
 	if res := d.res; res != nil && res.Chosen != nil {
-		node := res.Chosen.Node.Name
-		var victims []*v1.Pod
-		for _, np := range d.clearNominated {
-			if err := s.cluster.ClearNominatedNode(ctx, np); err != nil {
-				logger.Error(err, "Cannot clear nominatedNodeName of a lower-priority pod", "pod", klog.KObj(np), "node", node)
-			}
-		}
-		condition := v1.PodCondition{
-			Type:    v1.DisruptionTarget,
-			Status:  v1.ConditionTrue,
-			Reason:  v1.PodReasonPreemptionByScheduler,
-			Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", s.opts.SchedulerName),
-		}
-		for _, v := range res.Chosen.Victims {
-			victims = append(victims, v.Pod.Obj)
-			if v.Pod.Obj.DeletionTimestamp != nil {
-				continue // already terminating: no second call
-			}
-			if err := s.cluster.Preempt(ctx, v.Pod.Obj, condition); err != nil {
-				logger.Error(err, "Preempting victim failed", "victim", klog.KObj(v.Pod.Obj), "preemptor", klog.KObj(pod))
-				continue
-			}
-			s.cluster.Event(v.Pod.Obj, pod, v1.EventTypeNormal, ReasonPreempted, ActionPreempting,
-				fmt.Sprintf("Preempted by pod %s on node %s", pod.UID, node))
-		}
-		if obs != nil {
-			obs.Preemption(pod, node, victims, res.Chosen.NumPDBViolations, d.evaluation)
+		if s.opts.Async {
+			go s.preempt(ctx, d)
+		} else {
+			s.preempt(ctx, d)
 		}
 	} else if obs != nil && d.res != nil {
 		obs.Preemption(pod, "", nil, 0, d.evaluation)
@@ -520,10 +490,100 @@ func (s *Scheduler) actuate(ctx context.Context, d *decision) {
 	}
 	s.cluster.Event(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, ActionScheduling, d.message)
 	s.mu.Lock()
-	s.queue.Ungate(d.qp.Key)
 	s.queue.Done(d.qp, true)
 	s.mu.Unlock()
 	if obs != nil {
 		obs.Attempt(pod, "unschedulable", s.clock.Since(d.started))
+	}
+}
+
+// bind binds the assumed pod, or undoes the assumption when the API refuses.
+func (s *Scheduler) bind(ctx context.Context, d *decision) {
+	pod := d.pod.Obj
+	obs := s.opts.Observer
+	err := s.cluster.Bind(ctx, pod, d.node)
+	s.mu.Lock()
+	if err != nil {
+		s.forget(d.pod)
+		s.queue.Done(d.qp, false)
+		s.mu.Unlock()
+		s.notify()
+		klog.FromContext(ctx).Error(err, "Binding failed", "pod", klog.KObj(pod), "node", d.node)
+		s.cluster.Event(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, ActionScheduling, fmt.Sprintf("Binding rejected: %v", err))
+		if obs != nil {
+			obs.Attempt(pod, "error", s.clock.Since(d.started))
+		}
+		return
+	}
+	s.queue.Forget(d.qp)
+	attempts, first := d.qp.Attempts, d.qp.InitialAttempt
+	s.mu.Unlock()
+	s.cluster.Event(pod, nil, v1.EventTypeNormal, ReasonScheduled, ActionBinding, fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, d.node))
+	if obs != nil {
+		obs.Attempt(pod, "scheduled", s.clock.Since(d.started))
+		obs.Scheduled(pod, d.node, attempts, s.clock.Since(first))
+	}
+}
+
+// preempt actuates a preemption as upstream's asynchronous preemption does:
+// lower-priority pods nominated to the node lose their nomination, then each
+// victim gets the DisruptionTarget condition and a graceful delete (all but
+// the last concurrently when asynchronous), victims already terminating get
+// no call. The preemptor is ungated when the calls have returned.
+func (s *Scheduler) preempt(ctx context.Context, d *decision) {
+	pod := d.pod.Obj
+	logger := klog.FromContext(ctx)
+	res := d.res
+	node := res.Chosen.Node.Name
+	defer func() {
+		s.mu.Lock()
+		s.queue.Ungate(d.qp.Key)
+		s.mu.Unlock()
+		s.notify()
+	}()
+	for _, np := range d.clearNominated {
+		if err := s.cluster.ClearNominatedNode(ctx, np); err != nil {
+			logger.Error(err, "Cannot clear nominatedNodeName of a lower-priority pod", "pod", klog.KObj(np), "node", node)
+		}
+	}
+	condition := v1.PodCondition{
+		Type:    v1.DisruptionTarget,
+		Status:  v1.ConditionTrue,
+		Reason:  v1.PodReasonPreemptionByScheduler,
+		Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", s.opts.SchedulerName),
+	}
+	var victims, toDelete []*v1.Pod
+	for _, v := range res.Chosen.Victims {
+		victims = append(victims, v.Pod.Obj)
+		if v.Pod.Obj.DeletionTimestamp == nil {
+			toDelete = append(toDelete, v.Pod.Obj)
+		}
+	}
+	one := func(v *v1.Pod) {
+		if err := s.cluster.Preempt(ctx, v, condition); err != nil {
+			logger.Error(err, "Preempting victim failed", "victim", klog.KObj(v), "preemptor", klog.KObj(pod))
+			return
+		}
+		s.cluster.Event(v, pod, v1.EventTypeNormal, ReasonPreempted, ActionPreempting,
+			fmt.Sprintf("Preempted by pod %s on node %s", pod.UID, node))
+	}
+	if s.opts.Async && len(toDelete) > 1 {
+		var wg sync.WaitGroup
+		for _, v := range toDelete[:len(toDelete)-1] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				one(v)
+			}()
+		}
+		wg.Wait()
+		one(toDelete[len(toDelete)-1])
+	} else {
+		for _, v := range toDelete {
+			one(v)
+		}
+	}
+	if obs := s.opts.Observer; obs != nil {
+		obs.Preemption(pod, node, victims, res.Chosen.NumPDBViolations, d.evaluation)
 	}
 }

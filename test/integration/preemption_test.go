@@ -3,7 +3,6 @@ package integration
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -315,7 +314,6 @@ func TestPreemption(t *testing.T) {
 		// Upstream's "mid-priority pod preempts low-priority pod, followed by
 		// a node deletion": with no node left the nomination is cleared
 		// (upstream: ErrNoNodesAvailable carries clearNominatedNode).
-		knownBug(t, "pkg/scheduler: with no node left, the cycle records \"no nodes available to schedule pods\" but keeps the stale nominatedNodeName (upstream clears it)")
 		w := e.world(t)
 		w.node(reprievetest.Node("fake-node").CPU("1").Pods(32))
 		w.running(withGrace(mkPod("low", low, "1").Obj(), 30), "fake-node", at(0))
@@ -666,13 +664,4 @@ func labelsMatch(selector, labels map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// knownBug skips a test that fails because of a known bug in reprieve,
-// unless REPRIEVE_INTEGRATION_KNOWN_BUGS=1 asks to run it anyway.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("REPRIEVE_INTEGRATION_KNOWN_BUGS") == "" {
-		t.Skipf("known bug (REPRIEVE_INTEGRATION_KNOWN_BUGS=1 runs it): %s", what)
-	}
 }

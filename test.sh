@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Runs every test of the project: the engine's unit tests, then the
-# conformance suite that compares reprieve with kube-scheduler v1.37.2 on
-# random clusters. The conformance module imports k8s.io/kubernetes; its first
-# build takes 10-20 minutes on 2 cores and is cached by Go afterwards.
-# Pass SCENARIOS=N to change the number of random scenarios per profile.
+# Runs every test of the project:
+#   1. the engine's unit tests (go vet + go test ./...);
+#   2. the conformance suite (test/conformance), which compares reprieve with
+#      kube-scheduler v1.37.2 on random clusters and on upstream's own cases;
+#   3. the integration suite (test/integration), which runs reprieve's
+#      scheduler against a real kube-apiserver and etcd started in-process.
+# Suites 2 and 3 import k8s.io/kubernetes, built from the Go module proxy: the
+# first run compiles it (20-35 minutes on 2 cores); Go's build cache keeps it.
+# SCENARIOS=N changes the number of random scenarios per profile (default 500).
 set -euo pipefail
 cd "$(dirname "$0")"
+export GOFLAGS="${GOFLAGS:-} -mod=mod"
 
 echo "== unit tests"
 go vet ./...
 go test ./...
 
-if [ -d test/conformance ]; then
-  echo "== conformance against kube-scheduler v1.37.2"
-  (cd test/conformance && go vet ./... && REPRIEVE_SCENARIOS="${SCENARIOS:-500}" go test -timeout 50m ./...)
-fi
+echo "== conformance against kube-scheduler v1.37.2"
+(cd test/conformance && go vet ./... && REPRIEVE_SCENARIOS="${SCENARIOS:-500}" go test -timeout 50m ./...)
+
+echo "== integration against a real kube-apiserver"
+(cd test/integration && go vet ./... && go test -timeout 30m ./...)

@@ -342,7 +342,7 @@ func (idx *groupIndex) unitsOn(node *snapshot.Node, maxPriority int32, now int64
 				u.Members = make([]*Victim, len(m.pods))
 				values := make([]Victim, len(m.pods))
 				for i, q := range m.pods {
-					values[i] = Victim{Pod: q, Start: start(q)}
+					values[i] = Victim{Pod: q, Priority: q.Priority, Start: start(q)}
 					u.Members[i] = &values[i]
 					if i == 0 || values[i].Start < u.Start {
 						u.Start = values[i].Start
@@ -366,7 +366,7 @@ func (idx *groupIndex) unitsOn(node *snapshot.Node, maxPriority int32, now int64
 		}
 		nodes := []*snapshot.Node{node}
 		u := &Unit{Kind: kind, Priority: prio, Nodes: nodes, nodes: nodes}
-		v := &Victim{Pod: p, Start: start(p)}
+		v := &Victim{Pod: p, Priority: p.Priority, Start: start(p)}
 		u.Members, u.Start = []*Victim{v}, v.Start
 		units = append(units, u)
 	}

@@ -362,7 +362,7 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 	values := make([]Victim, 0, n)
 	for i, p := range node.Pods {
 		if p.Priority < pod.Priority {
-			v := Victim{Pod: p, Start: d.nowNanos + int64(i)}
+			v := Victim{Pod: p, Priority: p.Priority, Start: d.nowNanos + int64(i)}
 			if st := p.StartTime(); st != nil {
 				v.Start = st.UnixNano()
 			}

@@ -17,6 +17,9 @@ type Victim struct {
 	// Pod is the pod; it runs on the candidate's node or, for a member of a
 	// pod group evicted whole, on any node the group spans.
 	Pod *snapshot.Pod
+	// Priority is the pod's priority (kept here so that sorting does not
+	// chase the pointer).
+	Priority int32
 	// Start is the pod's start time in Unix nanoseconds. A pod that has not
 	// started counts as starting at the evaluation time, later pods on the
 	// node a nanosecond later each, as upstream's time.Now() fallback does.
@@ -30,8 +33,8 @@ type MoreImportantFunc func(a, b *Victim) bool
 // MoreImportant is upstream's default victim order for single pods: higher
 // priority first, then the earlier start time.
 func MoreImportant(a, b *Victim) bool {
-	if a.Pod.Priority != b.Pod.Priority {
-		return a.Pod.Priority > b.Pod.Priority
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
 	}
 	return a.Start < b.Start
 }

@@ -17,7 +17,8 @@ func TestSortMatchesSortSlice(t *testing.T) {
 		n := 1 + r.IntN(40)
 		vals := make([]Victim, n)
 		for i := range vals {
-			vals[i] = Victim{Pod: &snapshot.Pod{Priority: int32(r.IntN(3))}, Start: int64(r.IntN(4))}
+			prio := int32(r.IntN(3))
+			vals[i] = Victim{Pod: &snapshot.Pod{Priority: prio}, Priority: prio, Start: int64(r.IntN(4))}
 		}
 		a := make([]*Victim, n)
 		for i := range vals {

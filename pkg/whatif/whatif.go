@@ -7,6 +7,7 @@ package whatif
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -60,7 +61,7 @@ type Decision struct {
 	Candidates []Candidate `json:"candidates"`
 	// NodeStatuses holds, for every node that is neither feasible nor a
 	// candidate, why it was rejected.
-	NodeStatuses map[string]NodeStatus `json:"nodeStatuses"`
+	NodeStatuses NodeStatuses `json:"nodeStatuses"`
 	// DryRun describes how much of the cluster the dry run examined.
 	DryRun *DryRun `json:"dryRun,omitempty"`
 	// Summary is the one-line decision for people.
@@ -300,7 +301,7 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 
 // nodeStatuses is the rejection of every node that is neither feasible nor
 // a candidate: its filter status, and its dry-run status when it was dry-run.
-func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Result) map[string]NodeStatus {
+func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Result) NodeStatuses {
 	isCandidate := make([]bool, len(snap.Nodes))
 	n := len(snap.Nodes) - len(fr.Feasible)
 	if res != nil {
@@ -309,7 +310,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 		}
 		n -= len(res.Candidates)
 	}
-	out := make(map[string]NodeStatus, max(n, 0))
+	out := make(NodeStatuses, 0, max(n, 0))
 	for i, node := range snap.Nodes {
 		s := fr.Statuses[i]
 		if s.IsSuccess() || isCandidate[i] {
@@ -321,9 +322,62 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 				ns.Preemption = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: nonNil(p.Reasons)}
 			}
 		}
-		out[node.Name] = ns
+		out = append(out, NamedNodeStatus{Node: node.Name, NodeStatus: ns})
 	}
 	return out
+}
+
+// NodeStatuses says, node by node, why nodes were rejected. It is a list in
+// the scheduler's node order (cheap to build for thousands of nodes) that
+// encodes as a JSON object keyed by node name, in name order.
+type NodeStatuses []NamedNodeStatus
+
+// NamedNodeStatus is a node and its status.
+type NamedNodeStatus struct {
+	Node string
+	NodeStatus
+}
+
+// Get returns the status of the named node.
+func (m NodeStatuses) Get(node string) (NodeStatus, bool) {
+	for i := range m {
+		if m[i].Node == node {
+			return m[i].NodeStatus, true
+		}
+	}
+	return NodeStatus{}, false
+}
+
+// Map returns the statuses as a map.
+func (m NodeStatuses) Map() map[string]NodeStatus {
+	out := make(map[string]NodeStatus, len(m))
+	for _, ns := range m {
+		out[ns.Node] = ns.NodeStatus
+	}
+	return out
+}
+
+// MarshalJSON encodes the statuses as an object keyed by node name.
+func (m NodeStatuses) MarshalJSON() ([]byte, error) {
+	return json.Marshal(m.Map())
+}
+
+// UnmarshalJSON decodes an object keyed by node name, in name order.
+func (m *NodeStatuses) UnmarshalJSON(b []byte) error {
+	var raw map[string]NodeStatus
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(raw))
+	for n := range raw {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	*m = make(NodeStatuses, 0, len(names))
+	for _, n := range names {
+		*m = append(*m, NamedNodeStatus{Node: n, NodeStatus: raw[n]})
+	}
+	return nil
 }
 
 func candidate(c *preemption.Candidate, now int64) Candidate {

@@ -96,7 +96,7 @@ func check(t *testing.T, d *whatif.Decision, w want) {
 	if w.statuses != nil {
 		got.statuses = map[string]string{}
 		for n := range w.statuses {
-			s, ok := d.NodeStatuses[n]
+			s, ok := d.NodeStatuses.Get(n)
 			if !ok {
 				got.statuses[n] = "(none)"
 				continue

@@ -175,7 +175,7 @@ func compare(want *upstream.Result, got *whatif.Decision, canon func([]string) [
 	for n, s := range want.NodeStatuses {
 		wantFilter[n] = norm(s.Code, s.Plugin, s.Reasons)
 	}
-	for n, s := range got.NodeStatuses {
+	for n, s := range got.NodeStatuses.Map() {
 		gotFilter[n] = norm(s.Code, s.Plugin, s.Reasons)
 	}
 	if !want.Fits {
@@ -198,7 +198,7 @@ func compare(want *upstream.Result, got *whatif.Decision, canon func([]string) [
 		return diffs
 	}
 	var gotPotential []string
-	for n, s := range got.NodeStatuses {
+	for n, s := range got.NodeStatuses.Map() {
 		if s.Code == "Unschedulable" {
 			gotPotential = append(gotPotential, n)
 		}
@@ -226,7 +226,7 @@ func compare(want *upstream.Result, got *whatif.Decision, canon func([]string) [
 	for n, s := range want.DryRunStatuses {
 		wantDry[n] = norm(s.Code, s.Plugin, s.Reasons)
 	}
-	for n, s := range got.NodeStatuses {
+	for n, s := range got.NodeStatuses.Map() {
 		if p := s.Preemption; p != nil {
 			gotDry[n] = norm(p.Code, p.Plugin, p.Reasons)
 		}

@@ -154,13 +154,14 @@ func explainRows(d *whatif.Decision) [][3]string {
 		rows = append(rows, [3]string{c.Node, result, fmt.Sprintf("evict %s%s  [pdb=%d highest=%d sum=%d victims=%d earliest=%s]",
 			strings.Join(c.Victims, ", "), whole, s.NumPDBViolations, s.HighestPriority, s.SumPriorities, s.NumVictims, s.EarliestStart.UTC().Format(time.RFC3339))})
 	}
-	names := make([]string, 0, len(d.NodeStatuses))
-	for n := range d.NodeStatuses {
+	statuses := d.NodeStatuses.Map()
+	names := make([]string, 0, len(statuses))
+	for n := range statuses {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		st := d.NodeStatuses[n]
+		st := statuses[n]
 		detail := statusText(st.Code, st.Plugin, st.Reasons)
 		if p := st.Preemption; p != nil {
 			detail += "; dry run: " + statusText(p.Code, p.Plugin, p.Reasons)

@@ -34,25 +34,12 @@ type Cycle struct {
 	nodeAffinity *nodeaffinity.RequiredNodeAffinity
 	spread       *spreadState
 	affinity     *affinityState
-	// nominated holds, by node name, the nominated pods the incoming pod
-	// must yield to (equal or higher priority, not itself).
-	nominated map[string][]*snapshot.Pod
 }
 
 // NewCycle runs PreFilter for pod over snap. The pod's priority must already
 // be resolved (snapshot.NewPod or a pod of the snapshot).
 func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod) *Cycle {
 	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts}
-	for node, pods := range snap.AllNominated() {
-		for _, p := range pods {
-			if p.Priority >= pod.Priority && p.Obj.UID != pod.Obj.UID && p.Key != pod.Key {
-				if c.nominated == nil {
-					c.nominated = map[string][]*snapshot.Pod{}
-				}
-				c.nominated[node] = append(c.nominated[node], p)
-			}
-		}
-	}
 	var pluginsWithNodes []string
 
 	// NodeName: restrict to spec.nodeName.
@@ -335,12 +322,25 @@ func (c *Cycle) updatePodCounts(st *State, nv *NodeView, p *snapshot.Pod, node *
 }
 
 // nominatedPods returns the pods nominated to n that the incoming pod must
-// yield to: equal or higher priority, not the pod itself.
+// yield to: equal or higher priority, not the pod itself. It allocates only
+// when some nominated pods must be left out.
 func (c *Cycle) nominatedPods(n *snapshot.Node) []*snapshot.Pod {
-	if c.nominated == nil {
-		return nil
+	all := c.snap.NominatedPods(n.Name)
+	keep := func(p *snapshot.Pod) bool {
+		return p.Priority >= c.pod.Priority && p.Obj.UID != c.pod.Obj.UID && p.Key != c.pod.Key
 	}
-	return c.nominated[n.Name]
+	for i, p := range all {
+		if !keep(p) {
+			out := append([]*snapshot.Pod(nil), all[:i]...)
+			for _, q := range all[i+1:] {
+				if keep(q) {
+					out = append(out, q)
+				}
+			}
+			return out
+		}
+	}
+	return all
 }
 
 // Result is the outcome of filtering the incoming pod on every node.
@@ -375,9 +375,12 @@ func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 		}
 		return res, len(nodes)
 	}
-	if want >= len(nodes) && len(nodes) >= parallelFilterMin {
-		c.filterParallel(&res)
-		return res, len(nodes)
+	if len(nodes) >= parallelFilterMin && runtime.GOMAXPROCS(0) > 1 {
+		if want >= len(nodes) {
+			c.filterParallel(&res)
+			return res, len(nodes)
+		}
+		return res, c.filterChunks(&res, start, want)
 	}
 	st := c.NewState()
 	examined := 0
@@ -442,6 +445,56 @@ func (c *Cycle) filterParallel(res *Result) {
 	for _, f := range feasible {
 		res.Feasible = append(res.Feasible, f...)
 	}
+}
+
+// filterChunks is FilterFrom's sequential search (from start, until want
+// nodes are feasible) done in chunks whose nodes are filtered in parallel.
+// Results past the point where the sequential search would have stopped
+// are dropped, so the outcome does not depend on the parallelism.
+func (c *Cycle) filterChunks(res *Result, start, want int) int {
+	nodes := c.snap.Nodes
+	n := len(nodes)
+	workers := runtime.GOMAXPROCS(0)
+	chunk := max(2*want, parallelFilterMin)
+	statuses := make([]Status, chunk)
+	ok := make([]bool, chunk)
+	examined := 0
+	for examined < n && len(res.Feasible) < want {
+		size := min(chunk, n-examined)
+		var wg sync.WaitGroup
+		for w := range workers {
+			lo, hi := w*size/workers, (w+1)*size/workers
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st := c.StateOf()
+				for k := lo; k < hi; k++ {
+					node := nodes[(start+examined+k)%n]
+					if c.allowedNodes != nil && !c.allowedNodes.Has(node.Name) {
+						statuses[k], ok[k] = c.allowedNodesStatus, false
+						continue
+					}
+					nv := c.NodeViewOf(node)
+					statuses[k] = c.FilterWithNominatedPods(&st, &nv, false)
+					ok[k] = statuses[k].IsSuccess()
+				}
+			}()
+		}
+		wg.Wait()
+		for k := range size {
+			i := (start + examined + k) % n
+			if ok[k] {
+				res.Feasible = append(res.Feasible, nodes[i])
+			} else {
+				res.Statuses[i] = statuses[k]
+			}
+			if len(res.Feasible) >= want {
+				return examined + k + 1
+			}
+		}
+		examined += size
+	}
+	return examined
 }
 
 // FilterOne filters the pod on one node (with nominated pods), as the

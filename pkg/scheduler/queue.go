@@ -282,6 +282,9 @@ func (q *Queue) Gated(key string) bool { _, ok := q.gated[key]; return ok }
 // backoff is not over, else to the active queue. Gated pods stay.
 func (q *Queue) MoveAllToActiveOrBackoff() {
 	q.moveRequested = true
+	if len(q.unschedulable) == 0 && len(q.gated) == 0 {
+		return
+	}
 	for key := range q.gated {
 		q.gated[key] = true
 	}

@@ -608,10 +608,6 @@ func (s *Snapshot) Pod(key string) *Pod { return s.podsByKey[key] }
 // NominatedPods returns the pending pods nominated to the named node, in load order.
 func (s *Snapshot) NominatedPods(node string) []*Pod { return s.nominated[node] }
 
-// AllNominated returns the nominated pods by node name. The map and its
-// slices belong to the snapshot and must not be modified.
-func (s *Snapshot) AllNominated() map[string][]*Pod { return s.nominated }
-
 // NamespaceLabels returns the labels of the named namespace, or nil when the
 // snapshot does not have it (the scheduler then assumes no labels).
 func (s *Snapshot) NamespaceLabels(name string) labels.Set {

@@ -37,17 +37,12 @@ func filterNodeUnschedulable(pod *v1.Pod, node *v1.Node) Status {
 	return statusUnschedulable
 }
 
-// doNotScheduleTaint selects the taints Filter honours: NoSchedule and NoExecute.
-func doNotScheduleTaint(t *v1.Taint) bool {
-	return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
-}
-
 // filterTaintToleration is the TaintToleration plugin's Filter.
 func filterTaintToleration(pod *v1.Pod, node *v1.Node) Status {
 	if len(node.Spec.Taints) == 0 {
 		return Status{}
 	}
-	if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaint, false); untolerated {
+	if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, node.Spec.Taints, pod.Spec.Tolerations, DoNotScheduleTaint, false); untolerated {
 		return statusTaint
 	}
 	return Status{}

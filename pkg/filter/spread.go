@@ -5,25 +5,11 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
-
-// spreadConstraint is a DoNotSchedule topology spread constraint with
-// upstream's defaults applied and matchLabelKeys merged into the selector.
-type spreadConstraint struct {
-	maxSkew            int32
-	topologyKey        string
-	selector           labels.Selector
-	minDomains         int32
-	nodeAffinityPolicy v1.NodeInclusionPolicy
-	nodeTaintsPolicy   v1.NodeInclusionPolicy
-}
 
 // domainCount is the number of matching pods in one topology domain.
 type domainCount struct {
@@ -45,7 +31,7 @@ type domainCount struct {
 // with State.ModelCriticalPaths then replays upstream's paths update by
 // update instead (see criticalPaths).
 type spreadState struct {
-	constraints []spreadConstraint
+	constraints []SpreadConstraint
 	// counts[i] maps each domain of constraint i to its matching pods.
 	counts []map[string]int
 	// sorted[i] are the domains of constraint i in ascending count.
@@ -109,44 +95,9 @@ func (p *criticalPaths) update(domain string, count int) {
 // newSpreadState is PodTopologySpread's PreFilter. It returns nil when the
 // pod has no DoNotSchedule constraints (the plugin is skipped).
 func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*spreadState, error) {
-	var cons []spreadConstraint
-	for _, c := range pod.Obj.Spec.TopologySpreadConstraints {
-		if c.WhenUnsatisfiable != v1.DoNotSchedule {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
-		if err != nil {
-			return nil, err
-		}
-		if len(c.MatchLabelKeys) > 0 {
-			matchLabels := labels.Set{}
-			for _, k := range c.MatchLabelKeys {
-				if v, ok := pod.Obj.Labels[k]; ok {
-					matchLabels[k] = v
-				}
-			}
-			if len(matchLabels) > 0 {
-				sel = mergeLabelSetWithSelector(matchLabels, sel)
-			}
-		}
-		sc := spreadConstraint{
-			maxSkew:            c.MaxSkew,
-			topologyKey:        c.TopologyKey,
-			selector:           sel,
-			minDomains:         1,
-			nodeAffinityPolicy: v1.NodeInclusionPolicyHonor,
-			nodeTaintsPolicy:   v1.NodeInclusionPolicyIgnore,
-		}
-		if c.MinDomains != nil {
-			sc.minDomains = *c.MinDomains
-		}
-		if c.NodeAffinityPolicy != nil {
-			sc.nodeAffinityPolicy = *c.NodeAffinityPolicy
-		}
-		if c.NodeTaintsPolicy != nil {
-			sc.nodeTaintsPolicy = *c.NodeTaintsPolicy
-		}
-		cons = append(cons, sc)
+	cons, err := SpreadConstraints(pod.Obj.Spec.TopologySpreadConstraints, pod.Obj.Labels, v1.DoNotSchedule)
+	if err != nil {
+		return nil, err
 	}
 	// Without constraints of its own the pod gets the default constraints,
 	// which for the system defaulting are all ScheduleAnyway: nothing to filter.
@@ -164,17 +115,17 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*spreadState, e
 		s.counts[i] = map[string]int{}
 	}
 	for _, n := range snap.Nodes {
-		if !nodeHasKeys(n.Obj.Labels, cons) {
+		if !NodeHasTopologyKeys(n.Obj.Labels, cons) {
 			continue
 		}
 		inc := make([]bool, len(cons))
 		s.included[n.Index] = inc
 		for i := range cons {
-			if !s.includes(&cons[i], pod.Obj, n.Obj) {
+			if !cons[i].Includes(pod.Obj, n.Obj, s.requiredAffinity) {
 				continue
 			}
 			inc[i] = true
-			s.counts[i][n.Obj.Labels[cons[i].topologyKey]] += countMatching(n.Pods, cons[i].selector, pod.Namespace())
+			s.counts[i][n.Obj.Labels[cons[i].TopologyKey]] += CountMatching(n.Pods, cons[i].Selector, pod.Namespace())
 		}
 	}
 	for i := range cons {
@@ -215,63 +166,6 @@ func (s *spreadState) basePaths() []criticalPaths {
 	return paths
 }
 
-// mergeLabelSetWithSelector adds matchLabels to a selector as upstream does;
-// a selector without requirements (labels.Nothing) is returned unchanged.
-func mergeLabelSetWithSelector(matchLabels labels.Set, s labels.Selector) labels.Selector {
-	merged := labels.SelectorFromSet(matchLabels)
-	reqs, ok := s.Requirements()
-	if !ok {
-		return s
-	}
-	for _, r := range reqs {
-		merged = merged.Add(r)
-	}
-	return merged
-}
-
-func nodeHasKeys(nodeLabels map[string]string, cons []spreadConstraint) bool {
-	for _, c := range cons {
-		if _, ok := nodeLabels[c.topologyKey]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// includes applies the constraint's nodeAffinityPolicy and nodeTaintsPolicy.
-func (s *spreadState) includes(c *spreadConstraint, pod *v1.Pod, node *v1.Node) bool {
-	if c.nodeAffinityPolicy == v1.NodeInclusionPolicyHonor {
-		if ok, _ := s.requiredAffinity.Match(node); !ok {
-			return false
-		}
-	}
-	if c.nodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
-		if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaint, false); untolerated {
-			return false
-		}
-	}
-	return true
-}
-
-// countMatching counts the pods a constraint counts at PreFilter: same
-// namespace, not terminating, selected. An empty selector counts nothing
-// here (while updates still match everything, as upstream).
-func countMatching(pods []*snapshot.Pod, sel labels.Selector, ns string) int {
-	if sel.Empty() {
-		return 0
-	}
-	n := 0
-	for _, p := range pods {
-		if p.Obj.DeletionTimestamp != nil || p.Obj.Namespace != ns {
-			continue
-		}
-		if sel.Matches(labels.Set(p.Obj.Labels)) {
-			n++
-		}
-	}
-	return n
-}
-
 // update is PodTopologySpread's AddPod/RemovePod. Unlike PreFilter it does
 // not skip terminating pods or empty selectors: removing a terminating
 // victim lowers a count it never raised. This is upstream's behaviour and
@@ -287,7 +181,7 @@ func (s *spreadState) update(o *spreadOverlay, p, incoming *snapshot.Pod, node *
 	podLabels := labels.Set(p.Obj.Labels)
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		if !inc[i] || !c.selector.Matches(podLabels) {
+		if !inc[i] || !c.Selector.Matches(podLabels) {
 			continue
 		}
 		if o.delta == nil {
@@ -296,7 +190,7 @@ func (s *spreadState) update(o *spreadOverlay, p, incoming *snapshot.Pod, node *
 		if o.delta[i] == nil {
 			o.delta[i] = map[string]int{}
 		}
-		d := node.Obj.Labels[c.topologyKey]
+		d := node.Obj.Labels[c.TopologyKey]
 		o.delta[i][d] += sign
 		if o.delta[i][d] == 0 {
 			delete(o.delta[i], d)
@@ -323,7 +217,7 @@ func (s *spreadState) count(o *spreadOverlay, i int, d string) int {
 // 0 when there are fewer domains than minDomains.
 func (s *spreadState) minMatch(o *spreadOverlay, i int) int {
 	c := &s.constraints[i]
-	if len(s.counts[i]) < int(c.minDomains) {
+	if len(s.counts[i]) < int(c.MinDomains) {
 		return 0
 	}
 	if len(s.sorted[i]) == 0 {
@@ -353,15 +247,15 @@ func (s *spreadState) filter(o *spreadOverlay, pod *snapshot.Pod, node *snapshot
 	podLabels := labels.Set(pod.Obj.Labels)
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		d, ok := node.Obj.Labels[c.topologyKey]
+		d, ok := node.Obj.Labels[c.TopologyKey]
 		if !ok {
 			return statusSpreadLabel
 		}
 		self := 0
-		if c.selector.Matches(podLabels) {
+		if c.Selector.Matches(podLabels) {
 			self = 1
 		}
-		if s.count(o, i, d)+self-s.minMatch(o, i) > int(c.maxSkew) {
+		if s.count(o, i, d)+self-s.minMatch(o, i) > int(c.MaxSkew) {
 			return statusSpread
 		}
 	}

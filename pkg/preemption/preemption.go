@@ -411,6 +411,12 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 	if len(violating) != 0 && len(nonViolating) != 0 {
 		sortVictims(victims, d.opts.MoreImportant)
 	}
+	return outcome(node, victims, numViolating, broken)
+}
+
+// outcome makes a node's candidate of its victims, keeping the budgets each
+// breaks; no victim is upstream's "expected at least one victim" error.
+func outcome(node *snapshot.Node, victims []*Victim, numViolating int, broken map[*Victim][]*policyv1.PodDisruptionBudget) nodeOutcome {
 	if len(victims) == 0 {
 		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}
 	}
@@ -473,19 +479,7 @@ func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim) (_ 
 	if len(violating) != 0 && len(nonViolating) != 0 {
 		sortVictims(victims, d.opts.MoreImportant)
 	}
-	if len(victims) == 0 {
-		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}, true
-	}
-	cand := &Candidate{Node: node, Victims: victims, NumPDBViolations: numViolating}
-	for _, v := range victims {
-		if b, ok := broken[v]; ok {
-			if cand.Broken == nil {
-				cand.Broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
-			}
-			cand.Broken[v] = b
-		}
-	}
-	return nodeOutcome{cand: cand}, true
+	return outcome(node, victims, numViolating, broken), true
 }
 
 // selectUnits is SelectVictimsOnNode with the GenericWorkload gate: the

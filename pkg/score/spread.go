@@ -3,14 +3,10 @@ package score
 import (
 	"math"
 
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
+	"github.com/reprieve/reprieve/pkg/filter"
 
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
 // systemDefaultConstraints are PodTopologySpread's constraints for pods
@@ -20,68 +16,12 @@ var systemDefaultConstraints = []v1.TopologySpreadConstraint{
 	{TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 5},
 }
 
-// softConstraint is a ScheduleAnyway topology spread constraint with
-// upstream's defaults applied and matchLabelKeys merged into its selector.
-type softConstraint struct {
-	maxSkew            int32
-	topologyKey        string
-	selector           labels.Selector
-	nodeAffinityPolicy v1.NodeInclusionPolicy
-	nodeTaintsPolicy   v1.NodeInclusionPolicy
-}
+// softConstraint is a ScheduleAnyway topology spread constraint.
+type softConstraint = filter.SpreadConstraint
 
-// softConstraints is filterTopologySpreadConstraints for ScheduleAnyway.
+// softConstraints are the ScheduleAnyway constraints of cons.
 func softConstraints(cons []v1.TopologySpreadConstraint, podLabels map[string]string) ([]softConstraint, error) {
-	var out []softConstraint
-	for _, c := range cons {
-		if c.WhenUnsatisfiable != v1.ScheduleAnyway {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
-		if err != nil {
-			return nil, err
-		}
-		if len(c.MatchLabelKeys) > 0 {
-			matchLabels := labels.Set{}
-			for _, k := range c.MatchLabelKeys {
-				if v, ok := podLabels[k]; ok {
-					matchLabels[k] = v
-				}
-			}
-			if len(matchLabels) > 0 {
-				sel = mergeLabelSetWithSelector(matchLabels, sel)
-			}
-		}
-		sc := softConstraint{
-			maxSkew:            c.MaxSkew,
-			topologyKey:        c.TopologyKey,
-			selector:           sel,
-			nodeAffinityPolicy: v1.NodeInclusionPolicyHonor,
-			nodeTaintsPolicy:   v1.NodeInclusionPolicyIgnore,
-		}
-		if c.NodeAffinityPolicy != nil {
-			sc.nodeAffinityPolicy = *c.NodeAffinityPolicy
-		}
-		if c.NodeTaintsPolicy != nil {
-			sc.nodeTaintsPolicy = *c.NodeTaintsPolicy
-		}
-		out = append(out, sc)
-	}
-	return out, nil
-}
-
-// mergeLabelSetWithSelector adds matchLabels to a selector as upstream does;
-// a selector without requirements (labels.Nothing) is returned unchanged.
-func mergeLabelSetWithSelector(matchLabels labels.Set, s labels.Selector) labels.Selector {
-	merged := labels.SelectorFromSet(matchLabels)
-	reqs, ok := s.Requirements()
-	if !ok {
-		return s
-	}
-	for _, r := range reqs {
-		merged = merged.Add(r)
-	}
-	return merged
+	return filter.SpreadConstraints(cons, podLabels, v1.ScheduleAnyway)
 }
 
 // spreadConstraintsForScoring returns the pod's ScheduleAnyway constraints,
@@ -104,58 +44,9 @@ func spreadConstraintsForScoring(c *cycle) ([]softConstraint, error) {
 		return nil, nil
 	}
 	for i := range cons {
-		cons[i].selector = sel
+		cons[i].Selector = sel
 	}
 	return cons, nil
-}
-
-func nodeHasAllKeys(nodeLabels map[string]string, cons []softConstraint) bool {
-	for _, c := range cons {
-		if _, ok := nodeLabels[c.topologyKey]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// matchNodeInclusionPolicies applies the constraint's nodeAffinityPolicy
-// and nodeTaintsPolicy to node.
-func (sc *softConstraint) matchNodeInclusionPolicies(pod *v1.Pod, node *v1.Node, required nodeaffinity.RequiredNodeAffinity) bool {
-	if sc.nodeAffinityPolicy == v1.NodeInclusionPolicyHonor {
-		// Parsing errors are ignored, as upstream does.
-		if ok, _ := required.Match(node); !ok {
-			return false
-		}
-	}
-	if sc.nodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
-		if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, doNotScheduleTaint, false); untolerated {
-			return false
-		}
-	}
-	return true
-}
-
-// doNotScheduleTaint selects NoSchedule and NoExecute taints.
-func doNotScheduleTaint(t *v1.Taint) bool {
-	return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
-}
-
-// countPodsMatchSelector counts the pods of the namespace, not terminating,
-// that sel selects; an empty selector counts nothing.
-func countPodsMatchSelector(pods []*snapshot.Pod, sel labels.Selector, ns string) int {
-	if sel.Empty() {
-		return 0
-	}
-	n := 0
-	for _, p := range pods {
-		if p.Obj.DeletionTimestamp != nil || p.Obj.Namespace != ns {
-			continue
-		}
-		if sel.Matches(labels.Set(p.Obj.Labels)) {
-			n++
-		}
-	}
-	return n
 }
 
 // scorePodTopologySpread is the PodTopologySpread plugin's scoring.
@@ -200,23 +91,23 @@ func scorePodTopologySpread(c *cycle) (raw, normalized []int64, skip bool, err e
 	ignored := make([]bool, len(c.feasible))
 	numIgnored := 0
 	for i, n := range c.feasible {
-		if requireAllTopologies && !nodeHasAllKeys(n.Obj.Labels, cons) {
+		if requireAllTopologies && !filter.NodeHasTopologyKeys(n.Obj.Labels, cons) {
 			ignored[i] = true
 			numIgnored++
 			continue
 		}
 		for j := range cons {
-			if cons[j].topologyKey == v1.LabelHostname {
+			if cons[j].TopologyKey == v1.LabelHostname {
 				continue
 			}
 			// Adds the domain with a count of 0 (a missing label is "").
-			counts[j][n.Obj.Labels[cons[j].topologyKey]] += 0
+			counts[j][n.Obj.Labels[cons[j].TopologyKey]] += 0
 		}
 	}
 	weights := make([]float64, len(cons))
 	for j := range cons {
 		size := len(counts[j])
-		if cons[j].topologyKey == v1.LabelHostname {
+		if cons[j].TopologyKey == v1.LabelHostname {
 			size = len(c.feasible) - numIgnored
 		}
 		weights[j] = math.Log(float64(size + 2))
@@ -225,18 +116,18 @@ func scorePodTopologySpread(c *cycle) (raw, normalized []int64, skip bool, err e
 	// 2) Matching pods per domain, over every node of the snapshot.
 	required := nodeaffinity.GetRequiredNodeAffinity(pod)
 	for _, n := range c.snap.Nodes {
-		if requireAllTopologies && !nodeHasAllKeys(n.Obj.Labels, cons) {
+		if requireAllTopologies && !filter.NodeHasTopologyKeys(n.Obj.Labels, cons) {
 			continue
 		}
 		for j := range cons {
-			if !cons[j].matchNodeInclusionPolicies(pod, n.Obj, required) {
+			if !cons[j].Includes(pod, n.Obj, required) {
 				continue
 			}
-			value := n.Obj.Labels[cons[j].topologyKey]
+			value := n.Obj.Labels[cons[j].TopologyKey]
 			if _, ok := counts[j][value]; !ok {
 				continue
 			}
-			counts[j][value] += int64(countPodsMatchSelector(n.Pods, cons[j].selector, pod.Namespace))
+			counts[j][value] += int64(filter.CountMatching(n.Pods, cons[j].Selector, pod.Namespace))
 		}
 	}
 
@@ -248,17 +139,17 @@ func scorePodTopologySpread(c *cycle) (raw, normalized []int64, skip bool, err e
 		}
 		var score float64
 		for j := range cons {
-			value, ok := n.Obj.Labels[cons[j].topologyKey]
+			value, ok := n.Obj.Labels[cons[j].TopologyKey]
 			if !ok {
 				continue
 			}
 			var cnt int64
-			if cons[j].topologyKey == v1.LabelHostname {
-				cnt = int64(countPodsMatchSelector(n.Pods, cons[j].selector, pod.Namespace))
+			if cons[j].TopologyKey == v1.LabelHostname {
+				cnt = int64(filter.CountMatching(n.Pods, cons[j].Selector, pod.Namespace))
 			} else {
 				cnt = counts[j][value]
 			}
-			score += float64(cnt)*weights[j] + float64(cons[j].maxSkew-1)
+			score += float64(cnt)*weights[j] + float64(cons[j].MaxSkew-1)
 		}
 		raw[i] = int64(math.Round(score))
 	}

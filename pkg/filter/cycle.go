@@ -132,7 +132,7 @@ func (c *Cycle) NewNodeView(n *snapshot.Node) *NodeView {
 
 // NodeViewOf is NewNodeView as a value, for callers that keep it on the stack.
 func (c *Cycle) NodeViewOf(n *snapshot.Node) NodeView {
-	return NodeView{Node: n, NumPods: len(n.Pods), Requested: n.Requested.Clone(), ports: n.UsedPorts}
+	return NodeView{Node: n, NumPods: len(n.Pods), Requested: n.Requested.Clone(), ports: n.UsedPorts, nominated: c.nominatedPods(n)}
 }
 
 // NodeView is a node as a dry run sees it: the node's pod count, requested
@@ -145,6 +145,9 @@ type NodeView struct {
 
 	ports      snapshot.PortSet
 	portsOwned bool
+	// nominated are the pods nominated to the node that the incoming pod
+	// must yield to, looked up once per view.
+	nominated []*snapshot.Pod
 }
 
 // Ports returns the host ports in use on the node.
@@ -222,13 +225,13 @@ func (c *Cycle) FilterNode(st *State, nv *NodeView) Status {
 // the node: NodeName, NodeUnschedulable, TaintToleration, NodeAffinity.
 // They only ever answer UnschedulableAndUnresolvable.
 func (c *Cycle) filterStatic(n *snapshot.Node) Status {
-	if s := filterNodeName(c.pod.Obj, n.Obj); !s.IsSuccess() {
+	if s := filterNodeName(c.pod.Obj, n); !s.IsSuccess() {
 		return s
 	}
-	if s := filterNodeUnschedulable(c.pod.Obj, n.Obj); !s.IsSuccess() {
+	if s := filterNodeUnschedulable(c.pod.Obj, n); !s.IsSuccess() {
 		return s
 	}
-	if s := filterTaintToleration(c.pod.Obj, n.Obj); !s.IsSuccess() {
+	if s := filterTaintToleration(c.pod.Obj, n); !s.IsSuccess() {
 		return s
 	}
 	if c.nodeAffinity != nil {
@@ -275,7 +278,7 @@ func (c *Cycle) FilterWithNominatedPods(st *State, nv *NodeView, dynamicOnly boo
 	if dynamicOnly {
 		run = c.filterDynamic
 	}
-	nominated := c.nominatedPods(nv.Node)
+	nominated := nv.nominated
 	if len(nominated) == 0 {
 		return run(st, nv)
 	}
@@ -326,8 +329,12 @@ func (c *Cycle) updatePodCounts(st *State, nv *NodeView, p *snapshot.Pod, node *
 // when some nominated pods must be left out.
 func (c *Cycle) nominatedPods(n *snapshot.Node) []*snapshot.Pod {
 	all := c.snap.NominatedPods(n.Name)
+	if len(all) == 0 {
+		return nil
+	}
+	// Upstream compares UIDs; keys are unique in a snapshot and cheaper.
 	keep := func(p *snapshot.Pod) bool {
-		return p.Priority >= c.pod.Priority && p.Obj.UID != c.pod.Obj.UID && p.Key != c.pod.Key
+		return p.Priority >= c.pod.Priority && p != c.pod && p.Key != c.pod.Key
 	}
 	for i, p := range all {
 		if !keep(p) {

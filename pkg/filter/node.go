@@ -13,7 +13,7 @@ import (
 )
 
 // filterNodeName is the NodeName plugin: a pod that names a node only fits there.
-func filterNodeName(pod *v1.Pod, node *v1.Node) Status {
+func filterNodeName(pod *v1.Pod, node *snapshot.Node) Status {
 	if pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name {
 		return statusNodeName
 	}
@@ -27,8 +27,8 @@ var logger = klog.Background()
 
 // filterNodeUnschedulable is the NodeUnschedulable plugin: a cordoned node
 // only takes pods that tolerate node.kubernetes.io/unschedulable:NoSchedule.
-func filterNodeUnschedulable(pod *v1.Pod, node *v1.Node) Status {
-	if !node.Spec.Unschedulable {
+func filterNodeUnschedulable(pod *v1.Pod, node *snapshot.Node) Status {
+	if !node.Unschedulable {
 		return Status{}
 	}
 	if corev1helpers.TolerationsTolerateTaint(logger, pod.Spec.Tolerations, &unschedulableTaint, false) {
@@ -38,11 +38,11 @@ func filterNodeUnschedulable(pod *v1.Pod, node *v1.Node) Status {
 }
 
 // filterTaintToleration is the TaintToleration plugin's Filter.
-func filterTaintToleration(pod *v1.Pod, node *v1.Node) Status {
-	if len(node.Spec.Taints) == 0 {
+func filterTaintToleration(pod *v1.Pod, node *snapshot.Node) Status {
+	if len(node.Taints) == 0 {
 		return Status{}
 	}
-	if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, node.Spec.Taints, pod.Spec.Tolerations, DoNotScheduleTaint, false); untolerated {
+	if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, node.Taints, pod.Spec.Tolerations, DoNotScheduleTaint, false); untolerated {
 		return statusTaint
 	}
 	return Status{}

@@ -22,8 +22,8 @@ func scoreTaintToleration(c *cycle) (raw, normalized []int64, skip bool, err err
 	}
 	raw = make([]int64, len(c.feasible))
 	for i, n := range c.feasible {
-		for j := range n.Obj.Spec.Taints {
-			taint := &n.Obj.Spec.Taints[j]
+		for j := range n.Taints {
+			taint := &n.Taints[j]
 			if taint.Effect != v1.TaintEffectPreferNoSchedule {
 				continue
 			}
@@ -93,6 +93,9 @@ func scoreImageLocality(c *cycle) (raw, normalized []int64, skip bool, err error
 		numNodes[name] = 0
 	}
 	for _, n := range c.snap.Nodes {
+		if !n.HasImages {
+			continue
+		}
 		seen := map[string]bool{}
 		for _, img := range n.Obj.Status.Images {
 			for _, name := range img.Names {
@@ -106,6 +109,9 @@ func scoreImageLocality(c *cycle) (raw, normalized []int64, skip bool, err error
 	totalNumNodes := len(c.snap.Nodes)
 	raw = make([]int64, len(c.feasible))
 	for i, n := range c.feasible {
+		if !n.HasImages {
+			continue
+		}
 		sizes := map[string]int64{}
 		for _, img := range n.Obj.Status.Images {
 			for _, name := range img.Names {

@@ -40,6 +40,8 @@ type Pod struct {
 	// inter-pod (anti-)affinity terms.
 	RequiredAffinity     []AffinityTerm
 	RequiredAntiAffinity []AffinityTerm
+	// hasAffinity caches HasAffinity (scoring asks it of every pod).
+	hasAffinity bool
 	// PreemptionPolicy is the pod's preemption policy, resolved like
 	// Priority.
 	PreemptionPolicy v1.PreemptionPolicy
@@ -83,10 +85,7 @@ func (p *Pod) TerminatingByPreemption() bool {
 
 // HasAffinity reports whether the pod has any pod affinity or anti-affinity
 // (required or preferred).
-func (p *Pod) HasAffinity() bool {
-	a := p.Obj.Spec.Affinity
-	return a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)
-}
+func (p *Pod) HasAffinity() bool { return p.hasAffinity }
 
 // Finished reports whether the pod has terminated for good and so occupies
 // nothing (phase Succeeded or Failed).
@@ -252,6 +251,7 @@ func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*
 		RequiredAffinity:     aff,
 		RequiredAntiAffinity: anti,
 		PreemptionPolicy:     policy,
+		hasAffinity:          obj.Spec.Affinity != nil && (obj.Spec.Affinity.PodAffinity != nil || obj.Spec.Affinity.PodAntiAffinity != nil),
 		Seq:                  seq,
 	}, nil
 }

@@ -60,6 +60,12 @@ type Node struct {
 	Zone string
 	// Allocatable is status.allocatable.
 	Allocatable Resources
+	// Unschedulable and Taints are spec.unschedulable and spec.taints, kept
+	// here so that filtering does not read the node object.
+	Unschedulable bool
+	Taints        []v1.Taint
+	// HasImages reports whether status.images lists any image.
+	HasImages bool
 	// Pods are the pods bound to the node that have not finished. The order
 	// matters, since upstream sorts victims with an unstable sort: pods are
 	// appended when added and a removed pod's slot takes the last pod, as in
@@ -266,7 +272,8 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 	if _, dup := s.nodesByName[n.Name]; dup {
 		return &ObjectError{Kind: "Node", Name: n.Name, Field: "metadata.name", Detail: "duplicate object", Obj: n}
 	}
-	node := &Node{Obj: n, Name: n.Name, Zone: topology.GetZoneKey(n), Allocatable: NewResources(n.Status.Allocatable)}
+	node := &Node{Name: n.Name}
+	node.setObj(n)
 	if g, ok := s.ghosts[n.Name]; ok {
 		// Pods that arrived before their node.
 		delete(s.ghosts, n.Name)
@@ -289,10 +296,10 @@ func (s *Snapshot) UpdateNode(n *v1.Node) error {
 	if !ok {
 		return s.AddNode(n)
 	}
-	zone := topology.GetZoneKey(n)
-	node.Obj = n
-	node.Allocatable = NewResources(n.Status.Allocatable)
-	if zone != node.Zone {
+	oldZone := node.Zone
+	node.setObj(n)
+	if zone := node.Zone; zone != oldZone {
+		node.Zone = oldZone
 		s.unlinkZone(node)
 		node.Zone = zone
 		if _, ok := s.nodesByZone[zone]; !ok {
@@ -302,6 +309,16 @@ func (s *Snapshot) UpdateNode(n *v1.Node) error {
 		s.relist()
 	}
 	return nil
+}
+
+// setObj takes what the engine reads from the node object.
+func (n *Node) setObj(obj *v1.Node) {
+	n.Obj = obj
+	n.Zone = topology.GetZoneKey(obj)
+	n.Allocatable = NewResources(obj.Status.Allocatable)
+	n.Unschedulable = obj.Spec.Unschedulable
+	n.Taints = obj.Spec.Taints
+	n.HasImages = len(obj.Status.Images) > 0
 }
 
 // RemoveNode removes a node. Its pods stay in the snapshot, off the node

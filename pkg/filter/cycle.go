@@ -111,9 +111,9 @@ func (c *Cycle) ResourcesOnly() bool {
 	return len(c.hostPorts) == 0 && c.spread == nil && c.affinity == nil
 }
 
-// HasNominatedPods reports whether pods the incoming pod must yield to are
-// nominated to n.
-func (c *Cycle) HasNominatedPods(n *snapshot.Node) bool { return len(c.nominatedPods(n)) > 0 }
+// NominatedPods returns the pods nominated to n that the incoming pod must
+// yield to: equal or higher priority, not the pod itself.
+func (c *Cycle) NominatedPods(n *snapshot.Node) []*snapshot.Pod { return c.nominatedPods(n) }
 
 // Request returns the incoming pod's resource request as NodeResourcesFit sees it.
 func (c *Cycle) Request() snapshot.Resources { return c.request }
@@ -328,7 +328,7 @@ func (c *Cycle) updatePodCounts(st *State, nv *NodeView, p *snapshot.Pod, node *
 // yield to: equal or higher priority, not the pod itself. It allocates only
 // when some nominated pods must be left out.
 func (c *Cycle) nominatedPods(n *snapshot.Node) []*snapshot.Pod {
-	all := c.snap.NominatedPods(n.Name)
+	all := n.Nominated
 	if len(all) == 0 {
 		return nil
 	}
@@ -358,6 +358,28 @@ type Result struct {
 	Statuses []Status
 }
 
+// statusBuffers recycles Statuses, the one large allocation of a cycle.
+var statusBuffers sync.Pool
+
+func newStatuses(n int) []Status {
+	if b, ok := statusBuffers.Get().(*[]Status); ok && cap(*b) >= n {
+		s := (*b)[:n]
+		clear(s)
+		return s
+	}
+	return make([]Status, n)
+}
+
+// Release gives the result's buffers back for reuse; the result must not
+// be used afterwards. Calling it is optional.
+func (r *Result) Release() {
+	if r.Statuses != nil {
+		s := r.Statuses
+		statusBuffers.Put(&s)
+		r.Statuses = nil
+	}
+}
+
 // FilterAll filters the pod on every node of the snapshot, as upstream's
 // findNodesThatFitPod does when it examines every node: a PreFilter
 // rejection applies to all nodes, nodes outside a PreFilterResult are
@@ -375,7 +397,7 @@ func (c *Cycle) FilterAll() Result {
 // nodes it examined.
 func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 	nodes := c.snap.Nodes
-	res := Result{Statuses: make([]Status, len(nodes))}
+	res := Result{Statuses: newStatuses(len(nodes))}
 	if !c.preFilter.IsSuccess() {
 		for i := range nodes {
 			res.Statuses[i] = c.preFilter

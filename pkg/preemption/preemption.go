@@ -373,8 +373,8 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 	for i := range values {
 		potential[i] = &values[i]
 	}
-	if d.byResources && !c.HasNominatedPods(node) {
-		if o, ok := d.selectByResources(node, potential); ok {
+	if d.byResources {
+		if o, ok := d.selectByResources(node, potential, c.NominatedPods(node)); ok {
 			return o
 		}
 	}
@@ -433,14 +433,21 @@ func outcome(node *snapshot.Node, victims []*Victim, numViolating int, broken ma
 }
 
 // selectByResources is selectVictims when NodeResourcesFit is the only
-// filter that depends on the node's pods and no pod is nominated to the
-// node: the same walk, with the filter reduced to arithmetic on the node's
-// sums. ok is false when the pod does not fit even without every potential
-// victim; the caller then produces the status the general way.
-func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim) (_ nodeOutcome, ok bool) {
+// filter that depends on the node's pods: the same walk, with the filter
+// reduced to arithmetic on the node's sums. Pods nominated to the node that
+// the preemptor must yield to count as running: with resources alone the
+// second pass of FilterWithNominatedPods (without them) cannot fail when
+// the first passed. ok is false when the pod does not fit even without
+// every potential victim; the caller then produces the status the general
+// way.
+func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, nominated []*snapshot.Pod) (_ nodeOutcome, ok bool) {
 	req, alloc := &d.req, &node.Allocatable
 	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
 	pods := int64(len(node.Pods))
+	for _, p := range nominated {
+		r := &p.Requests
+		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
+	}
 	for _, v := range potential {
 		r := &v.Pod.Requests
 		cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1

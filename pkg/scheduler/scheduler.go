@@ -388,6 +388,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	}
 	want := score.NumFeasibleNodesToFind(len(nodes))
 	fr, examined := c.FilterFrom(s.nextStartNodeIndex, want)
+	defer fr.Release()
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + examined) % len(nodes)
 	if len(fr.Feasible) > 0 {
 		node := fr.Feasible[0]

@@ -119,10 +119,11 @@ func scoreInterPodAffinity(c *cycle) (raw, normalized []int64, skip bool, err er
 		if len(n.Obj.Labels) == 0 {
 			continue
 		}
-		for _, e := range n.Pods {
-			if !hasConstraints && !e.HasAffinity() {
-				continue
-			}
+		pods := n.Pods
+		if !hasConstraints {
+			pods = n.PodsWithAffinity
+		}
+		for _, e := range pods {
 			// The incoming pod's terms have their namespace selectors
 			// resolved: the existing pod's namespace labels are not needed.
 			for i := range affinityTerms {

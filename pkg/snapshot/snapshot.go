@@ -79,8 +79,12 @@ type Node struct {
 	// UsedPorts are the host ports bound by Pods.
 	UsedPorts PortSet
 	// PodsWithRequiredAntiAffinity are the pods of Pods that have required
-	// anti-affinity terms.
+	// anti-affinity terms; PodsWithAffinity those with any pod affinity or
+	// anti-affinity.
 	PodsWithRequiredAntiAffinity []*Pod
+	PodsWithAffinity             []*Pod
+	// Nominated are the pending pods nominated to the node.
+	Nominated []*Pod
 	// Index is the node's position in Snapshot.Nodes.
 	Index int
 }
@@ -281,6 +285,7 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 			node.addPod(p)
 		}
 	}
+	node.Nominated = s.nominated[n.Name]
 	s.nodesByName[n.Name] = node
 	if _, ok := s.nodesByZone[node.Zone]; !ok {
 		s.zones = append(s.zones, node.Zone)
@@ -450,6 +455,9 @@ func (s *Snapshot) place(p *Pod) {
 	}
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" && p.Obj.DeletionTimestamp == nil {
 		s.nominated[nnn] = append(s.nominated[nnn], p)
+		if node, ok := s.nodesByName[nnn]; ok {
+			node.Nominated = s.nominated[nnn]
+		}
 	}
 }
 
@@ -476,6 +484,9 @@ func (s *Snapshot) unplace(p *Pod) {
 		} else {
 			s.nominated[nnn] = list
 		}
+		if node, ok := s.nodesByName[nnn]; ok {
+			node.Nominated = s.nominated[nnn]
+		}
 	}
 }
 
@@ -487,6 +498,9 @@ func (n *Node) addPod(p *Pod) {
 	n.UsedPorts.AddPod(p)
 	if len(p.RequiredAntiAffinity) > 0 {
 		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, p)
+	}
+	if p.HasAffinity() {
+		n.PodsWithAffinity = append(n.PodsWithAffinity, p)
 	}
 }
 
@@ -515,6 +529,9 @@ func (n *Node) removePod(p *Pod) {
 	n.UsedPorts.RemovePod(p)
 	if len(p.RequiredAntiAffinity) > 0 {
 		n.PodsWithRequiredAntiAffinity = swapRemove(n.PodsWithRequiredAntiAffinity, p)
+	}
+	if p.HasAffinity() {
+		n.PodsWithAffinity = swapRemove(n.PodsWithAffinity, p)
 	}
 }
 

@@ -274,13 +274,9 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 // skips the static plugins, which is only correct on a node they already
 // passed (every node a preemption dry run visits).
 func (c *Cycle) FilterWithNominatedPods(st *State, nv *NodeView, dynamicOnly bool) Status {
-	run := c.FilterNode
-	if dynamicOnly {
-		run = c.filterDynamic
-	}
 	nominated := nv.nominated
 	if len(nominated) == 0 {
-		return run(st, nv)
+		return c.run(st, nv, dynamicOnly)
 	}
 	// First pass: with the nominated pods added, on scratch copies of the
 	// overlays that are undone afterwards.
@@ -295,7 +291,7 @@ func (c *Cycle) FilterWithNominatedPods(st *State, nv *NodeView, dynamicOnly boo
 	for _, p := range nominated {
 		c.AddPod(st, nv, p, nv.Node)
 	}
-	s := run(st, nv)
+	s := c.run(st, nv, dynamicOnly)
 	for i := len(nominated) - 1; i >= 0; i-- {
 		c.updatePodCounts(st, nv, nominated[i], nv.Node, -1)
 	}
@@ -306,7 +302,15 @@ func (c *Cycle) FilterWithNominatedPods(st *State, nv *NodeView, dynamicOnly boo
 	if !s.IsSuccess() {
 		return s
 	}
-	return run(st, nv)
+	return c.run(st, nv, dynamicOnly)
+}
+
+// run runs the filters: all of them, or only those that depend on pods.
+func (c *Cycle) run(st *State, nv *NodeView, dynamicOnly bool) Status {
+	if dynamicOnly {
+		return c.filterDynamic(st, nv)
+	}
+	return c.FilterNode(st, nv)
 }
 
 // updatePodCounts undoes an AddPod exactly: like RemovePod, but it leaves

@@ -48,16 +48,16 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*affinityStat
 	s := &affinityState{
 		pod:               pod,
 		nsLabels:          snap.NamespaceLabels(pod.Namespace()),
-		affinityTerms:     resolveNamespaces(snap, pod.RequiredAffinity),
-		antiAffinityTerms: resolveNamespaces(snap, pod.RequiredAntiAffinity),
+		affinityTerms:     resolveNamespaces(snap, pod.RequiredAffinity()),
+		antiAffinityTerms: resolveNamespaces(snap, pod.RequiredAntiAffinity()),
 		existingAnti:      pairCounts{},
 		affinity:          pairCounts{},
 		antiAffinity:      pairCounts{},
 	}
 	for _, n := range snap.Nodes {
 		for _, e := range n.PodsWithRequiredAntiAffinity {
-			for i := range e.RequiredAntiAffinity {
-				t := &e.RequiredAntiAffinity[i]
+			for i := range e.RequiredAntiAffinity() {
+				t := &e.RequiredAntiAffinity()[i]
 				if t.Matches(pod.Obj, s.nsLabels) {
 					s.existingAnti.add(n, t.TopologyKey, 1)
 				}
@@ -80,7 +80,7 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*affinityStat
 			}
 		}
 	}
-	if len(s.existingAnti) == 0 && len(pod.RequiredAffinity) == 0 && len(pod.RequiredAntiAffinity) == 0 {
+	if len(s.existingAnti) == 0 && len(pod.RequiredAffinity()) == 0 && len(pod.RequiredAntiAffinity()) == 0 {
 		return nil, nil
 	}
 	s.selfAffinity = matchesAll(s.affinityTerms, pod)
@@ -156,8 +156,8 @@ func (s *affinityState) update(o *affinityOverlay, e *snapshot.Pod, n *snapshot.
 		o.affinityLen = len(s.affinity)
 		o.touched = true
 	}
-	for i := range e.RequiredAntiAffinity {
-		t := &e.RequiredAntiAffinity[i]
+	for i := range e.RequiredAntiAffinity() {
+		t := &e.RequiredAntiAffinity()[i]
 		if t.Matches(s.pod.Obj, s.nsLabels) {
 			bump(s.existingAnti, &o.existingAnti, n, t.TopologyKey, v)
 		}

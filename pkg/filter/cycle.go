@@ -39,7 +39,7 @@ type Cycle struct {
 // NewCycle runs PreFilter for pod over snap. The pod's priority must already
 // be resolved (snapshot.NewPod or a pod of the snapshot).
 func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod) *Cycle {
-	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts}
+	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts()}
 	var pluginsWithNodes []string
 
 	// NodeName: restrict to spec.nodeName.
@@ -194,7 +194,7 @@ func (c *Cycle) updatePod(st *State, nv *NodeView, p *snapshot.Pod, node *snapsh
 	if nv != nil && nv.Node == node {
 		nv.NumPods += sign
 		nv.Requested.Add(&p.Requests, int64(sign))
-		if len(c.hostPorts) > 0 && len(p.HostPorts) > 0 {
+		if len(c.hostPorts) > 0 && len(p.HostPorts()) > 0 {
 			nv.ownPorts()
 			if sign > 0 {
 				nv.ports.AddPod(p)

@@ -310,8 +310,8 @@ func (idx *groupIndex) unitsOn(node *snapshot.Node, maxPriority int32, now int64
 	start := func(p *snapshot.Pod) int64 {
 		t := now + tick
 		tick++
-		if st := p.StartTime(); st != nil {
-			return st.UnixNano()
+		if ns, ok := p.StartNanos(); ok {
+			return ns
 		}
 		return t
 	}

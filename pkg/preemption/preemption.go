@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,6 +138,7 @@ func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
+	customOrder := opts.MoreImportant != nil
 	if opts.MoreImportant == nil {
 		opts.MoreImportant = MoreImportant
 	}
@@ -153,6 +155,13 @@ func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 	res.Eligible = true
 
 	// 2) The nodes where removing pods may help: filter status Unschedulable.
+	numPotential := 0
+	for i := range snap.Nodes {
+		if fr.Statuses[i].Code == filter.Unschedulable {
+			numPotential++
+		}
+	}
+	res.PotentialNodes = make([]*snapshot.Node, 0, numPotential)
 	for i, n := range snap.Nodes {
 		if fr.Statuses[i].Code == filter.Unschedulable {
 			res.PotentialNodes = append(res.PotentialNodes, n)
@@ -174,6 +183,7 @@ func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 		res.NumCandidates = numCandidates(n, opts)
 	}
 	dr := newDryRun(c, opts)
+	dr.customOrder = customOrder
 	dr.run(res)
 
 	// 4) Pick the best candidate.
@@ -185,7 +195,7 @@ func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 // pod on the nominated node counts with its group's priority (upstream's
 // NewPodVictim with the snapshot's group listers).
 func eligible(snap *snapshot.Snapshot, pod *snapshot.Pod, fr filter.Result, f Features) (bool, string) {
-	if pod.PreemptionPolicy == v1.PreemptNever {
+	if pod.PreemptionPolicy() == v1.PreemptNever {
 		return false, MsgPreemptionPolicyNever
 	}
 	nnn := pod.Obj.Status.NominatedNodeName
@@ -241,6 +251,9 @@ type dryRun struct {
 	// alone (see filter.Cycle.ResourcesOnly); req is then the request.
 	byResources bool
 	req         snapshot.Resources
+	// customOrder is set when Options.MoreImportant replaces MoreImportant,
+	// so that nodes' importance orders do not apply.
+	customOrder bool
 }
 
 func newDryRun(c *filter.Cycle, opts Options) *dryRun {
@@ -341,6 +354,82 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 	return out
 }
 
+// maxInsertion is the length up to which the standard library's
+// pattern-defeating quicksort (upstream's sort.Slice, and sortVictims) runs
+// a plain insertion sort, which is stable.
+const maxInsertion = 12
+
+// potentialVictims returns the node's pods of lower priority than the
+// preemptor: as pods already in the order sortVictims would give them, or
+// as victims in the node's order. They are in order when victims are
+// ranked by MoreImportant and the node's importance order has them as a
+// suffix that any sort leaves as it is: every pod started, and no two of
+// them equal unless there are so few that the sort is stable.
+func (d *dryRun) potentialVictims(node *snapshot.Node) (sortedPods []*snapshot.Pod, victims []*Victim) {
+	prio := d.c.Pod().Priority
+	if !d.customOrder {
+		if o := node.ImportanceOrder(); o.AllStarted {
+			// The first pod of lower priority (priorities descend).
+			s, _ := slices.BinarySearchFunc(o.Pods, prio, func(p *snapshot.Pod, prio int32) int {
+				if p.Priority < prio {
+					return 1
+				}
+				return -1
+			})
+			if n := len(o.Pods) - s; n == 0 {
+				return nil, nil
+			} else if n <= maxInsertion || o.LastTie <= s {
+				return o.Pods[s:], nil
+			}
+		}
+	}
+	n := 0
+	for _, p := range node.Pods {
+		if p.Priority < prio {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	values := make([]Victim, 0, n)
+	for i, p := range node.Pods {
+		if p.Priority < prio {
+			// A pod that has not started counts as starting now, later
+			// pods of the node a nanosecond later each.
+			v := Victim{Pod: p, Priority: p.Priority, Start: d.nowNanos + int64(i)}
+			if ns, ok := p.StartNanos(); ok {
+				v.Start = ns
+			}
+			values = append(values, v)
+		}
+	}
+	return nil, pointers(values)
+}
+
+// victimsOf makes victims of started pods.
+func victimsOf(pods []*snapshot.Pod) []*Victim {
+	values := make([]Victim, len(pods))
+	for i, p := range pods {
+		values[i] = Victim{Pod: p, Priority: p.Priority, Start: startNanos(p)}
+	}
+	return pointers(values)
+}
+
+func startNanos(p *snapshot.Pod) int64 {
+	ns, _ := p.StartNanos()
+	return ns
+}
+
+// pointers returns pointers to the elements of values.
+func pointers(values []Victim) []*Victim {
+	out := make([]*Victim, len(values))
+	for i := range values {
+		out[i] = &values[i]
+	}
+	return out
+}
+
 // selectVictims is SelectVictimsOnNode: remove every lower-priority pod,
 // check the pod fits, then reprieve victims in importance order (those whose
 // eviction would break a budget first) as long as the pod still fits.
@@ -349,32 +438,21 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 		return d.selectUnits(node)
 	}
 	c := d.c
-	pod := c.Pod()
-	n := 0
-	for _, p := range node.Pods {
-		if p.Priority < pod.Priority {
-			n++
-		}
-	}
-	if n == 0 {
+	sortedPods, potential := d.potentialVictims(node)
+	if len(sortedPods) == 0 && len(potential) == 0 {
 		return nodeOutcome{status: statusNoVictims}
 	}
-	values := make([]Victim, 0, n)
-	for i, p := range node.Pods {
-		if p.Priority < pod.Priority {
-			v := Victim{Pod: p, Priority: p.Priority, Start: d.nowNanos + int64(i)}
-			if st := p.StartTime(); st != nil {
-				v.Start = st.UnixNano()
-			}
-			values = append(values, v)
+	if d.byResources && sortedPods != nil && len(d.budgets) == 0 {
+		if o, ok := d.selectSortedByResources(node, sortedPods, c.NominatedPods(node)); ok {
+			return o
 		}
 	}
-	potential := make([]*Victim, n)
-	for i := range values {
-		potential[i] = &values[i]
+	sorted := sortedPods != nil
+	if sorted {
+		potential = victimsOf(sortedPods)
 	}
 	if d.byResources {
-		if o, ok := d.selectByResources(node, potential, c.NominatedPods(node)); ok {
+		if o, ok := d.selectByResources(node, potential, sorted, c.NominatedPods(node)); ok {
 			return o
 		}
 	}
@@ -386,10 +464,12 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 	if s := c.FilterWithNominatedPods(st, nv, true); !s.IsSuccess() {
 		return nodeOutcome{status: s}
 	}
-	sortVictims(potential, d.opts.MoreImportant)
+	if !sorted {
+		sortVictims(potential, d.opts.MoreImportant)
+	}
 	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
 
-	victims := make([]*Victim, 0, n)
+	victims := make([]*Victim, 0, len(potential))
 	reprieve := func(v *Victim) bool {
 		c.AddPod(st, nv, v.Pod, node)
 		if c.FilterWithNominatedPods(st, nv, true).IsSuccess() {
@@ -440,7 +520,7 @@ func outcome(node *snapshot.Node, victims []*Victim, numViolating int, broken ma
 // the first passed. ok is false when the pod does not fit even without
 // every potential victim; the caller then produces the status the general
 // way.
-func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, nominated []*snapshot.Pod) (_ nodeOutcome, ok bool) {
+func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, sorted bool, nominated []*snapshot.Pod) (_ nodeOutcome, ok bool) {
 	req, alloc := &d.req, &node.Allocatable
 	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
 	pods := int64(len(node.Pods))
@@ -461,7 +541,9 @@ func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, nom
 	if !fits() {
 		return nodeOutcome{}, false
 	}
-	sortVictims(potential, d.opts.MoreImportant)
+	if !sorted {
+		sortVictims(potential, d.opts.MoreImportant)
+	}
 	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
 	victims := make([]*Victim, 0, len(potential))
 	reprieve := func(v *Victim) bool {
@@ -487,6 +569,43 @@ func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, nom
 		sortVictims(victims, d.opts.MoreImportant)
 	}
 	return outcome(node, victims, numViolating, broken), true
+}
+
+// selectSortedByResources is selectByResources for pods already in victim
+// order when no disruption budget exists: nothing is violating, so the walk
+// is one pass and only the pods it evicts become victims.
+func (d *dryRun) selectSortedByResources(node *snapshot.Node, potential []*snapshot.Pod, nominated []*snapshot.Pod) (_ nodeOutcome, ok bool) {
+	req, alloc := &d.req, &node.Allocatable
+	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
+	pods := int64(len(node.Pods))
+	for _, p := range nominated {
+		r := &p.Requests
+		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
+	}
+	for _, p := range potential {
+		r := &p.Requests
+		cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1
+	}
+	fits := func() bool {
+		return pods+1 <= alloc.AllowedPods &&
+			(req.MilliCPU <= 0 || req.MilliCPU <= alloc.MilliCPU-cpu) &&
+			(req.Memory <= 0 || req.Memory <= alloc.Memory-mem) &&
+			(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-eph)
+	}
+	if !fits() {
+		return nodeOutcome{}, false
+	}
+	var buf [64]*snapshot.Pod
+	evicted := buf[:0]
+	for _, p := range potential {
+		r := &p.Requests
+		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
+		if !fits() {
+			cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1
+			evicted = append(evicted, p)
+		}
+	}
+	return outcome(node, victimsOf(evicted), 0, nil), true
 }
 
 // selectUnits is SelectVictimsOnNode with the GenericWorkload gate: the
@@ -608,8 +727,8 @@ var Criteria = []struct {
 // counts as starting at now).
 func EarliestStart(c *Candidate, now int64) int64 {
 	start := func(p *snapshot.Pod) int64 {
-		if st := p.StartTime(); st != nil {
-			return st.UnixNano()
+		if ns, ok := p.StartNanos(); ok {
+			return ns
 		}
 		return now
 	}

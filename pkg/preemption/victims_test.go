@@ -1,11 +1,17 @@
 package preemption
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
@@ -30,5 +36,75 @@ func TestSortMatchesSortSlice(t *testing.T) {
 		if !slices.Equal(a, b) {
 			t.Fatalf("trial %d (n=%d): sortVictims differs from sort.Slice", trial, n)
 		}
+	}
+}
+
+// TestImportanceOrderMatchesSort checks that the potential victims a dry run
+// takes from a node's importance order, when it takes them unsorted, are
+// exactly what sorting the node's lower-priority pods with sort.Slice (as
+// upstream does) gives, on nodes built and changed at random with many ties.
+func TestImportanceOrderMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	presorted := 0
+	for trial := range 3000 {
+		snap, err := snapshot.New(snapshot.Objects{Nodes: []*v1.Node{rt.Node("n").CPU("100").Obj()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		numPods := 1 + r.IntN(30)
+		for i := range numPods {
+			b := rt.Pod("default", fmt.Sprintf("p%d", i)).Priority(int32(r.IntN(4))).On("n")
+			if r.IntN(20) > 0 {
+				b.StartedAt(r.IntN(1 + r.IntN(30)))
+			}
+			if _, err := snap.AddPod(b.Obj()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		node := snap.Node("n")
+		node.ImportanceOrder() // cached, then invalidated by the removals
+		for range r.IntN(5) {
+			snap.RemovePod(node.Pods[r.IntN(len(node.Pods))].Key)
+			if len(node.Pods) == 0 {
+				break
+			}
+		}
+		preemptor, err := snap.NewPod(rt.Pod("default", "preemptor").Priority(int32(r.IntN(5))).Obj())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &dryRun{c: filter.NewCycle(snap, preemptor), nowNanos: base.UnixNano()}
+		sortedPods, got := d.potentialVictims(node)
+		sorted := sortedPods != nil
+		if sorted {
+			got = victimsOf(sortedPods)
+			presorted++
+		} else {
+			sortVictims(got, MoreImportant)
+		}
+
+		var want []*Victim
+		for i, p := range node.Pods {
+			if p.Priority < preemptor.Priority {
+				v := &Victim{Pod: p, Priority: p.Priority, Start: base.UnixNano() + int64(i)}
+				if st := p.StartTime(); st != nil {
+					v.Start = st.UnixNano()
+				}
+				want = append(want, v)
+			}
+		}
+		sort.Slice(want, func(i, j int) bool { return MoreImportant(want[i], want[j]) })
+		if len(got) != len(want) {
+			t.Fatalf("trial %d: %d potential victims, want %d", trial, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].Pod != want[i].Pod || got[i].Start != want[i].Start {
+				t.Fatalf("trial %d (presorted %v): victim %d is %s, want %s", trial, sorted, i, got[i].Pod.Key, want[i].Pod.Key)
+			}
+		}
+	}
+	if presorted < 600 {
+		t.Fatalf("only %d of 3000 trials used the importance order; the test does not exercise it", presorted)
 	}
 }

@@ -139,8 +139,8 @@ func scoreInterPodAffinity(c *cycle) (raw, normalized []int64, skip bool, err er
 			if !e.HasAffinity() {
 				continue
 			}
-			for i := range e.RequiredAffinity {
-				if t := &e.RequiredAffinity[i]; t.Matches(pod, nsLabels) {
+			for i := range e.RequiredAffinity() {
+				if t := &e.RequiredAffinity()[i]; t.Matches(pod, nsLabels) {
 					scores.add(t.TopologyKey, n, int64(hardPodAffinityWeight*1))
 				}
 			}

@@ -21,10 +21,6 @@ type Pod struct {
 	Obj *v1.Pod
 	// Key is "namespace/name".
 	Key string
-	// Priority is the pod's priority resolved as the Priority admission
-	// plugin would: spec.priority, else its PriorityClass, else the
-	// globalDefault class, else 0.
-	Priority int32
 	// Requests are the pod's requests as an assigned pod occupies a node
 	// (container, init-container, sidecar, pod-level and overhead, with
 	// in-place resize status taken into account).
@@ -33,21 +29,70 @@ type Pod struct {
 	// Requests, but a container without a CPU or memory request counts
 	// 100m CPU and 200MB memory.
 	NonZeroMilliCPU, NonZeroMemory int64
-	// HostPorts are the ports the pod binds on its node (containers and
-	// restartable init containers, hostPort > 0).
-	HostPorts []v1.ContainerPort
-	// RequiredAffinity and RequiredAntiAffinity are the pod's required
-	// inter-pod (anti-)affinity terms.
-	RequiredAffinity     []AffinityTerm
-	RequiredAntiAffinity []AffinityTerm
-	// hasAffinity caches HasAffinity (scoring asks it of every pod).
-	hasAffinity bool
-	// PreemptionPolicy is the pod's preemption policy, resolved like
-	// Priority.
-	PreemptionPolicy v1.PreemptionPolicy
+	// startNanos is status.startTime in Unix nanoseconds when started.
+	startNanos int64
+	// terms holds what few pods have (host ports, required inter-pod
+	// terms); nil for most pods, which keeps Pod small.
+	terms *podTerms
 	// Seq is the pod's position in the order the snapshot was loaded.
 	Seq int
+	// Priority is the pod's priority resolved as the Priority admission
+	// plugin would: spec.priority, else its PriorityClass, else the
+	// globalDefault class, else 0.
+	Priority int32
+	// started reports whether status.startTime is set.
+	started bool
+	// hasAffinity caches HasAffinity (scoring asks it of every pod).
+	hasAffinity bool
+	// preemptNever is the resolved preemptionPolicy Never.
+	preemptNever bool
 }
+
+// podTerms are the parts of a pod that only some pods have.
+type podTerms struct {
+	hostPorts            []v1.ContainerPort
+	requiredAffinity     []AffinityTerm
+	requiredAntiAffinity []AffinityTerm
+}
+
+// HostPorts returns the ports the pod binds on its node (containers and
+// restartable init containers, hostPort > 0).
+func (p *Pod) HostPorts() []v1.ContainerPort {
+	if p.terms == nil {
+		return nil
+	}
+	return p.terms.hostPorts
+}
+
+// RequiredAffinity returns the pod's parsed required inter-pod affinity terms.
+func (p *Pod) RequiredAffinity() []AffinityTerm {
+	if p.terms == nil {
+		return nil
+	}
+	return p.terms.requiredAffinity
+}
+
+// RequiredAntiAffinity returns the pod's parsed required inter-pod
+// anti-affinity terms.
+func (p *Pod) RequiredAntiAffinity() []AffinityTerm {
+	if p.terms == nil {
+		return nil
+	}
+	return p.terms.requiredAntiAffinity
+}
+
+// PreemptionPolicy returns the pod's preemption policy, resolved like
+// Priority.
+func (p *Pod) PreemptionPolicy() v1.PreemptionPolicy {
+	if p.preemptNever {
+		return v1.PreemptNever
+	}
+	return v1.PreemptLowerPriority
+}
+
+// StartNanos returns status.startTime in Unix nanoseconds, and whether the
+// pod has started at all.
+func (p *Pod) StartNanos() (int64, bool) { return p.startNanos, p.started }
 
 // Namespace returns the pod's namespace.
 func (p *Pod) Namespace() string { return p.Obj.Namespace }
@@ -240,18 +285,22 @@ func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*
 		return nil, err
 	}
 	nzCPU, nzMem := NonZeroRequests(obj)
-	return &Pod{
-		Obj:                  obj,
-		Key:                  obj.Namespace + "/" + obj.Name,
-		Priority:             priority,
-		Requests:             AssignedPodRequests(obj),
-		NonZeroMilliCPU:      nzCPU,
-		NonZeroMemory:        nzMem,
-		HostPorts:            HostPorts(obj),
-		RequiredAffinity:     aff,
-		RequiredAntiAffinity: anti,
-		PreemptionPolicy:     policy,
-		hasAffinity:          obj.Spec.Affinity != nil && (obj.Spec.Affinity.PodAffinity != nil || obj.Spec.Affinity.PodAntiAffinity != nil),
-		Seq:                  seq,
-	}, nil
+	p := &Pod{
+		Obj:             obj,
+		Key:             obj.Namespace + "/" + obj.Name,
+		Priority:        priority,
+		Requests:        AssignedPodRequests(obj),
+		NonZeroMilliCPU: nzCPU,
+		NonZeroMemory:   nzMem,
+		preemptNever:    policy == v1.PreemptNever,
+		hasAffinity:     obj.Spec.Affinity != nil && (obj.Spec.Affinity.PodAffinity != nil || obj.Spec.Affinity.PodAntiAffinity != nil),
+		Seq:             seq,
+	}
+	if st := obj.Status.StartTime; st != nil {
+		p.startNanos, p.started = st.UnixNano(), true
+	}
+	if ports := HostPorts(obj); len(ports) > 0 || len(aff) > 0 || len(anti) > 0 {
+		p.terms = &podTerms{hostPorts: ports, requiredAffinity: aff, requiredAntiAffinity: anti}
+	}
+	return p, nil
 }

@@ -59,14 +59,14 @@ func (s *PortSet) Remove(ip, protocol string, port int32) {
 
 // AddPod marks every host port of pod as used.
 func (s *PortSet) AddPod(p *Pod) {
-	for _, cp := range p.HostPorts {
+	for _, cp := range p.HostPorts() {
 		s.Add(cp.HostIP, string(cp.Protocol), cp.HostPort)
 	}
 }
 
 // RemovePod releases every host port of pod.
 func (s *PortSet) RemovePod(p *Pod) {
-	for _, cp := range p.HostPorts {
+	for _, cp := range p.HostPorts() {
 		s.Remove(cp.HostIP, string(cp.Protocol), cp.HostPort)
 	}
 }

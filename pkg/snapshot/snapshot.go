@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -87,6 +88,9 @@ type Node struct {
 	Nominated []*Pod
 	// Index is the node's position in Snapshot.Nodes.
 	Index int
+
+	// order caches ImportanceOrder until Pods change.
+	order atomic.Pointer[ImportanceOrder]
 }
 
 // Snapshot is the cluster as the engine sees it. It is built once with New
@@ -413,7 +417,7 @@ func (s *Snapshot) UpdatePod(obj *v1.Pod) (*Pod, error) {
 	if !ok {
 		return s.AddPod(obj)
 	}
-	prio, policy := old.Priority, old.PreemptionPolicy
+	prio, policy := old.Priority, old.PreemptionPolicy()
 	if obj.Spec.Priority != nil {
 		prio = *obj.Spec.Priority
 	}
@@ -492,11 +496,12 @@ func (s *Snapshot) unplace(p *Pod) {
 
 func (n *Node) addPod(p *Pod) {
 	n.Pods = append(n.Pods, p)
+	n.order.Store(nil)
 	n.Requested.Add(&p.Requests, 1)
 	n.NonZeroMilliCPU += p.NonZeroMilliCPU
 	n.NonZeroMemory += p.NonZeroMemory
 	n.UsedPorts.AddPod(p)
-	if len(p.RequiredAntiAffinity) > 0 {
+	if len(p.RequiredAntiAffinity()) > 0 {
 		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, p)
 	}
 	if p.HasAffinity() {
@@ -523,11 +528,12 @@ func (n *Node) removePod(p *Pod) {
 	if len(n.Pods) == before {
 		return
 	}
+	n.order.Store(nil)
 	n.Requested.Add(&p.Requests, -1)
 	n.NonZeroMilliCPU -= p.NonZeroMilliCPU
 	n.NonZeroMemory -= p.NonZeroMemory
 	n.UsedPorts.RemovePod(p)
-	if len(p.RequiredAntiAffinity) > 0 {
+	if len(p.RequiredAntiAffinity()) > 0 {
 		n.PodsWithRequiredAntiAffinity = swapRemove(n.PodsWithRequiredAntiAffinity, p)
 	}
 	if p.HasAffinity() {

@@ -203,7 +203,10 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	}
 	slices.Sort(d.FeasibleNodes)
 	var res *preemption.Result
-	defer func() { d.NodeStatuses = nodeStatuses(snap, fr, res) }()
+	defer func() {
+		d.NodeStatuses = nodeStatuses(snap, fr, res)
+		fr.Release()
+	}()
 	if len(fr.Feasible) > 0 {
 		d.Fits = true
 		d.Summary = fmt.Sprintf("fits on %d %s: %s", len(fr.Feasible), plural(len(fr.Feasible), "node", "nodes"), abbreviate(d.FeasibleNodes, 5))
@@ -226,6 +229,7 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	}
 	d.DryRun = &DryRun{PotentialNodes: len(res.PotentialNodes), Offset: res.Offset, WantedCandidates: res.NumCandidates, VisitedNodes: len(res.Visited)}
 	now := opts.Preemption.Now.UnixNano()
+	d.Candidates = make([]Candidate, 0, len(res.Candidates))
 	for _, cand := range res.Candidates {
 		d.Candidates = append(d.Candidates, candidate(cand, now))
 	}
@@ -311,15 +315,33 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 		n -= len(res.Candidates)
 	}
 	out := make(NodeStatuses, 0, max(n, 0))
+	// Most nodes share a handful of rejections; so do their NodeStatus
+	// values.
+	var shared []*NodeStatus
 	for i, node := range snap.Nodes {
 		s := fr.Statuses[i]
 		if s.IsSuccess() || isCandidate[i] {
 			continue
 		}
-		ns := NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons)}
+		var pre *PreemptionStatus
 		if res != nil {
 			if p, ok := res.NodeStatuses[node.Name]; ok {
-				ns.Preemption = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: nonNil(p.Reasons)}
+				pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: nonNil(p.Reasons)}
+			}
+		}
+		var ns *NodeStatus
+		if pre == nil {
+			for _, c := range shared {
+				if sameStatus(c, s) {
+					ns = c
+					break
+				}
+			}
+		}
+		if ns == nil {
+			ns = &NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons), Preemption: pre}
+			if pre == nil && len(shared) < maxSharedStatuses {
+				shared = append(shared, ns)
 			}
 		}
 		out = append(out, NamedNodeStatus{Node: node.Name, NodeStatus: ns})
@@ -327,22 +349,32 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 	return out
 }
 
+// maxSharedStatuses bounds the distinct rejections nodeStatuses shares.
+const maxSharedStatuses = 8
+
+// sameStatus reports whether ns, which has no preemption status, says what
+// the filter status s says.
+func sameStatus(ns *NodeStatus, s filter.Status) bool {
+	return ns.Plugin == s.Plugin && ns.Code == s.Code.String() && slices.Equal(ns.Reasons, s.Reasons)
+}
+
 // NodeStatuses says, node by node, why nodes were rejected. It is a list in
 // the scheduler's node order (cheap to build for thousands of nodes) that
 // encodes as a JSON object keyed by node name, in name order.
 type NodeStatuses []NamedNodeStatus
 
-// NamedNodeStatus is a node and its status.
+// NamedNodeStatus is a node and its status. Nodes rejected alike share one
+// NodeStatus, which must not be modified.
 type NamedNodeStatus struct {
 	Node string
-	NodeStatus
+	*NodeStatus
 }
 
 // Get returns the status of the named node.
 func (m NodeStatuses) Get(node string) (NodeStatus, bool) {
 	for i := range m {
 		if m[i].Node == node {
-			return m[i].NodeStatus, true
+			return *m[i].NodeStatus, true
 		}
 	}
 	return NodeStatus{}, false
@@ -352,7 +384,7 @@ func (m NodeStatuses) Get(node string) (NodeStatus, bool) {
 func (m NodeStatuses) Map() map[string]NodeStatus {
 	out := make(map[string]NodeStatus, len(m))
 	for _, ns := range m {
-		out[ns.Node] = ns.NodeStatus
+		out[ns.Node] = *ns.NodeStatus
 	}
 	return out
 }
@@ -375,7 +407,8 @@ func (m *NodeStatuses) UnmarshalJSON(b []byte) error {
 	slices.Sort(names)
 	*m = make(NodeStatuses, 0, len(names))
 	for _, n := range names {
-		*m = append(*m, NamedNodeStatus{Node: n, NodeStatus: raw[n]})
+		ns := raw[n]
+		*m = append(*m, NamedNodeStatus{Node: n, NodeStatus: &ns})
 	}
 	return nil
 }
@@ -385,6 +418,7 @@ func candidate(c *preemption.Candidate, now int64) Candidate {
 	out.Score.NumPDBViolations = c.NumPDBViolations
 	out.Score.HighestPriority = c.Victims[0].Pod.Priority
 	out.Score.NumVictims = len(c.Victims)
+	out.Victims = make([]string, 0, len(c.Victims))
 	for _, v := range c.Victims {
 		out.Victims = append(out.Victims, v.Pod.Key)
 		out.Score.SumPriorities += int64(v.Pod.Priority)

@@ -1,0 +1,56 @@
+package snapshot
+
+import (
+	"cmp"
+	"slices"
+)
+
+// ImportanceOrder is a node's pods sorted the way preemption ranks victims:
+// higher priority first, then earlier start; pods equal in both keep their
+// order in Node.Pods (a stable sort). A dry run uses it in place of sorting
+// the node's pods for every preemptor: the pods below a priority are a
+// suffix of it, already in order.
+type ImportanceOrder struct {
+	// Pods are the node's pods in importance order.
+	Pods []*Pod
+	// LastTie is the largest i for which Pods[i-1] and Pods[i] have equal
+	// priority and start time, or 0 when no two pods are equal. An unstable
+	// sort of a suffix Pods[s:] can only differ from the suffix itself when
+	// LastTie > s.
+	LastTie int
+	// AllStarted reports whether every pod has a start time (the rank of a
+	// pod that has not started depends on the evaluation's clock).
+	AllStarted bool
+}
+
+// ImportanceOrder returns the node's pods in importance order. It is
+// computed on first use after the node's pods change and kept until they
+// change again; concurrent callers may each compute it.
+func (n *Node) ImportanceOrder() *ImportanceOrder {
+	if o := n.order.Load(); o != nil {
+		return o
+	}
+	o := &ImportanceOrder{Pods: slices.Clone(n.Pods), AllStarted: true}
+	for _, p := range o.Pods {
+		if !p.started {
+			o.AllStarted = false
+		}
+	}
+	slices.SortStableFunc(o.Pods, compareImportance)
+	for i := 1; i < len(o.Pods); i++ {
+		if compareImportance(o.Pods[i-1], o.Pods[i]) == 0 {
+			o.LastTie = i
+		}
+	}
+	n.order.Store(o)
+	return o
+}
+
+// compareImportance orders pods by priority, highest first, then by start
+// time, earliest first.
+func compareImportance(a, b *Pod) int {
+	if a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	return cmp.Compare(a.startNanos, b.startNanos)
+}

@@ -336,9 +336,17 @@ func (c *Cycle) nominatedPods(n *snapshot.Node) []*snapshot.Pod {
 	if len(all) == 0 {
 		return nil
 	}
-	// Upstream compares UIDs; keys are unique in a snapshot and cheaper.
+	// Upstream compares UIDs; keys are unique in a snapshot and cheaper,
+	// and for a pod of the snapshot its sequence number, which updates
+	// keep, is cheaper still.
 	keep := func(p *snapshot.Pod) bool {
-		return p.Priority >= c.pod.Priority && p != c.pod && p.Key != c.pod.Key
+		if p.Priority < c.pod.Priority {
+			return false
+		}
+		if c.pod.Seq >= 0 {
+			return p.Seq != c.pod.Seq
+		}
+		return p != c.pod && p.Key != c.pod.Key
 	}
 	for i, p := range all {
 		if !keep(p) {
@@ -428,8 +436,7 @@ func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 			res.Statuses[i] = c.allowedNodesStatus
 			continue
 		}
-		nv := c.NodeViewOf(n)
-		s := c.FilterWithNominatedPods(st, &nv, false)
+		s := c.filterWithNominated(st, n)
 		if s.IsSuccess() {
 			res.Feasible = append(res.Feasible, n)
 			continue
@@ -465,8 +472,7 @@ func (c *Cycle) filterParallel(res *Result) {
 					res.Statuses[i] = c.allowedNodesStatus
 					continue
 				}
-				nv := c.NodeViewOf(n)
-				if s := c.FilterWithNominatedPods(&st, &nv, false); s.IsSuccess() {
+				if s := c.filterWithNominated(&st, n); s.IsSuccess() {
 					feasible[w] = append(feasible[w], n)
 				} else {
 					res.Statuses[i] = s
@@ -489,34 +495,35 @@ func (c *Cycle) filterChunks(res *Result, start, want int) int {
 	n := len(nodes)
 	workers := runtime.GOMAXPROCS(0)
 	chunk := max(2*want, parallelFilterMin)
-	statuses := make([]Status, chunk)
-	ok := make([]bool, chunk)
+	statuses := newStatuses(n)
+	defer statusBuffers.Put(&statuses)
 	examined := 0
 	for examined < n && len(res.Feasible) < want {
 		size := min(chunk, n-examined)
+		share := func(w int) {
+			st := c.StateOf()
+			for k := w * size / workers; k < (w+1)*size/workers; k++ {
+				node := nodes[(start+examined+k)%n]
+				if c.allowedNodes != nil && !c.allowedNodes.Has(node.Name) {
+					statuses[k] = c.allowedNodesStatus
+					continue
+				}
+				statuses[k] = c.filterWithNominated(&st, node)
+			}
+		}
 		var wg sync.WaitGroup
-		for w := range workers {
-			lo, hi := w*size/workers, (w+1)*size/workers
+		for w := 1; w < workers; w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st := c.StateOf()
-				for k := lo; k < hi; k++ {
-					node := nodes[(start+examined+k)%n]
-					if c.allowedNodes != nil && !c.allowedNodes.Has(node.Name) {
-						statuses[k], ok[k] = c.allowedNodesStatus, false
-						continue
-					}
-					nv := c.NodeViewOf(node)
-					statuses[k] = c.FilterWithNominatedPods(&st, &nv, false)
-					ok[k] = statuses[k].IsSuccess()
-				}
+				share(w)
 			}()
 		}
+		share(0)
 		wg.Wait()
 		for k := range size {
 			i := (start + examined + k) % n
-			if ok[k] {
+			if statuses[k].IsSuccess() {
 				res.Feasible = append(res.Feasible, nodes[i])
 			} else {
 				res.Statuses[i] = statuses[k]
@@ -526,6 +533,9 @@ func (c *Cycle) filterChunks(res *Result, start, want int) int {
 			}
 		}
 		examined += size
+		// Nothing or little fits so far: take bigger steps, so that a
+		// search of the whole cluster wakes the workers a few times only.
+		chunk *= 2
 	}
 	return examined
 }
@@ -539,8 +549,40 @@ func (c *Cycle) FilterOne(n *snapshot.Node) Status {
 	if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
 		return c.allowedNodesStatus
 	}
-	nv := c.NodeViewOf(n)
-	return c.FilterWithNominatedPods(c.NewState(), &nv, false)
+	return c.filterWithNominated(c.NewState(), n)
+}
+
+// FilterResources runs NodeResourcesFit alone on nv, for callers that know
+// it is the only filter a change of the node's pods can affect (see
+// ResourcesOnly).
+func (c *Cycle) FilterResources(nv *NodeView) Status { return filterResources(&c.request, nv) }
+
+// filterWithNominated runs every filter on node n with the nominated pods
+// the pod must yield to, as FilterWithNominatedPods does on a fresh view of
+// the node. When only NodeResourcesFit depends on the node's pods, it is
+// one check on the node's sums plus the nominated pods' requests: without
+// them the pod could only fit better, so upstream's second pass cannot
+// fail when the first passed.
+func (c *Cycle) filterWithNominated(st *State, n *snapshot.Node) Status {
+	if !c.ResourcesOnly() {
+		nv := c.NodeViewOf(n)
+		return c.FilterWithNominatedPods(st, &nv, false)
+	}
+	if s := c.filterStatic(n); !s.IsSuccess() {
+		return s
+	}
+	nv := NodeView{Node: n, NumPods: len(n.Pods), Requested: n.Requested}
+	if len(n.Nominated) == 0 {
+		return filterResources(&c.request, &nv)
+	}
+	if nominated := c.nominatedPods(n); len(nominated) > 0 {
+		nv.Requested = nv.Requested.Clone()
+		for _, p := range nominated {
+			nv.NumPods++
+			nv.Requested.Add(&p.Requests, 1)
+		}
+	}
+	return filterResources(&c.request, &nv)
 }
 
 // FitErrorMessage renders upstream's FitError message: "0/N nodes are
@@ -551,15 +593,48 @@ func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
 	if !preFilter.IsSuccess() {
 		return msg + " " + preFilter.Message() + "."
 	}
-	counts := map[string]int{}
+	// Nodes share a few reasons: count them in a short list, most
+	// recently seen first, rather than hashing every reason of every node.
+	type reasonCount struct {
+		reason string
+		n      int
+	}
+	var counts []reasonCount
+	var index map[string]int // used once counts grows long
 	for _, s := range statuses {
+	reasons:
 		for _, r := range s.Reasons {
-			counts[r]++
+			if index != nil {
+				if i, ok := index[r]; ok {
+					counts[i].n++
+				} else {
+					index[r] = len(counts)
+					counts = append(counts, reasonCount{r, 1})
+				}
+				continue
+			}
+			for i := range counts {
+				if counts[i].reason == r {
+					counts[i].n++
+					if i > 0 {
+						counts[0], counts[i] = counts[i], counts[0]
+					}
+					continue reasons
+				}
+			}
+			counts = append(counts, reasonCount{r, 1})
+			counts[0], counts[len(counts)-1] = counts[len(counts)-1], counts[0]
+			if len(counts) > 32 {
+				index = make(map[string]int, 2*len(counts))
+				for i, c := range counts {
+					index[c.reason] = i
+				}
+			}
 		}
 	}
 	parts := make([]string, 0, len(counts))
-	for r, n := range counts {
-		parts = append(parts, fmt.Sprintf("%d %s", n, r))
+	for _, c := range counts {
+		parts = append(parts, fmt.Sprintf("%d %s", c.n, c.reason))
 	}
 	slices.Sort(parts)
 	if len(parts) > 0 {

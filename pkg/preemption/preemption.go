@@ -17,7 +17,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +94,12 @@ type Candidate struct {
 	Broken map[*Victim][]*policyv1.PodDisruptionBudget
 }
 
+// NodeStatus is why the dry run could not use a node.
+type NodeStatus struct {
+	Node   *snapshot.Node
+	Status filter.Status
+}
+
 // Result is the outcome of an evaluation.
 type Result struct {
 	// Eligible reports whether the pod may preempt at all.
@@ -113,8 +118,8 @@ type Result struct {
 	// violations first, then the others, each in visit order.
 	Candidates []*Candidate
 	// NodeStatuses holds the dry-run status of every visited node that is
-	// not a candidate, by node name.
-	NodeStatuses map[string]filter.Status
+	// not a candidate, in visit order.
+	NodeStatuses []NodeStatus
 	// Best are the candidates tied for best under upstream's ordered
 	// criteria; upstream picks among them by map order.
 	Best []*Candidate
@@ -134,7 +139,7 @@ type Result struct {
 func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 	snap := c.Snapshot()
 	pod := c.Pod()
-	res := &Result{NodeStatuses: map[string]filter.Status{}}
+	res := &Result{}
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
@@ -239,6 +244,23 @@ type nodeOutcome struct {
 	status filter.Status
 }
 
+// outcomeBuffers recycles the outcome slices of dry-run batches, which a
+// scheduler otherwise allocates anew for every preemption attempt.
+var outcomeBuffers sync.Pool
+
+func outcomeBuffer(n int) []nodeOutcome {
+	if b, ok := outcomeBuffers.Get().(*[]nodeOutcome); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]nodeOutcome, n)
+}
+
+// releaseOutcomes gives a batch's outcomes back once they are consumed.
+func releaseOutcomes(o []nodeOutcome) {
+	clear(o)
+	outcomeBuffers.Put(&o)
+}
+
 type dryRun struct {
 	c        *filter.Cycle
 	opts     Options
@@ -288,12 +310,13 @@ func (d *dryRun) run(res *Result) {
 	for start := 0; start < n && !done; {
 		end := min(start+batch, n)
 		outcomes := d.evaluate(nodes, res.Offset, start, end)
+		defer releaseOutcomes(outcomes)
 		for i := start; i < end; i++ {
 			node := nodes[(res.Offset+i)%n]
 			res.Visited = append(res.Visited, node)
 			o := outcomes[i-start]
 			if o.cand == nil {
-				res.NodeStatuses[node.Name] = o.status
+				res.NodeStatuses = append(res.NodeStatuses, NodeStatus{Node: node, Status: o.status})
 				if o.status.Code == filter.Error && res.Err == nil {
 					res.Err = fmt.Errorf("%s", o.status.Message())
 				}
@@ -324,7 +347,7 @@ func (d *dryRun) run(res *Result) {
 // d.workers goroutines, the caller being one of them.
 func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []nodeOutcome {
 	count := end - start
-	out := make([]nodeOutcome, count)
+	out := outcomeBuffer(count)
 	if d.workers <= 1 || count < 8 {
 		for i := range count {
 			out[i] = d.selectVictims(nodes[(offset+start+i)%len(nodes)])
@@ -369,13 +392,7 @@ func (d *dryRun) potentialVictims(node *snapshot.Node) (sortedPods []*snapshot.P
 	prio := d.c.Pod().Priority
 	if !d.customOrder {
 		if o := node.ImportanceOrder(); o.AllStarted {
-			// The first pod of lower priority (priorities descend).
-			s, _ := slices.BinarySearchFunc(o.Pods, prio, func(p *snapshot.Pod, prio int32) int {
-				if p.Priority < prio {
-					return 1
-				}
-				return -1
-			})
+			s := o.Below(prio)
 			if n := len(o.Pods) - s; n == 0 {
 				return nil, nil
 			} else if n <= maxInsertion || o.LastTie <= s {
@@ -443,18 +460,14 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 		return nodeOutcome{status: statusNoVictims}
 	}
 	if d.byResources && sortedPods != nil && len(d.budgets) == 0 {
-		if o, ok := d.selectSortedByResources(node, sortedPods, c.NominatedPods(node)); ok {
-			return o
-		}
+		return d.selectSortedByResources(node, sortedPods, c.NominatedPods(node))
 	}
 	sorted := sortedPods != nil
 	if sorted {
 		potential = victimsOf(sortedPods)
 	}
 	if d.byResources {
-		if o, ok := d.selectByResources(node, potential, sorted, c.NominatedPods(node)); ok {
-			return o
-		}
+		return d.selectByResources(node, potential, sorted, c.NominatedPods(node))
 	}
 	stv, nvv := c.StateOf(), c.NodeViewOf(node)
 	st, nv := &stv, &nvv
@@ -517,10 +530,8 @@ func outcome(node *snapshot.Node, victims []*Victim, numViolating int, broken ma
 // reduced to arithmetic on the node's sums. Pods nominated to the node that
 // the preemptor must yield to count as running: with resources alone the
 // second pass of FilterWithNominatedPods (without them) cannot fail when
-// the first passed. ok is false when the pod does not fit even without
-// every potential victim; the caller then produces the status the general
-// way.
-func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, sorted bool, nominated []*snapshot.Pod) (_ nodeOutcome, ok bool) {
+// the first passed.
+func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, sorted bool, nominated []*snapshot.Pod) nodeOutcome {
 	req, alloc := &d.req, &node.Allocatable
 	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
 	pods := int64(len(node.Pods))
@@ -539,7 +550,10 @@ func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, sor
 			(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-eph)
 	}
 	if !fits() {
-		return nodeOutcome{}, false
+		// The pod does not fit even without every potential victim: the
+		// first pass of the filters with nominated pods fails this way.
+		nv := filter.NodeView{Node: node, NumPods: int(pods), Requested: snapshot.Resources{MilliCPU: cpu, Memory: mem, EphemeralStorage: eph}}
+		return nodeOutcome{status: d.c.FilterResources(&nv)}
 	}
 	if !sorted {
 		sortVictims(potential, d.opts.MoreImportant)
@@ -568,13 +582,13 @@ func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, sor
 	if len(violating) != 0 && len(nonViolating) != 0 {
 		sortVictims(victims, d.opts.MoreImportant)
 	}
-	return outcome(node, victims, numViolating, broken), true
+	return outcome(node, victims, numViolating, broken)
 }
 
 // selectSortedByResources is selectByResources for pods already in victim
 // order when no disruption budget exists: nothing is violating, so the walk
 // is one pass and only the pods it evicts become victims.
-func (d *dryRun) selectSortedByResources(node *snapshot.Node, potential []*snapshot.Pod, nominated []*snapshot.Pod) (_ nodeOutcome, ok bool) {
+func (d *dryRun) selectSortedByResources(node *snapshot.Node, potential []*snapshot.Pod, nominated []*snapshot.Pod) nodeOutcome {
 	req, alloc := &d.req, &node.Allocatable
 	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
 	pods := int64(len(node.Pods))
@@ -593,7 +607,10 @@ func (d *dryRun) selectSortedByResources(node *snapshot.Node, potential []*snaps
 			(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-eph)
 	}
 	if !fits() {
-		return nodeOutcome{}, false
+		// The pod does not fit even without every potential victim: the
+		// first pass of the filters with nominated pods fails this way.
+		nv := filter.NodeView{Node: node, NumPods: int(pods), Requested: snapshot.Resources{MilliCPU: cpu, Memory: mem, EphemeralStorage: eph}}
+		return nodeOutcome{status: d.c.FilterResources(&nv)}
 	}
 	var buf [64]*snapshot.Pod
 	evicted := buf[:0]
@@ -605,7 +622,7 @@ func (d *dryRun) selectSortedByResources(node *snapshot.Node, potential []*snaps
 			evicted = append(evicted, p)
 		}
 	}
-	return outcome(node, victimsOf(evicted), 0, nil), true
+	return outcome(node, victimsOf(evicted), 0, nil)
 }
 
 // selectUnits is SelectVictimsOnNode with the GenericWorkload gate: the
@@ -797,7 +814,7 @@ func (r *Result) PostFilterMessage(numNodes int) string {
 	// node "Preemption is not helpful for scheduling".
 	statuses := make([]filter.Status, 0, numNodes)
 	for _, s := range r.NodeStatuses {
-		statuses = append(statuses, s)
+		statuses = append(statuses, s.Status)
 	}
 	notHelpful := filter.Status{Code: filter.UnschedulableAndUnresolvable, Reasons: []string{MsgPreemptionNotHelpful}}
 	for len(statuses) < numNodes {

@@ -116,12 +116,12 @@ func scoreInterPodAffinity(c *cycle) (raw, normalized []int64, skip bool, err er
 
 	scores := topologyScores{}
 	for _, n := range c.snap.Nodes {
-		if len(n.Obj.Labels) == 0 {
-			continue
-		}
 		pods := n.Pods
 		if !hasConstraints {
 			pods = n.PodsWithAffinity
+		}
+		if len(pods) == 0 || len(n.Obj.Labels) == 0 {
+			continue
 		}
 		for _, e := range pods {
 			// The incoming pod's terms have their namespace selectors

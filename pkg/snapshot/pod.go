@@ -34,7 +34,9 @@ type Pod struct {
 	// terms holds what few pods have (host ports, required inter-pod
 	// terms); nil for most pods, which keeps Pod small.
 	terms *podTerms
-	// Seq is the pod's position in the order the snapshot was loaded.
+	// Seq is the pod's position in the order the snapshot was loaded: it
+	// identifies the pod among the snapshot's pods and is kept when the
+	// pod is updated. It is -1 for a pod made with NewPod.
 	Seq int
 	// Priority is the pod's priority resolved as the Priority admission
 	// plugin would: spec.priority, else its PriorityClass, else the
@@ -268,6 +270,9 @@ func NonZeroRequests(pod *v1.Pod) (milliCPU, memory int64) {
 // computed as NodeResourcesFit's PreFilter does (spec only, pod-level
 // resources honoured, overhead included).
 func IncomingPodRequests(pod *v1.Pod) Resources {
+	if req, _, _, ok := simpleRequests(pod); ok {
+		return req
+	}
 	return NewResources(resource.PodRequests(pod, resource.PodResourcesOptions{}))
 }
 
@@ -284,12 +289,16 @@ func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*
 	if err != nil {
 		return nil, err
 	}
-	nzCPU, nzMem := NonZeroRequests(obj)
+	req, nzCPU, nzMem, simple := simpleRequests(obj)
+	if !simple {
+		req = AssignedPodRequests(obj)
+		nzCPU, nzMem = NonZeroRequests(obj)
+	}
 	p := &Pod{
 		Obj:             obj,
 		Key:             obj.Namespace + "/" + obj.Name,
 		Priority:        priority,
-		Requests:        AssignedPodRequests(obj),
+		Requests:        req,
 		NonZeroMilliCPU: nzCPU,
 		NonZeroMemory:   nzMem,
 		preemptNever:    policy == v1.PreemptNever,

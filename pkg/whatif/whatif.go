@@ -318,14 +318,21 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 	// Most nodes share a handful of rejections; so do their NodeStatus
 	// values.
 	var shared []*NodeStatus
-	for i, node := range snap.Nodes {
+	var dryRun map[int]filter.Status // by node index
+	if res != nil && len(res.NodeStatuses) > 0 {
+		dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
+		for _, ns := range res.NodeStatuses {
+			dryRun[ns.Node.Index] = ns.Status
+		}
+	}
+	for i := range snap.Nodes {
 		s := fr.Statuses[i]
 		if s.IsSuccess() || isCandidate[i] {
 			continue
 		}
 		var pre *PreemptionStatus
-		if res != nil {
-			if p, ok := res.NodeStatuses[node.Name]; ok {
+		if dryRun != nil {
+			if p, ok := dryRun[i]; ok {
 				pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: nonNil(p.Reasons)}
 			}
 		}
@@ -344,7 +351,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 				shared = append(shared, ns)
 			}
 		}
-		out = append(out, NamedNodeStatus{Node: node.Name, NodeStatus: ns})
+		out = append(out, NamedNodeStatus{Node: snap.Nodes[i].Name, NodeStatus: ns})
 	}
 	return out
 }
@@ -439,7 +446,7 @@ func summarizeReasons(snap *snapshot.Snapshot, res *preemption.Result) string {
 	}
 	counts := map[string]int{}
 	for _, s := range res.NodeStatuses {
-		counts[s.Message()]++
+		counts[s.Status.Message()]++
 	}
 	type rc struct {
 		r string

@@ -1,0 +1,70 @@
+package snapshot
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/component-helpers/resource"
+)
+
+// TestSimpleRequestsMatchHelpers checks the fast path against the resource
+// helpers on random pods: odd quantities (fractions of a millicore or byte,
+// exponents, binary suffixes), several containers, missing and explicit
+// zero requests, and the shapes the fast path must refuse.
+func TestSimpleRequestsMatchHelpers(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	quantities := []string{"0", "1", "100m", "0.5m", "1500u", "2.5", "1e3", "3k", "128Mi", "1Gi", "1.5Gi", "0.3", "7n", "999999999n", "123456789"}
+	names := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, "example.com/gpu", v1.ResourcePods}
+	quantity := func() apiresource.Quantity { return apiresource.MustParse(quantities[r.IntN(len(quantities))]) }
+	simple := 0
+	for trial := range 20000 {
+		pod := &v1.Pod{}
+		for i := range r.IntN(4) {
+			c := v1.Container{Name: fmt.Sprintf("c%d", i), Resources: v1.ResourceRequirements{Requests: v1.ResourceList{}}}
+			for _, name := range names {
+				limit := 3
+				if name == "example.com/gpu" || name == v1.ResourcePods {
+					limit = 40
+				}
+				if r.IntN(limit) == 0 || (r.IntN(4) > 0 && limit == 3) {
+					c.Resources.Requests[name] = quantity()
+				}
+			}
+			pod.Spec.Containers = append(pod.Spec.Containers, c)
+		}
+		switch r.IntN(30) {
+		case 0:
+			pod.Spec.InitContainers = []v1.Container{{Name: "init", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: quantity()}}}}
+		case 1:
+			pod.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: quantity()}
+		case 2:
+			pod.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: quantity()}}
+		case 3:
+			if len(pod.Spec.Containers) > 0 {
+				pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0", AllocatedResources: v1.ResourceList{v1.ResourceCPU: quantity()}}}
+			}
+		}
+		req, nzCPU, nzMem, ok := simpleRequests(pod)
+		if !ok {
+			continue
+		}
+		simple++
+		wantNZCPU, wantNZMem := NonZeroRequests(pod)
+		if want := AssignedPodRequests(pod); req.MilliCPU != want.MilliCPU || req.Memory != want.Memory ||
+			req.EphemeralStorage != want.EphemeralStorage || len(want.Scalars) != 0 || want.AllowedPods != 0 {
+			t.Fatalf("trial %d: requests %+v, helpers give %+v for %+v", trial, req, want, pod.Spec)
+		}
+		if want := NewResources(resource.PodRequests(pod, resource.PodResourcesOptions{})); req.MilliCPU != want.MilliCPU || req.Memory != want.Memory || req.EphemeralStorage != want.EphemeralStorage {
+			t.Fatalf("trial %d: incoming requests %+v, helpers give %+v", trial, req, want)
+		}
+		if nzCPU != wantNZCPU || nzMem != wantNZMem {
+			t.Fatalf("trial %d: non-zero requests %d/%d, helpers give %d/%d for %+v", trial, nzCPU, nzMem, wantNZCPU, wantNZMem, pod.Spec)
+		}
+	}
+	if simple < 5000 {
+		t.Fatalf("only %d of 20000 pods took the fast path; the test does not exercise it", simple)
+	}
+}

@@ -276,6 +276,8 @@ type dryRun struct {
 	// customOrder is set when Options.MoreImportant replaces MoreImportant,
 	// so that nodes' importance orders do not apply.
 	customOrder bool
+	// slabs are the workers' allocators, one each.
+	slabs []slab
 }
 
 func newDryRun(c *filter.Cycle, opts Options) *dryRun {
@@ -283,7 +285,7 @@ func newDryRun(c *filter.Cycle, opts Options) *dryRun {
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
-	d := &dryRun{c: c, opts: opts, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), workers: w}
+	d := &dryRun{c: c, opts: opts, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), workers: w, slabs: make([]slab, w)}
 	if opts.Features.GenericWorkload {
 		d.groups = newGroupIndex(c.Snapshot(), opts.Features)
 	}
@@ -350,29 +352,29 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 	out := outcomeBuffer(count)
 	if d.workers <= 1 || count < 8 {
 		for i := range count {
-			out[i] = d.selectVictims(nodes[(offset+start+i)%len(nodes)])
+			out[i] = d.selectVictims(&d.slabs[0], nodes[(offset+start+i)%len(nodes)])
 		}
 		return out
 	}
 	var next atomic.Int64
-	work := func() {
+	work := func(s *slab) {
 		for {
 			i := int(next.Add(1)) - 1
 			if i >= count {
 				return
 			}
-			out[i] = d.selectVictims(nodes[(offset+start+i)%len(nodes)])
+			out[i] = d.selectVictims(s, nodes[(offset+start+i)%len(nodes)])
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(d.workers, count) - 1 {
+	for w := range min(d.workers, count) - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			work()
+			work(&d.slabs[w+1])
 		}()
 	}
-	work()
+	work(&d.slabs[0])
 	wg.Wait()
 	return out
 }
@@ -388,16 +390,19 @@ const maxInsertion = 12
 // ranked by MoreImportant and the node's importance order has them as a
 // suffix that any sort leaves as it is: every pod started, and no two of
 // them equal unless there are so few that the sort is stable.
-func (d *dryRun) potentialVictims(node *snapshot.Node) (sortedPods []*snapshot.Pod, victims []*Victim) {
+func (d *dryRun) potentialVictims(s *slab, node *snapshot.Node) (sortedPods []*snapshot.Pod, victims []*Victim) {
 	prio := d.c.Pod().Priority
 	if !d.customOrder {
 		if o := node.ImportanceOrder(); o.AllStarted {
-			s := o.Below(prio)
-			if n := len(o.Pods) - s; n == 0 {
+			i := o.Below(prio)
+			if n := len(o.Pods) - i; n == 0 {
 				return nil, nil
-			} else if n <= maxInsertion || o.LastTie <= s {
-				return o.Pods[s:], nil
+			} else if n <= maxInsertion || o.LastTie <= i {
+				return o.Pods[i:], nil
 			}
+			// Ties a sort may reorder: sort the pods as sortVictims
+			// would sort their victims, in the worker's scratch space.
+			return s.sortedBelow(node, prio), nil
 		}
 	}
 	n := 0
@@ -409,7 +414,8 @@ func (d *dryRun) potentialVictims(node *snapshot.Node) (sortedPods []*snapshot.P
 	if n == 0 {
 		return nil, nil
 	}
-	values := make([]Victim, 0, n)
+	victims = s.victims(n)
+	k := 0
 	for i, p := range node.Pods {
 		if p.Priority < prio {
 			// A pod that has not started counts as starting now, later
@@ -418,19 +424,11 @@ func (d *dryRun) potentialVictims(node *snapshot.Node) (sortedPods []*snapshot.P
 			if ns, ok := p.StartNanos(); ok {
 				v.Start = ns
 			}
-			values = append(values, v)
+			*victims[k] = v
+			k++
 		}
 	}
-	return nil, pointers(values)
-}
-
-// victimsOf makes victims of started pods.
-func victimsOf(pods []*snapshot.Pod) []*Victim {
-	values := make([]Victim, len(pods))
-	for i, p := range pods {
-		values[i] = Victim{Pod: p, Priority: p.Priority, Start: startNanos(p)}
-	}
-	return pointers(values)
+	return nil, victims
 }
 
 func startNanos(p *snapshot.Pod) int64 {
@@ -438,36 +436,27 @@ func startNanos(p *snapshot.Pod) int64 {
 	return ns
 }
 
-// pointers returns pointers to the elements of values.
-func pointers(values []Victim) []*Victim {
-	out := make([]*Victim, len(values))
-	for i := range values {
-		out[i] = &values[i]
-	}
-	return out
-}
-
 // selectVictims is SelectVictimsOnNode: remove every lower-priority pod,
 // check the pod fits, then reprieve victims in importance order (those whose
 // eviction would break a budget first) as long as the pod still fits.
-func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
+func (d *dryRun) selectVictims(s *slab, node *snapshot.Node) nodeOutcome {
 	if d.groups != nil {
-		return d.selectUnits(node)
+		return d.selectUnits(s, node)
 	}
 	c := d.c
-	sortedPods, potential := d.potentialVictims(node)
+	sortedPods, potential := d.potentialVictims(s, node)
 	if len(sortedPods) == 0 && len(potential) == 0 {
 		return nodeOutcome{status: statusNoVictims}
 	}
 	if d.byResources && sortedPods != nil && len(d.budgets) == 0 {
-		return d.selectSortedByResources(node, sortedPods, c.NominatedPods(node))
+		return d.selectSortedByResources(s, node, sortedPods, c.NominatedPods(node))
 	}
 	sorted := sortedPods != nil
 	if sorted {
-		potential = victimsOf(sortedPods)
+		potential = s.victimsOf(sortedPods)
 	}
 	if d.byResources {
-		return d.selectByResources(node, potential, sorted, c.NominatedPods(node))
+		return d.selectByResources(s, node, potential, sorted, c.NominatedPods(node))
 	}
 	stv, nvv := c.StateOf(), c.NodeViewOf(node)
 	st, nv := &stv, &nvv
@@ -481,8 +470,9 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 		sortVictims(potential, d.opts.MoreImportant)
 	}
 	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
-
-	victims := make([]*Victim, 0, len(potential))
+	// Victims are appended no faster than potential victims are read, so
+	// they may overwrite them.
+	victims := potential[:0]
 	reprieve := func(v *Victim) bool {
 		c.AddPod(st, nv, v.Pod, node)
 		if c.FilterWithNominatedPods(st, nv, true).IsSuccess() {
@@ -504,16 +494,17 @@ func (d *dryRun) selectVictims(node *snapshot.Node) nodeOutcome {
 	if len(violating) != 0 && len(nonViolating) != 0 {
 		sortVictims(victims, d.opts.MoreImportant)
 	}
-	return outcome(node, victims, numViolating, broken)
+	return outcome(s, node, victims, numViolating, broken)
 }
 
 // outcome makes a node's candidate of its victims, keeping the budgets each
 // breaks; no victim is upstream's "expected at least one victim" error.
-func outcome(node *snapshot.Node, victims []*Victim, numViolating int, broken map[*Victim][]*policyv1.PodDisruptionBudget) nodeOutcome {
+func outcome(s *slab, node *snapshot.Node, victims []*Victim, numViolating int, broken map[*Victim][]*policyv1.PodDisruptionBudget) nodeOutcome {
 	if len(victims) == 0 {
 		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}
 	}
-	cand := &Candidate{Node: node, Victims: victims, NumPDBViolations: numViolating}
+	cand := s.candidate()
+	*cand = Candidate{Node: node, Victims: victims, NumPDBViolations: numViolating}
 	for _, v := range victims {
 		if b, ok := broken[v]; ok {
 			if cand.Broken == nil {
@@ -531,7 +522,7 @@ func outcome(node *snapshot.Node, victims []*Victim, numViolating int, broken ma
 // the preemptor must yield to count as running: with resources alone the
 // second pass of FilterWithNominatedPods (without them) cannot fail when
 // the first passed.
-func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, sorted bool, nominated []*snapshot.Pod) nodeOutcome {
+func (d *dryRun) selectByResources(s *slab, node *snapshot.Node, potential []*Victim, sorted bool, nominated []*snapshot.Pod) nodeOutcome {
 	req, alloc := &d.req, &node.Allocatable
 	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
 	pods := int64(len(node.Pods))
@@ -559,7 +550,9 @@ func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, sor
 		sortVictims(potential, d.opts.MoreImportant)
 	}
 	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
-	victims := make([]*Victim, 0, len(potential))
+	// Victims are appended no faster than potential victims are read, so
+	// they may overwrite them.
+	victims := potential[:0]
 	reprieve := func(v *Victim) bool {
 		r := &v.Pod.Requests
 		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
@@ -582,13 +575,13 @@ func (d *dryRun) selectByResources(node *snapshot.Node, potential []*Victim, sor
 	if len(violating) != 0 && len(nonViolating) != 0 {
 		sortVictims(victims, d.opts.MoreImportant)
 	}
-	return outcome(node, victims, numViolating, broken)
+	return outcome(s, node, victims, numViolating, broken)
 }
 
 // selectSortedByResources is selectByResources for pods already in victim
 // order when no disruption budget exists: nothing is violating, so the walk
 // is one pass and only the pods it evicts become victims.
-func (d *dryRun) selectSortedByResources(node *snapshot.Node, potential []*snapshot.Pod, nominated []*snapshot.Pod) nodeOutcome {
+func (d *dryRun) selectSortedByResources(s *slab, node *snapshot.Node, potential []*snapshot.Pod, nominated []*snapshot.Pod) nodeOutcome {
 	req, alloc := &d.req, &node.Allocatable
 	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
 	pods := int64(len(node.Pods))
@@ -622,7 +615,7 @@ func (d *dryRun) selectSortedByResources(node *snapshot.Node, potential []*snaps
 			evicted = append(evicted, p)
 		}
 	}
-	return outcome(node, victimsOf(evicted), 0, nil)
+	return outcome(s, node, s.victimsOf(evicted), 0, nil)
 }
 
 // selectUnits is SelectVictimsOnNode with the GenericWorkload gate: the
@@ -630,7 +623,7 @@ func (d *dryRun) selectSortedByResources(node *snapshot.Node, potential []*snaps
 // unit updates every node it touches: the candidate node's view (the only
 // node the preemptor is filtered on) and the plugin state of the others, as
 // upstream's PreFilterExtensions see them.
-func (d *dryRun) selectUnits(node *snapshot.Node) nodeOutcome {
+func (d *dryRun) selectUnits(s *slab, node *snapshot.Node) nodeOutcome {
 	c := d.c
 	pod := c.Pod()
 	// 1) The units on the node, and among them those below the preemptor's
@@ -692,7 +685,8 @@ func (d *dryRun) selectUnits(node *snapshot.Node) nodeOutcome {
 	if len(victims) == 0 {
 		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}
 	}
-	cand := &Candidate{Node: node, Units: victims, NumPDBViolations: numViolating}
+	cand := s.candidate()
+	*cand = Candidate{Node: node, Units: victims, NumPDBViolations: numViolating}
 	for _, u := range victims {
 		for _, m := range u.Members {
 			cand.Victims = append(cand.Victims, m)

@@ -75,10 +75,10 @@ func TestImportanceOrderMatchesSort(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := &dryRun{c: filter.NewCycle(snap, preemptor), nowNanos: base.UnixNano()}
-		sortedPods, got := d.potentialVictims(node)
+		sortedPods, got := d.potentialVictims(&slab{}, node)
 		sorted := sortedPods != nil
 		if sorted {
-			got = victimsOf(sortedPods)
+			got = (&slab{}).victimsOf(sortedPods)
 			presorted++
 		} else {
 			sortVictims(got, MoreImportant)

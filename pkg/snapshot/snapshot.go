@@ -52,28 +52,36 @@ type Objects struct {
 
 // Node is a node of the snapshot with the pods bound to it.
 type Node struct {
-	// Obj is the node as loaded.
-	Obj *v1.Node
+	// The fields that filtering reads for every node come first, so that
+	// they share as few cache lines as possible.
+
 	// Name is the node's name.
 	Name string
-	// Zone is the node's zone key (region and zone labels), used to order
-	// nodes the way the scheduler's node tree does.
-	Zone string
-	// Allocatable is status.allocatable.
-	Allocatable Resources
 	// Unschedulable and Taints are spec.unschedulable and spec.taints, kept
 	// here so that filtering does not read the node object.
 	Unschedulable bool
-	Taints        []v1.Taint
 	// HasImages reports whether status.images lists any image.
 	HasImages bool
+	// Index is the node's position in Snapshot.Nodes.
+	Index  int
+	Taints []v1.Taint
 	// Pods are the pods bound to the node that have not finished. The order
 	// matters, since upstream sorts victims with an unstable sort: pods are
 	// appended when added and a removed pod's slot takes the last pod, as in
 	// upstream's NodeInfo.
 	Pods []*Pod
+	// Nominated are the pending pods nominated to the node.
+	Nominated []*Pod
+	// Allocatable is status.allocatable.
+	Allocatable Resources
 	// Requested is the sum of the requests of Pods.
 	Requested Resources
+
+	// Obj is the node as loaded.
+	Obj *v1.Node
+	// Zone is the node's zone key (region and zone labels), used to order
+	// nodes the way the scheduler's node tree does.
+	Zone string
 	// NonZeroMilliCPU and NonZeroMemory sum the pods' non-zero requests
 	// (see Pod.NonZeroMilliCPU), for scoring.
 	NonZeroMilliCPU, NonZeroMemory int64
@@ -84,10 +92,6 @@ type Node struct {
 	// anti-affinity.
 	PodsWithRequiredAntiAffinity []*Pod
 	PodsWithAffinity             []*Pod
-	// Nominated are the pending pods nominated to the node.
-	Nominated []*Pod
-	// Index is the node's position in Snapshot.Nodes.
-	Index int
 
 	// order caches ImportanceOrder until Pods change.
 	order atomic.Pointer[ImportanceOrder]
@@ -105,6 +109,7 @@ type Snapshot struct {
 	PDBs []*policyv1.PodDisruptionBudget
 
 	zones       []string
+	nodeNames   []string // the names of Nodes, in order
 	nodesByZone map[string][]*Node
 	nodesByName map[string]*Node
 	// ghosts hold, by node name, pods bound to nodes the snapshot does not
@@ -377,16 +382,21 @@ func (s *Snapshot) unlinkZone(node *Node) {
 
 // relist lays nodes out as the scheduler's node tree lists them.
 func (s *Snapshot) relist() {
-	s.Nodes = s.Nodes[:0]
+	s.Nodes, s.nodeNames = s.Nodes[:0], s.nodeNames[:0]
 	for i := 0; len(s.Nodes) < len(s.nodesByName); i++ {
 		for _, z := range s.zones {
 			if list := s.nodesByZone[z]; i < len(list) {
 				list[i].Index = len(s.Nodes)
 				s.Nodes = append(s.Nodes, list[i])
+				s.nodeNames = append(s.nodeNames, list[i].Name)
 			}
 		}
 	}
 }
+
+// NodeNames returns the names of Nodes, in the same order: reading a name
+// there does not load the node. The caller must not modify the slice.
+func (s *Snapshot) NodeNames() []string { return s.nodeNames }
 
 // AddPod adds a pod: bound pods occupy their node, pending pods with a
 // nominated node are nominated there, finished pods are only remembered.

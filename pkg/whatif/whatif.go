@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -203,8 +204,13 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	}
 	slices.Sort(d.FeasibleNodes)
 	var res *preemption.Result
+	var statuses sync.WaitGroup // explaining the nodes, when begun early
+	explaining := false
 	defer func() {
-		d.NodeStatuses = nodeStatuses(snap, fr, res)
+		if !explaining {
+			d.NodeStatuses = nodeStatuses(snap, fr, res)
+		}
+		statuses.Wait()
 		fr.Release()
 	}()
 	if len(fr.Feasible) > 0 {
@@ -227,11 +233,22 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
 		return d
 	}
+	if len(snap.Nodes) >= parallelExplainNodes {
+		// The rejections do not depend on what follows: explain them
+		// while the candidates are described.
+		explaining = true
+		statuses.Go(func() { d.NodeStatuses = nodeStatuses(snap, fr, res) })
+	}
 	d.DryRun = &DryRun{PotentialNodes: len(res.PotentialNodes), Offset: res.Offset, WantedCandidates: res.NumCandidates, VisitedNodes: len(res.Visited)}
 	now := opts.Preemption.Now.UnixNano()
-	d.Candidates = make([]Candidate, 0, len(res.Candidates))
+	d.Candidates = make([]Candidate, len(res.Candidates))
+	numVictims := 0
 	for _, cand := range res.Candidates {
-		d.Candidates = append(d.Candidates, candidate(cand, now))
+		numVictims += len(cand.Victims)
+	}
+	names := make([]string, numVictims) // every candidate's victims, in turn
+	for i, cand := range res.Candidates {
+		names = candidate(&d.Candidates[i], cand, now, names)
 	}
 	if res.Chosen == nil {
 		if res.Err != nil {
@@ -325,8 +342,9 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 			dryRun[ns.Node.Index] = ns.Status
 		}
 	}
+	names := snap.NodeNames()
 	for i := range snap.Nodes {
-		s := fr.Statuses[i]
+		s := &fr.Statuses[i]
 		if s.IsSuccess() || isCandidate[i] {
 			continue
 		}
@@ -339,7 +357,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 		var ns *NodeStatus
 		if pre == nil {
 			for _, c := range shared {
-				if sameStatus(c, s) {
+				if sameStatus(c, *s) {
 					ns = c
 					break
 				}
@@ -351,10 +369,14 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 				shared = append(shared, ns)
 			}
 		}
-		out = append(out, NamedNodeStatus{Node: snap.Nodes[i].Name, NodeStatus: ns})
+		out = append(out, NamedNodeStatus{Node: names[i], NodeStatus: ns})
 	}
 	return out
 }
+
+// parallelExplainNodes is the cluster size from which Evaluate explains
+// the rejected nodes on a goroutine of its own.
+const parallelExplainNodes = 1000
 
 // maxSharedStatuses bounds the distinct rejections nodeStatuses shares.
 const maxSharedStatuses = 8
@@ -420,14 +442,17 @@ func (m *NodeStatuses) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func candidate(c *preemption.Candidate, now int64) Candidate {
-	out := Candidate{Node: c.Node.Name, NumPDBViolations: c.NumPDBViolations}
+// candidate fills out from c, taking the names of its victims from the front
+// of names, and returns the rest of names.
+func candidate(out *Candidate, c *preemption.Candidate, now int64, names []string) (rest []string) {
+	*out = Candidate{Node: c.Node.Name, NumPDBViolations: c.NumPDBViolations}
 	out.Score.NumPDBViolations = c.NumPDBViolations
 	out.Score.HighestPriority = c.Victims[0].Pod.Priority
 	out.Score.NumVictims = len(c.Victims)
-	out.Victims = make([]string, 0, len(c.Victims))
-	for _, v := range c.Victims {
-		out.Victims = append(out.Victims, v.Pod.Key)
+	n := len(c.Victims)
+	out.Victims = names[:n:n]
+	for i, v := range c.Victims {
+		out.Victims[i] = v.Pod.Key
 		out.Score.SumPriorities += int64(v.Pod.Priority)
 	}
 	for _, u := range c.Units {
@@ -436,7 +461,7 @@ func candidate(c *preemption.Candidate, now int64) Candidate {
 		}
 	}
 	out.Score.EarliestStart = metav1.NewTime(time.Unix(0, preemption.EarliestStart(c, now)).UTC())
-	return out
+	return names[n:]
 }
 
 // summarizeReasons says in a few words why no node could be preempted on.

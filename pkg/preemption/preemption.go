@@ -385,24 +385,25 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 const maxInsertion = 12
 
 // potentialVictims returns the node's pods of lower priority than the
-// preemptor: as pods already in the order sortVictims would give them, or
-// as victims in the node's order. They are in order when victims are
-// ranked by MoreImportant and the node's importance order has them as a
-// suffix that any sort leaves as it is: every pod started, and no two of
-// them equal unless there are so few that the sort is stable.
-func (d *dryRun) potentialVictims(s *slab, node *snapshot.Node) (sortedPods []*snapshot.Pod, victims []*Victim) {
+// preemptor: as ranked pods in the order sortVictims would give them (with
+// the node's other pods, kept), or as victims in the node's order. Ranked
+// pods are there when victims are ranked by MoreImportant and every pod of
+// the node has started: the node's importance order has them as a suffix,
+// which any sort leaves as it is when no two of them are equal or there are
+// so few that the sort is stable, and which is sorted anew otherwise.
+func (d *dryRun) potentialVictims(s *slab, node *snapshot.Node) (ranked, kept []snapshot.RankedPod, victims []*Victim) {
 	prio := d.c.Pod().Priority
 	if !d.customOrder {
 		if o := node.ImportanceOrder(); o.AllStarted {
 			i := o.Below(prio)
 			if n := len(o.Pods) - i; n == 0 {
-				return nil, nil
+				return nil, nil, nil
 			} else if n <= maxInsertion || o.LastTie <= i {
-				return o.Pods[i:], nil
+				return o.Ranked[i:], o.Ranked[:i], nil
 			}
 			// Ties a sort may reorder: sort the pods as sortVictims
 			// would sort their victims, in the worker's scratch space.
-			return s.sortedBelow(node, prio), nil
+			return s.sortedBelow(o, i), o.Ranked[:i], nil
 		}
 	}
 	n := 0
@@ -412,7 +413,7 @@ func (d *dryRun) potentialVictims(s *slab, node *snapshot.Node) (sortedPods []*s
 		}
 	}
 	if n == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	victims = s.victims(n)
 	k := 0
@@ -428,7 +429,7 @@ func (d *dryRun) potentialVictims(s *slab, node *snapshot.Node) (sortedPods []*s
 			k++
 		}
 	}
-	return nil, victims
+	return nil, nil, victims
 }
 
 func startNanos(p *snapshot.Pod) int64 {
@@ -444,16 +445,16 @@ func (d *dryRun) selectVictims(s *slab, node *snapshot.Node) nodeOutcome {
 		return d.selectUnits(s, node)
 	}
 	c := d.c
-	sortedPods, potential := d.potentialVictims(s, node)
-	if len(sortedPods) == 0 && len(potential) == 0 {
+	ranked, kept, potential := d.potentialVictims(s, node)
+	if len(ranked) == 0 && len(potential) == 0 {
 		return nodeOutcome{status: statusNoVictims}
 	}
-	if d.byResources && sortedPods != nil && len(d.budgets) == 0 {
-		return d.selectSortedByResources(s, node, sortedPods, c.NominatedPods(node))
+	if d.byResources && ranked != nil && len(d.budgets) == 0 {
+		return d.selectRankedByResources(s, node, ranked, kept, c.NominatedPods(node))
 	}
-	sorted := sortedPods != nil
+	sorted := ranked != nil
 	if sorted {
-		potential = s.victimsOf(sortedPods)
+		potential = s.victimsOf(ranked)
 	}
 	if d.byResources {
 		return d.selectByResources(s, node, potential, sorted, c.NominatedPods(node))
@@ -578,20 +579,31 @@ func (d *dryRun) selectByResources(s *slab, node *snapshot.Node, potential []*Vi
 	return outcome(s, node, victims, numViolating, broken)
 }
 
-// selectSortedByResources is selectByResources for pods already in victim
-// order when no disruption budget exists: nothing is violating, so the walk
-// is one pass and only the pods it evicts become victims.
-func (d *dryRun) selectSortedByResources(s *slab, node *snapshot.Node, potential []*snapshot.Pod, nominated []*snapshot.Pod) nodeOutcome {
+// selectRankedByResources is selectByResources for ranked pods, already in
+// victim order, when no disruption budget exists: nothing is violating, so
+// the walk is one pass and only the pods it evicts become victims. It reads
+// the ranked pods only, not the pods themselves.
+func (d *dryRun) selectRankedByResources(s *slab, node *snapshot.Node, potential, kept []snapshot.RankedPod, nominated []*snapshot.Pod) nodeOutcome {
 	req, alloc := &d.req, &node.Allocatable
-	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
-	pods := int64(len(node.Pods))
+	// What the node's pods request without the potential victims, summed
+	// over the shorter of the two lists.
+	var cpu, mem, eph int64
+	if len(kept) <= len(potential) {
+		for i := range kept {
+			r := &kept[i]
+			cpu, mem, eph = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage
+		}
+	} else {
+		cpu, mem, eph = node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
+		for i := range potential {
+			r := &potential[i]
+			cpu, mem, eph = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage
+		}
+	}
+	pods := int64(len(kept))
 	for _, p := range nominated {
 		r := &p.Requests
 		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
-	}
-	for _, p := range potential {
-		r := &p.Requests
-		cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1
 	}
 	fits := func() bool {
 		return pods+1 <= alloc.AllowedPods &&
@@ -605,17 +617,22 @@ func (d *dryRun) selectSortedByResources(s *slab, node *snapshot.Node, potential
 		nv := filter.NodeView{Node: node, NumPods: int(pods), Requested: snapshot.Resources{MilliCPU: cpu, Memory: mem, EphemeralStorage: eph}}
 		return nodeOutcome{status: d.c.FilterResources(&nv)}
 	}
-	var buf [64]*snapshot.Pod
-	evicted := buf[:0]
-	for _, p := range potential {
-		r := &p.Requests
+	var buf [64]int32
+	evicted := buf[:0] // indexes into potential
+	for i := range potential {
+		r := &potential[i]
 		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
 		if !fits() {
 			cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1
-			evicted = append(evicted, p)
+			evicted = append(evicted, int32(i))
 		}
 	}
-	return outcome(s, node, s.victimsOf(evicted), 0, nil)
+	victims := s.victims(len(evicted))
+	for k, i := range evicted {
+		r := &potential[i]
+		*victims[k] = Victim{Pod: r.Pod, Priority: r.Priority, Start: r.Start}
+	}
+	return outcome(s, node, victims, 0, nil)
 }
 
 // selectUnits is SelectVictimsOnNode with the GenericWorkload gate: the

@@ -1,6 +1,7 @@
 package preemption
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/reprieve/reprieve/pkg/snapshot"
@@ -19,7 +20,7 @@ type slab struct {
 	cands  []Candidate
 	block  int
 	// scratch is reused by each node's dry run in turn.
-	scratch []*snapshot.Pod
+	scratch []snapshot.RankedPod
 }
 
 // victims returns n victims with zero values, each slice capped at n so
@@ -38,11 +39,12 @@ func (s *slab) victims(n int) []*Victim {
 	return ptrs
 }
 
-// victimsOf makes victims of started pods.
-func (s *slab) victimsOf(pods []*snapshot.Pod) []*Victim {
-	out := s.victims(len(pods))
-	for i, p := range pods {
-		*out[i] = Victim{Pod: p, Priority: p.Priority, Start: startNanos(p)}
+// victimsOf makes victims of ranked pods.
+func (s *slab) victimsOf(ranked []snapshot.RankedPod) []*Victim {
+	out := s.victims(len(ranked))
+	for i := range ranked {
+		r := &ranked[i]
+		*out[i] = Victim{Pod: r.Pod, Priority: r.Priority, Start: r.Start}
 	}
 	return out
 }
@@ -57,25 +59,22 @@ func (s *slab) candidate() *Candidate {
 	return c
 }
 
-// sortedBelow returns the node's pods of priority below prio, every one of
-// them started, in the order sortVictims gives their victims under
-// MoreImportant: the same comparisons on the same sequence give the same
-// permutation. The slice is valid until the next call.
-func (s *slab) sortedBelow(node *snapshot.Node, prio int32) []*snapshot.Pod {
-	pods := s.scratch[:0]
-	for _, p := range node.Pods {
-		if p.Priority < prio {
-			pods = append(pods, p)
-		}
-	}
-	slices.SortFunc(pods, func(a, b *snapshot.Pod) int {
+// sortedBelow returns o.Ranked[i:] in the order sortVictims gives their
+// victims under MoreImportant: it sorts them as sortVictims would, starting
+// from the node's order of pods, and the same comparisons on the same
+// sequence give the same permutation. The slice is valid until the next
+// call.
+func (s *slab) sortedBelow(o *snapshot.ImportanceOrder, i int) []snapshot.RankedPod {
+	pods := append(s.scratch[:0], o.Ranked[i:]...)
+	slices.SortFunc(pods, func(a, b snapshot.RankedPod) int { return cmp.Compare(a.Pos, b.Pos) })
+	slices.SortFunc(pods, func(a, b snapshot.RankedPod) int {
 		if a.Priority != b.Priority {
 			if a.Priority > b.Priority {
 				return -1
 			}
 			return 0
 		}
-		if startNanos(a) < startNanos(b) {
+		if a.Start < b.Start {
 			return -1
 		}
 		return 0

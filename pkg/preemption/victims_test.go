@@ -75,11 +75,24 @@ func TestImportanceOrderMatchesSort(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := &dryRun{c: filter.NewCycle(snap, preemptor), nowNanos: base.UnixNano()}
-		sortedPods, got := d.potentialVictims(&slab{}, node)
-		sorted := sortedPods != nil
+		ranked, kept, got := d.potentialVictims(&slab{}, node)
+		sorted := ranked != nil
 		if sorted {
-			got = (&slab{}).victimsOf(sortedPods)
+			got = (&slab{}).victimsOf(ranked)
 			presorted++
+			if len(kept)+len(ranked) != len(node.Pods) {
+				t.Fatalf("trial %d: %d kept and %d potential victims of %d pods", trial, len(kept), len(ranked), len(node.Pods))
+			}
+			for _, k := range kept {
+				if k.Priority < preemptor.Priority || k.Pod.Priority != k.Priority {
+					t.Fatalf("trial %d: kept pod %s has priority %d (ranked as %d), preemptor %d", trial, k.Pod.Key, k.Pod.Priority, k.Priority, preemptor.Priority)
+				}
+			}
+			for _, r := range ranked {
+				if req := r.Pod.Requests; r.MilliCPU != req.MilliCPU || r.Memory != req.Memory || r.EphemeralStorage != req.EphemeralStorage {
+					t.Fatalf("trial %d: ranked pod %s requests %d/%d/%d, pod %+v", trial, r.Pod.Key, r.MilliCPU, r.Memory, r.EphemeralStorage, req)
+				}
+			}
 		} else {
 			sortVictims(got, MoreImportant)
 		}

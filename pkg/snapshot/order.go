@@ -13,6 +13,9 @@ import (
 type ImportanceOrder struct {
 	// Pods are the node's pods in importance order.
 	Pods []*Pod
+	// Ranked are Pods with what a dry run on resources reads of them, side
+	// by side so that the dry run does not load the pods themselves.
+	Ranked []RankedPod
 	// Priorities are the priorities of Pods, which descend, kept apart so
 	// that a search among them stays in one cache line or two.
 	Priorities []int32
@@ -26,6 +29,18 @@ type ImportanceOrder struct {
 	AllStarted bool
 }
 
+// RankedPod is a pod of an ImportanceOrder with its rank and requests.
+type RankedPod struct {
+	Pod      *Pod
+	Priority int32
+	// Pos is the pod's index in Node.Pods.
+	Pos int32
+	// Start is the pod's start time in Unix nanoseconds.
+	Start int64
+	// MilliCPU, Memory and EphemeralStorage are the pod's requests.
+	MilliCPU, Memory, EphemeralStorage int64
+}
+
 // ImportanceOrder returns the node's pods in importance order. It is
 // computed on first use after the node's pods change and kept until they
 // change again; concurrent callers may each compute it.
@@ -33,16 +48,21 @@ func (n *Node) ImportanceOrder() *ImportanceOrder {
 	if o := n.order.Load(); o != nil {
 		return o
 	}
-	o := &ImportanceOrder{Pods: slices.Clone(n.Pods), AllStarted: true}
-	for _, p := range o.Pods {
+	o := &ImportanceOrder{Ranked: make([]RankedPod, len(n.Pods)), AllStarted: true}
+	for i, p := range n.Pods {
 		if !p.started {
 			o.AllStarted = false
 		}
+		r := &p.Requests
+		o.Ranked[i] = RankedPod{Pod: p, Priority: p.Priority, Pos: int32(i), Start: p.startNanos,
+			MilliCPU: r.MilliCPU, Memory: r.Memory, EphemeralStorage: r.EphemeralStorage}
 	}
-	slices.SortStableFunc(o.Pods, compareImportance)
-	o.Priorities = make([]int32, len(o.Pods))
-	for i, p := range o.Pods {
-		o.Priorities[i] = p.Priority
+	slices.SortStableFunc(o.Ranked, func(a, b RankedPod) int { return compareImportance(a.Pod, b.Pod) })
+	o.Pods = make([]*Pod, len(o.Ranked))
+	o.Priorities = make([]int32, len(o.Ranked))
+	for i := range o.Ranked {
+		o.Pods[i] = o.Ranked[i].Pod
+		o.Priorities[i] = o.Ranked[i].Priority
 	}
 	for i := 1; i < len(o.Pods); i++ {
 		if compareImportance(o.Pods[i-1], o.Pods[i]) == 0 {

@@ -109,7 +109,8 @@ type Snapshot struct {
 	PDBs []*policyv1.PodDisruptionBudget
 
 	zones       []string
-	nodeNames   []string // the names of Nodes, in order
+	nodeNames   []string    // the names of Nodes, in order
+	namesShared atomic.Bool // nodeNames was handed out
 	nodesByZone map[string][]*Node
 	nodesByName map[string]*Node
 	// ghosts hold, by node name, pods bound to nodes the snapshot does not
@@ -382,7 +383,12 @@ func (s *Snapshot) unlinkZone(node *Node) {
 
 // relist lays nodes out as the scheduler's node tree lists them.
 func (s *Snapshot) relist() {
-	s.Nodes, s.nodeNames = s.Nodes[:0], s.nodeNames[:0]
+	s.Nodes = s.Nodes[:0]
+	if s.namesShared.Swap(false) {
+		// Someone holds the old names: leave them as they are.
+		s.nodeNames = make([]string, 0, len(s.nodesByName))
+	}
+	s.nodeNames = s.nodeNames[:0]
 	for i := 0; len(s.Nodes) < len(s.nodesByName); i++ {
 		for _, z := range s.zones {
 			if list := s.nodesByZone[z]; i < len(list) {
@@ -395,8 +401,12 @@ func (s *Snapshot) relist() {
 }
 
 // NodeNames returns the names of Nodes, in the same order: reading a name
-// there does not load the node. The caller must not modify the slice.
-func (s *Snapshot) NodeNames() []string { return s.nodeNames }
+// there does not load the node. The slice stays as it is when nodes are
+// added or removed later; the caller must not modify it.
+func (s *Snapshot) NodeNames() []string {
+	s.namesShared.Store(true)
+	return s.nodeNames
+}
 
 // AddPod adds a pod: bound pods occupy their node, pending pods with a
 // nominated node are nominated there, finished pods are only remembered.

@@ -9,6 +9,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"iter"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -331,10 +333,10 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 		}
 		n -= len(res.Candidates)
 	}
-	out := make(NodeStatuses, 0, max(n, 0))
+	out := NodeStatuses{names: snap.NodeNames(), entries: make([]statusEntry, 0, max(n, 0))}
 	// Most nodes share a handful of rejections; so do their NodeStatus
-	// values.
-	var shared []*NodeStatus
+	// values. The first maxSharedStatuses of out.distinct are shared.
+	numShared := 0
 	var dryRun map[int]filter.Status // by node index
 	if res != nil && len(res.NodeStatuses) > 0 {
 		dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
@@ -342,7 +344,6 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 			dryRun[ns.Node.Index] = ns.Status
 		}
 	}
-	names := snap.NodeNames()
 	for i := range snap.Nodes {
 		s := &fr.Statuses[i]
 		if s.IsSuccess() || isCandidate[i] {
@@ -354,22 +355,23 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 				pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: nonNil(p.Reasons)}
 			}
 		}
-		var ns *NodeStatus
+		k := -1
 		if pre == nil {
-			for _, c := range shared {
-				if sameStatus(c, *s) {
-					ns = c
+			for j, c := range out.distinct[:numShared] {
+				if sameStatus(c, s) {
+					k = j
 					break
 				}
 			}
 		}
-		if ns == nil {
-			ns = &NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons), Preemption: pre}
-			if pre == nil && len(shared) < maxSharedStatuses {
-				shared = append(shared, ns)
+		if k < 0 {
+			k = len(out.distinct)
+			out.distinct = append(out.distinct, &NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons), Preemption: pre})
+			if pre == nil && numShared == k && numShared < maxSharedStatuses {
+				numShared++
 			}
 		}
-		out = append(out, NamedNodeStatus{Node: names[i], NodeStatus: ns})
+		out.entries = append(out.entries, statusEntry{node: int32(i), status: int32(k)})
 	}
 	return out
 }
@@ -383,27 +385,44 @@ const maxSharedStatuses = 8
 
 // sameStatus reports whether ns, which has no preemption status, says what
 // the filter status s says.
-func sameStatus(ns *NodeStatus, s filter.Status) bool {
+func sameStatus(ns *NodeStatus, s *filter.Status) bool {
 	return ns.Plugin == s.Plugin && ns.Code == s.Code.String() && slices.Equal(ns.Reasons, s.Reasons)
 }
 
-// NodeStatuses says, node by node, why nodes were rejected. It is a list in
-// the scheduler's node order (cheap to build for thousands of nodes) that
-// encodes as a JSON object keyed by node name, in name order.
-type NodeStatuses []NamedNodeStatus
+// NodeStatuses says, node by node, why nodes were rejected. It lists the
+// nodes in the scheduler's order, compactly (each as a node index and an
+// index into the distinct statuses, which nodes rejected alike share), so
+// that it is cheap to build for thousands of nodes. It encodes as a JSON
+// object keyed by node name, in name order.
+type NodeStatuses struct {
+	names    []string // node names by index
+	entries  []statusEntry
+	distinct []*NodeStatus
+}
 
-// NamedNodeStatus is a node and its status. Nodes rejected alike share one
-// NodeStatus, which must not be modified.
-type NamedNodeStatus struct {
-	Node string
-	*NodeStatus
+// statusEntry is one node of NodeStatuses: indexes into names and distinct.
+type statusEntry struct{ node, status int32 }
+
+// Len returns how many nodes have a status.
+func (m NodeStatuses) Len() int { return len(m.entries) }
+
+// All yields each node's name and status, in the scheduler's node order.
+// Nodes rejected alike share one NodeStatus, which must not be modified.
+func (m NodeStatuses) All() iter.Seq2[string, *NodeStatus] {
+	return func(yield func(string, *NodeStatus) bool) {
+		for _, e := range m.entries {
+			if !yield(m.names[e.node], m.distinct[e.status]) {
+				return
+			}
+		}
+	}
 }
 
 // Get returns the status of the named node.
 func (m NodeStatuses) Get(node string) (NodeStatus, bool) {
-	for i := range m {
-		if m[i].Node == node {
-			return *m[i].NodeStatus, true
+	for name, s := range m.All() {
+		if name == node {
+			return *s, true
 		}
 	}
 	return NodeStatus{}, false
@@ -411,11 +430,16 @@ func (m NodeStatuses) Get(node string) (NodeStatus, bool) {
 
 // Map returns the statuses as a map.
 func (m NodeStatuses) Map() map[string]NodeStatus {
-	out := make(map[string]NodeStatus, len(m))
-	for _, ns := range m {
-		out[ns.Node] = *ns.NodeStatus
+	out := make(map[string]NodeStatus, len(m.entries))
+	for name, s := range m.All() {
+		out[name] = *s
 	}
 	return out
+}
+
+// Equal reports whether m and o give the same nodes the same statuses.
+func (m NodeStatuses) Equal(o NodeStatuses) bool {
+	return reflect.DeepEqual(m.Map(), o.Map())
 }
 
 // MarshalJSON encodes the statuses as an object keyed by node name.
@@ -434,10 +458,11 @@ func (m *NodeStatuses) UnmarshalJSON(b []byte) error {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	*m = make(NodeStatuses, 0, len(names))
-	for _, n := range names {
+	*m = NodeStatuses{names: names, entries: make([]statusEntry, len(names)), distinct: make([]*NodeStatus, len(names))}
+	for i, n := range names {
 		ns := raw[n]
-		*m = append(*m, NamedNodeStatus{Node: n, NodeStatus: &ns})
+		m.entries[i] = statusEntry{node: int32(i), status: int32(i)}
+		m.distinct[i] = &ns
 	}
 	return nil
 }

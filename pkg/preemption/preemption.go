@@ -132,6 +132,40 @@ type Result struct {
 	// Err is set when the dry run failed on a node with an error status
 	// and found no candidate.
 	Err error
+
+	// slabs hold the candidates and victims, for Release.
+	slabs []slab
+}
+
+// Release gives the memory of the candidates and their victims back for
+// later evaluations. The caller must not use the result afterwards; a
+// result that is never released is simply garbage collected.
+func (r *Result) Release() {
+	if r.slabs != nil {
+		putSlabs(r.slabs)
+	}
+	putNodeList(r.PotentialNodes)
+	putNodeList(r.Visited)
+	*r = Result{}
+}
+
+// nodeLists recycles the node lists of released results.
+var nodeLists sync.Pool
+
+// getNodeList returns an empty list of nodes with room for n.
+func getNodeList(n int) []*snapshot.Node {
+	if p, ok := nodeLists.Get().(*[]*snapshot.Node); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]*snapshot.Node, 0, n)
+}
+
+func putNodeList(l []*snapshot.Node) {
+	if cap(l) > 0 {
+		l = l[:cap(l)]
+		clear(l)
+		nodeLists.Put(&l)
+	}
 }
 
 // Evaluate runs DefaultPreemption for the pod of cycle c, whose filtering on
@@ -166,7 +200,7 @@ func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 			numPotential++
 		}
 	}
-	res.PotentialNodes = make([]*snapshot.Node, 0, numPotential)
+	res.PotentialNodes = getNodeList(numPotential)
 	for i, n := range snap.Nodes {
 		if fr.Statuses[i].Code == filter.Unschedulable {
 			res.PotentialNodes = append(res.PotentialNodes, n)
@@ -189,6 +223,7 @@ func Evaluate(c *filter.Cycle, fr filter.Result, opts Options) *Result {
 	}
 	dr := newDryRun(c, opts)
 	dr.customOrder = customOrder
+	res.slabs = dr.slabs
 	dr.run(res)
 
 	// 4) Pick the best candidate.
@@ -285,7 +320,7 @@ func newDryRun(c *filter.Cycle, opts Options) *dryRun {
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
-	d := &dryRun{c: c, opts: opts, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), workers: w, slabs: make([]slab, w)}
+	d := &dryRun{c: c, opts: opts, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), workers: w, slabs: getSlabs(w)}
 	if opts.Features.GenericWorkload {
 		d.groups = newGroupIndex(c.Snapshot(), opts.Features)
 	}
@@ -304,7 +339,7 @@ func (d *dryRun) run(res *Result) {
 	nodes := res.PotentialNodes
 	n, want := len(nodes), res.NumCandidates
 	var nonViolating, violating []*Candidate
-	res.Visited = make([]*snapshot.Node, 0, min(n, want))
+	res.Visited = getNodeList(min(n, want))
 	done := false
 	// The walk cannot stop before it has visited want nodes, so the first
 	// batch is that many; later batches are what is still missing.
@@ -402,8 +437,8 @@ func (d *dryRun) potentialVictims(s *slab, node *snapshot.Node) (ranked, kept []
 				return o.Ranked[i:], o.Ranked[:i], nil
 			}
 			// Ties a sort may reorder: sort the pods as sortVictims
-			// would sort their victims, in the worker's scratch space.
-			return s.sortedBelow(o, i), o.Ranked[:i], nil
+			// would sort their victims.
+			return o.SortedSuffix(i, sortRanked), o.Ranked[:i], nil
 		}
 	}
 	n := 0

@@ -1,8 +1,8 @@
 package preemption
 
 import (
-	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
@@ -13,30 +13,57 @@ const maxSlabBlock = 1024
 // slab hands out victims and candidates from shared blocks, so that a dry
 // run allocates a few blocks per worker instead of several objects per
 // candidate. Blocks start small and double, so that a dry run over a few
-// nodes wastes little. A slab belongs to one goroutine.
+// nodes wastes little. A slab belongs to one goroutine. Once the result
+// that holds its victims is released, the slab hands its blocks out again.
 type slab struct {
-	values []Victim
+	values []Victim // the rest of the current block
 	ptrs   []*Victim
 	cands  []Candidate
 	block  int
-	// scratch is reused by each node's dry run in turn.
-	scratch []snapshot.RankedPod
+	// victimBlocks and candidateBlocks are every block the slab made, in
+	// the order it hands them out; nextVictims and nextCandidates index
+	// the next one to hand out.
+	victimBlocks    []victimBlock
+	candidateBlocks [][]Candidate
+	nextVictims     int
+	nextCandidates  int
+}
+
+type victimBlock struct {
+	values []Victim
+	ptrs   []*Victim
 }
 
 // victims returns n victims with zero values, each slice capped at n so
 // that appending to it never reaches a neighbour's.
 func (s *slab) victims(n int) []*Victim {
 	if len(s.values) < n {
-		s.block = min(max(2*s.block, 32), maxSlabBlock)
-		k := max(s.block, n)
-		s.values, s.ptrs = make([]Victim, k), make([]*Victim, k)
+		s.nextVictimBlock(n)
 	}
 	values, ptrs := s.values[:n:n], s.ptrs[:n:n]
 	s.values, s.ptrs = s.values[n:], s.ptrs[n:]
 	for i := range values {
+		values[i] = Victim{}
 		ptrs[i] = &values[i]
 	}
 	return ptrs
+}
+
+func (s *slab) nextVictimBlock(n int) {
+	for s.nextVictims < len(s.victimBlocks) {
+		b := s.victimBlocks[s.nextVictims]
+		s.nextVictims++
+		if len(b.values) >= n {
+			s.values, s.ptrs = b.values, b.ptrs
+			return
+		}
+	}
+	s.block = min(max(2*s.block, 32), maxSlabBlock)
+	k := max(s.block, n)
+	b := victimBlock{values: make([]Victim, k), ptrs: make([]*Victim, k)}
+	s.victimBlocks = append(s.victimBlocks, b)
+	s.nextVictims = len(s.victimBlocks)
+	s.values, s.ptrs = b.values, b.ptrs
 }
 
 // victimsOf makes victims of ranked pods.
@@ -52,21 +79,56 @@ func (s *slab) victimsOf(ranked []snapshot.RankedPod) []*Victim {
 // candidate returns a zero candidate.
 func (s *slab) candidate() *Candidate {
 	if len(s.cands) == 0 {
-		s.cands = make([]Candidate, min(max(s.block/8, 4), maxSlabBlock/16))
+		if s.nextCandidates < len(s.candidateBlocks) {
+			s.cands = s.candidateBlocks[s.nextCandidates]
+		} else {
+			s.cands = make([]Candidate, min(max(s.block/8, 4), maxSlabBlock/16))
+			s.candidateBlocks = append(s.candidateBlocks, s.cands)
+		}
+		s.nextCandidates++
 	}
 	c := &s.cands[0]
 	s.cands = s.cands[1:]
+	*c = Candidate{}
 	return c
 }
 
-// sortedBelow returns o.Ranked[i:] in the order sortVictims gives their
-// victims under MoreImportant: it sorts them as sortVictims would, starting
-// from the node's order of pods, and the same comparisons on the same
-// sequence give the same permutation. The slice is valid until the next
-// call.
-func (s *slab) sortedBelow(o *snapshot.ImportanceOrder, i int) []snapshot.RankedPod {
-	pods := append(s.scratch[:0], o.Ranked[i:]...)
-	slices.SortFunc(pods, func(a, b snapshot.RankedPod) int { return cmp.Compare(a.Pos, b.Pos) })
+// reset makes every block free again, dropping what they point to.
+func (s *slab) reset() {
+	for _, b := range s.victimBlocks {
+		clear(b.values)
+		clear(b.ptrs)
+	}
+	for _, b := range s.candidateBlocks {
+		clear(b)
+	}
+	s.values, s.ptrs, s.cands = nil, nil, nil
+	s.nextVictims, s.nextCandidates = 0, 0
+}
+
+// slabSets recycles the workers' slabs of released results.
+var slabSets sync.Pool
+
+// getSlabs returns n slabs, recycled when possible.
+func getSlabs(n int) []slab {
+	if p, ok := slabSets.Get().(*[]slab); ok && len(*p) == n {
+		return *p
+	}
+	return make([]slab, n)
+}
+
+// putSlabs recycles slabs whose victims are no longer used.
+func putSlabs(slabs []slab) {
+	for i := range slabs {
+		slabs[i].reset()
+	}
+	slabSets.Put(&slabs)
+}
+
+// sortRanked sorts pods, in Node.Pods order, as sortVictims sorts their
+// victims under MoreImportant: the same comparisons on the same sequence
+// give the same permutation.
+func sortRanked(pods []snapshot.RankedPod) {
 	slices.SortFunc(pods, func(a, b snapshot.RankedPod) int {
 		if a.Priority != b.Priority {
 			if a.Priority > b.Priority {
@@ -79,6 +141,4 @@ func (s *slab) sortedBelow(o *snapshot.ImportanceOrder, i int) []snapshot.Ranked
 		}
 		return 0
 	})
-	s.scratch = pods
-	return pods
 }

@@ -76,6 +76,9 @@ func TestImportanceOrderMatchesSort(t *testing.T) {
 		}
 		d := &dryRun{c: filter.NewCycle(snap, preemptor), nowNanos: base.UnixNano()}
 		ranked, kept, got := d.potentialVictims(&slab{}, node)
+		if again, _, _ := d.potentialVictims(&slab{}, node); !slices.Equal(again, ranked) {
+			t.Fatalf("trial %d: a second dry run on the node ranks its pods %v, the first %v", trial, again, ranked)
+		}
 		sorted := ranked != nil
 		if sorted {
 			got = (&slab{}).victimsOf(ranked)

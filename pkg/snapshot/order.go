@@ -3,6 +3,7 @@ package snapshot
 import (
 	"cmp"
 	"slices"
+	"sync/atomic"
 )
 
 // ImportanceOrder is a node's pods sorted the way preemption ranks victims:
@@ -27,6 +28,29 @@ type ImportanceOrder struct {
 	// AllStarted reports whether every pod has a start time (the rank of a
 	// pod that has not started depends on the evaluation's clock).
 	AllStarted bool
+
+	// suffix caches the last result of SortedSuffix.
+	suffix atomic.Pointer[sortedSuffix]
+}
+
+type sortedSuffix struct {
+	from int
+	pods []RankedPod
+}
+
+// SortedSuffix returns a copy of Ranked[from:] in Node.Pods order, sorted
+// by sort, which must be deterministic. The result of the last call is kept
+// (until the node's pods change) and returned again for the same from; the
+// caller must not modify it.
+func (o *ImportanceOrder) SortedSuffix(from int, sort func([]RankedPod)) []RankedPod {
+	if c := o.suffix.Load(); c != nil && c.from == from {
+		return c.pods
+	}
+	pods := slices.Clone(o.Ranked[from:])
+	slices.SortFunc(pods, func(a, b RankedPod) int { return cmp.Compare(a.Pos, b.Pos) })
+	sort(pods)
+	o.suffix.Store(&sortedSuffix{from: from, pods: pods})
+	return pods
 }
 
 // RankedPod is a pod of an ImportanceOrder with its rank and requests.

@@ -214,6 +214,9 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		}
 		statuses.Wait()
 		fr.Release()
+		if res != nil {
+			res.Release()
+		}
 	}()
 	if len(fr.Feasible) > 0 {
 		d.Fits = true

@@ -34,6 +34,11 @@ type Cycle struct {
 	nodeAffinity *nodeaffinity.RequiredNodeAffinity
 	spread       *spreadState
 	affinity     *affinityState
+
+	// plain is set when only resources can reject the pod on a plain node
+	// (see snapshot.NodeSums); sums are then the snapshot's node sums.
+	plain bool
+	sums  []snapshot.NodeSums
 }
 
 // NewCycle runs PreFilter for pod over snap. The pod's priority must already
@@ -84,6 +89,9 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod) *Cycle {
 	if c.affinity, err = newAffinityState(snap, pod); err != nil {
 		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
 		return c
+	}
+	if c.ResourcesOnly() && pod.Obj.Spec.NodeName == "" && c.nodeAffinity == nil && len(c.request.Scalars) == 0 {
+		c.plain, c.sums = true, snap.Sums()
 	}
 	return c
 }
@@ -436,7 +444,7 @@ func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 			res.Statuses[i] = c.allowedNodesStatus
 			continue
 		}
-		s := c.filterWithNominated(st, n)
+		s := c.filterWithNominated(st, i, n)
 		if s.IsSuccess() {
 			res.Feasible = append(res.Feasible, n)
 			continue
@@ -472,7 +480,7 @@ func (c *Cycle) filterParallel(res *Result) {
 					res.Statuses[i] = c.allowedNodesStatus
 					continue
 				}
-				if s := c.filterWithNominated(&st, n); s.IsSuccess() {
+				if s := c.filterWithNominated(&st, i, n); s.IsSuccess() {
 					feasible[w] = append(feasible[w], n)
 				} else {
 					res.Statuses[i] = s
@@ -503,12 +511,13 @@ func (c *Cycle) filterChunks(res *Result, start, want int) int {
 		share := func(w int) {
 			st := c.StateOf()
 			for k := w * size / workers; k < (w+1)*size/workers; k++ {
-				node := nodes[(start+examined+k)%n]
+				i := (start + examined + k) % n
+				node := nodes[i]
 				if c.allowedNodes != nil && !c.allowedNodes.Has(node.Name) {
 					statuses[k] = c.allowedNodesStatus
 					continue
 				}
-				statuses[k] = c.filterWithNominated(&st, node)
+				statuses[k] = c.filterWithNominated(&st, i, node)
 			}
 		}
 		var wg sync.WaitGroup
@@ -549,7 +558,7 @@ func (c *Cycle) FilterOne(n *snapshot.Node) Status {
 	if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
 		return c.allowedNodesStatus
 	}
-	return c.filterWithNominated(c.NewState(), n)
+	return c.filterWithNominated(c.NewState(), n.Index, n)
 }
 
 // FilterResources runs NodeResourcesFit alone on nv, for callers that know
@@ -557,13 +566,47 @@ func (c *Cycle) FilterOne(n *snapshot.Node) Status {
 // ResourcesOnly).
 func (c *Cycle) FilterResources(nv *NodeView) Status { return filterResources(&c.request, nv) }
 
+// filterPlain filters a plain node (see snapshot.NodeSums) for a pod that
+// only resources can reject there, on the node's sums alone, as
+// filterResources would. It reports false for the rarer failures, whose
+// status the full check spells out.
+func (c *Cycle) filterPlain(s *snapshot.NodeSums) (Status, bool) {
+	req := &c.request
+	if int64(s.NumPods)+1 > s.AllowedPods ||
+		req.EphemeralStorage > 0 && req.EphemeralStorage > s.AllocEphemeralStorage-s.ReqEphemeralStorage {
+		return Status{}, false
+	}
+	cpu := req.MilliCPU > 0 && req.MilliCPU > s.AllocMilliCPU-s.ReqMilliCPU
+	mem := req.Memory > 0 && req.Memory > s.AllocMemory-s.ReqMemory
+	switch {
+	case !cpu && !mem:
+		return Status{}, true
+	case cpu && !mem:
+		if req.MilliCPU > s.AllocMilliCPU {
+			return statusUnresolvableCPU, true
+		}
+		return statusInsufficientCPU, true
+	case mem && !cpu:
+		if req.Memory > s.AllocMemory {
+			return statusUnresolvableMem, true
+		}
+		return statusInsufficientMem, true
+	}
+	return Status{}, false
+}
+
 // filterWithNominated runs every filter on node n with the nominated pods
 // the pod must yield to, as FilterWithNominatedPods does on a fresh view of
 // the node. When only NodeResourcesFit depends on the node's pods, it is
 // one check on the node's sums plus the nominated pods' requests: without
 // them the pod could only fit better, so upstream's second pass cannot
 // fail when the first passed.
-func (c *Cycle) filterWithNominated(st *State, n *snapshot.Node) Status {
+func (c *Cycle) filterWithNominated(st *State, i int, n *snapshot.Node) Status {
+	if c.plain && uint(i) < uint(len(c.sums)) && c.sums[i].Plain {
+		if s, ok := c.filterPlain(&c.sums[i]); ok {
+			return s
+		}
+	}
 	if !c.ResourcesOnly() {
 		nv := c.NodeViewOf(n)
 		return c.FilterWithNominatedPods(st, &nv, false)

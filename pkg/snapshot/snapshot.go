@@ -111,6 +111,7 @@ type Snapshot struct {
 	zones       []string
 	nodeNames   []string    // the names of Nodes, in order
 	namesShared atomic.Bool // nodeNames was handed out
+	sums        []NodeSums  // the sums of Nodes, in order
 	nodesByZone map[string][]*Node
 	nodesByName map[string]*Node
 	// ghosts hold, by node name, pods bound to nodes the snapshot does not
@@ -323,6 +324,7 @@ func (s *Snapshot) UpdateNode(n *v1.Node) error {
 		s.nodesByZone[zone] = append(s.nodesByZone[zone], node)
 		s.relist()
 	}
+	s.resum(node)
 	return nil
 }
 
@@ -398,6 +400,10 @@ func (s *Snapshot) relist() {
 			}
 		}
 	}
+	s.sums = s.sums[:0]
+	for _, n := range s.Nodes {
+		s.sums = append(s.sums, sumsOf(n))
+	}
 }
 
 // NodeNames returns the names of Nodes, in the same order: reading a name
@@ -471,6 +477,7 @@ func (s *Snapshot) place(p *Pod) {
 	if name := p.Obj.Spec.NodeName; name != "" {
 		if node, ok := s.nodesByName[name]; ok {
 			node.addPod(p)
+			s.resum(node)
 		} else {
 			s.ghost(name).addPod(p)
 		}
@@ -481,6 +488,7 @@ func (s *Snapshot) place(p *Pod) {
 		s.nominated[nnn] = append(s.nominated[nnn], p)
 		if node, ok := s.nodesByName[nnn]; ok {
 			node.Nominated = s.nominated[nnn]
+			s.resum(node)
 		}
 	}
 }
@@ -489,6 +497,7 @@ func (s *Snapshot) unplace(p *Pod) {
 	if name := p.Obj.Spec.NodeName; name != "" {
 		if node, ok := s.nodesByName[name]; ok {
 			node.removePod(p)
+			s.resum(node)
 		} else if g, ok := s.ghosts[name]; ok {
 			g.removePod(p)
 			if len(g.Pods) == 0 {
@@ -510,6 +519,7 @@ func (s *Snapshot) unplace(p *Pod) {
 		}
 		if node, ok := s.nodesByName[nnn]; ok {
 			node.Nominated = s.nominated[nnn]
+			s.resum(node)
 		}
 	}
 }

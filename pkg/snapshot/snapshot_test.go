@@ -124,7 +124,14 @@ func TestIncrementalMatchesRebuild(t *testing.T) {
 		switch op := r.IntN(10); {
 		case op < 2 || len(nodes) == 0:
 			name := fmt.Sprintf("n%d", r.IntN(8))
-			n := rt.Node(name).CPU("8").Zone(fmt.Sprintf("z%d", r.IntN(3))).Obj()
+			nb := rt.Node(name).CPU("8").Zone(fmt.Sprintf("z%d", r.IntN(3)))
+			switch r.IntN(4) {
+			case 0:
+				nb.Unschedulable()
+			case 1:
+				nb.Taint("dedicated", "x", v1.TaintEffectNoSchedule)
+			}
+			n := nb.Obj()
 			if _, ok := nodes[name]; ok {
 				if err := live.UpdateNode(n); err != nil {
 					t.Fatal(err)
@@ -193,6 +200,7 @@ func TestIncrementalMatchesRebuild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkSums(t, step, live)
 		want, got := summarize(rebuilt), summarize(live)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("step %d: incremental snapshot differs from rebuild (-rebuild +incremental):\n%s", step, diff)
@@ -228,5 +236,26 @@ func TestPodsBeforeTheirNode(t *testing.T) {
 	}
 	if _, err := snapshot.New(snapshot.Objects{Pods: []*v1.Pod{rt.Pod("ns", "p").On("nowhere").Obj()}}); err == nil {
 		t.Error("New accepted a pod bound to a node that does not exist")
+	}
+}
+
+// checkSums fails unless the snapshot's node sums say what its nodes say.
+func checkSums(t *testing.T, step int, s *snapshot.Snapshot) {
+	t.Helper()
+	sums := s.Sums()
+	if len(sums) != len(s.Nodes) {
+		t.Fatalf("step %d: %d node sums for %d nodes", step, len(sums), len(s.Nodes))
+	}
+	for i, n := range s.Nodes {
+		a, r := n.Allocatable, n.Requested
+		want := snapshot.NodeSums{
+			AllocMilliCPU: a.MilliCPU, AllocMemory: a.Memory, AllocEphemeralStorage: a.EphemeralStorage, AllowedPods: a.AllowedPods,
+			ReqMilliCPU: r.MilliCPU, ReqMemory: r.Memory, ReqEphemeralStorage: r.EphemeralStorage,
+			NumPods: int32(len(n.Pods)),
+			Plain:   !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
+		}
+		if sums[i] != want {
+			t.Fatalf("step %d: node %s has sums %+v, want %+v", step, n.Name, sums[i], want)
+		}
 	}
 }

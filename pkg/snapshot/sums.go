@@ -1,0 +1,39 @@
+package snapshot
+
+// NodeSums are what filtering on resources alone reads of a node, kept for
+// all nodes side by side (Snapshot.Sums, by node index): a pass over the
+// cluster then streams through one array instead of loading every node.
+type NodeSums struct {
+	// Allocatable and requested CPU (millicores), memory and ephemeral
+	// storage, and the pods the node allows.
+	AllocMilliCPU, AllocMemory, AllocEphemeralStorage, AllowedPods int64
+	ReqMilliCPU, ReqMemory, ReqEphemeralStorage                    int64
+	// NumPods is len(Node.Pods).
+	NumPods int32
+	// Plain reports that the node is schedulable, has no taints and no
+	// nominated pods: a pod's fit there depends on these sums alone (and on
+	// scalar resources, which NodeSums leaves out).
+	Plain bool
+}
+
+// Sums returns the sums of Nodes, in the same order. The caller must not
+// modify them; they change with the snapshot.
+func (s *Snapshot) Sums() []NodeSums { return s.sums }
+
+// sumsOf computes n's sums.
+func sumsOf(n *Node) NodeSums {
+	a, r := &n.Allocatable, &n.Requested
+	return NodeSums{
+		AllocMilliCPU: a.MilliCPU, AllocMemory: a.Memory, AllocEphemeralStorage: a.EphemeralStorage, AllowedPods: a.AllowedPods,
+		ReqMilliCPU: r.MilliCPU, ReqMemory: r.Memory, ReqEphemeralStorage: r.EphemeralStorage,
+		NumPods: int32(len(n.Pods)),
+		Plain:   !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
+	}
+}
+
+// resum refreshes the sums of n after a change, when n is listed.
+func (s *Snapshot) resum(n *Node) {
+	if n != nil && n.Index >= 0 && n.Index < len(s.sums) && s.Nodes[n.Index] == n {
+		s.sums[n.Index] = sumsOf(n)
+	}
+}

@@ -55,6 +55,9 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*affinityStat
 		antiAffinity:      pairCounts{},
 	}
 	for _, n := range snap.Nodes {
+		if snap.NumRequiredAntiAffinity() == 0 {
+			break
+		}
 		for _, e := range n.PodsWithRequiredAntiAffinity {
 			for i := range e.RequiredAntiAffinity() {
 				t := &e.RequiredAntiAffinity()[i]

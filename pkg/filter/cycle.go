@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -644,36 +645,50 @@ func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
 	}
 	var counts []reasonCount
 	var index map[string]int // used once counts grows long
-	for _, s := range statuses {
-	reasons:
-		for _, r := range s.Reasons {
-			if index != nil {
-				if i, ok := index[r]; ok {
-					counts[i].n++
-				} else {
-					index[r] = len(counts)
-					counts = append(counts, reasonCount{r, 1})
-				}
-				continue
+	add := func(r string, n int) {
+		if index != nil {
+			if i, ok := index[r]; ok {
+				counts[i].n += n
+			} else {
+				index[r] = len(counts)
+				counts = append(counts, reasonCount{r, n})
 			}
-			for i := range counts {
-				if counts[i].reason == r {
-					counts[i].n++
-					if i > 0 {
-						counts[0], counts[i] = counts[i], counts[0]
-					}
-					continue reasons
+			return
+		}
+		for i := range counts {
+			if counts[i].reason == r {
+				counts[i].n += n
+				if i > 0 {
+					counts[0], counts[i] = counts[i], counts[0]
 				}
-			}
-			counts = append(counts, reasonCount{r, 1})
-			counts[0], counts[len(counts)-1] = counts[len(counts)-1], counts[0]
-			if len(counts) > 32 {
-				index = make(map[string]int, 2*len(counts))
-				for i, c := range counts {
-					index[c.reason] = i
-				}
+				return
 			}
 		}
+		counts = append(counts, reasonCount{r, n})
+		counts[0], counts[len(counts)-1] = counts[len(counts)-1], counts[0]
+		if len(counts) > 32 {
+			index = make(map[string]int, 2*len(counts))
+			for i, c := range counts {
+				index[c.reason] = i
+			}
+		}
+	}
+	// Runs of nodes rejected with the very same reasons (one shared
+	// slice) are counted once.
+	var run []string
+	runLength := 0
+	for _, s := range statuses {
+		if len(s.Reasons) == len(run) && len(run) > 0 && unsafe.SliceData(s.Reasons) == unsafe.SliceData(run) {
+			runLength++
+			continue
+		}
+		for _, r := range run {
+			add(r, runLength)
+		}
+		run, runLength = s.Reasons, 1
+	}
+	for _, r := range run {
+		add(r, runLength)
 	}
 	parts := make([]string, 0, len(counts))
 	for _, c := range counts {

@@ -9,12 +9,18 @@ import (
 )
 
 // TestFitErrorMessage checks the message against a plain count of every
-// reason, with few and with many distinct reasons.
+// reason, with few and with many distinct reasons, shared or not.
 func TestFitErrorMessage(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, distinct := range []int{1, 3, 32, 33, 200} {
 		statuses := make([]Status, 3000)
 		for i := range statuses {
+			if i > 0 && r.IntN(2) == 0 {
+				// Runs of nodes share one reasons slice, as filters'
+				// common statuses do; so, at times, do nodes apart.
+				statuses[i].Reasons = statuses[max(i-1-r.IntN(3), 0)].Reasons
+				continue
+			}
 			for range r.IntN(3) {
 				statuses[i].Reasons = append(statuses[i].Reasons, fmt.Sprintf("reason %d", r.IntN(distinct)))
 			}

@@ -112,8 +112,11 @@ type Snapshot struct {
 	nodeNames   []string    // the names of Nodes, in order
 	namesShared atomic.Bool // nodeNames was handed out
 	sums        []NodeSums  // the sums of Nodes, in order
-	nodesByZone map[string][]*Node
-	nodesByName map[string]*Node
+	// numRequiredAntiAffinity counts the pods of Nodes with required
+	// anti-affinity terms.
+	numRequiredAntiAffinity int
+	nodesByZone             map[string][]*Node
+	nodesByName             map[string]*Node
 	// ghosts hold, by node name, pods bound to nodes the snapshot does not
 	// know; they occupy nothing until the node arrives.
 	ghosts        map[string]*Node
@@ -400,9 +403,10 @@ func (s *Snapshot) relist() {
 			}
 		}
 	}
-	s.sums = s.sums[:0]
+	s.sums, s.numRequiredAntiAffinity = s.sums[:0], 0
 	for _, n := range s.Nodes {
 		s.sums = append(s.sums, sumsOf(n))
+		s.numRequiredAntiAffinity += len(n.PodsWithRequiredAntiAffinity)
 	}
 }
 

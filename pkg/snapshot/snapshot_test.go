@@ -149,6 +149,9 @@ func TestIncrementalMatchesRebuild(t *testing.T) {
 				// so that a rebuild agrees.
 				b.HostPort(int32(8000+num), "", "")
 			}
+			if r.IntN(4) == 0 {
+				b.PodAntiAffinity(v1.LabelHostname, map[string]string{"app": "x"})
+			}
 			var names []string
 			for n := range nodes {
 				names = append(names, n)
@@ -246,16 +249,21 @@ func checkSums(t *testing.T, step int, s *snapshot.Snapshot) {
 	if len(sums) != len(s.Nodes) {
 		t.Fatalf("step %d: %d node sums for %d nodes", step, len(sums), len(s.Nodes))
 	}
+	total := 0
 	for i, n := range s.Nodes {
+		total += len(n.PodsWithRequiredAntiAffinity)
 		a, r := n.Allocatable, n.Requested
 		want := snapshot.NodeSums{
 			AllocMilliCPU: a.MilliCPU, AllocMemory: a.Memory, AllocEphemeralStorage: a.EphemeralStorage, AllowedPods: a.AllowedPods,
 			ReqMilliCPU: r.MilliCPU, ReqMemory: r.Memory, ReqEphemeralStorage: r.EphemeralStorage,
-			NumPods: int32(len(n.Pods)),
-			Plain:   !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
+			NumPods: int32(len(n.Pods)), NumRequiredAntiAffinity: int32(len(n.PodsWithRequiredAntiAffinity)),
+			Plain: !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
 		}
 		if sums[i] != want {
 			t.Fatalf("step %d: node %s has sums %+v, want %+v", step, n.Name, sums[i], want)
 		}
+	}
+	if total != s.NumRequiredAntiAffinity() {
+		t.Fatalf("step %d: %d pods with required anti-affinity, the snapshot counts %d", step, total, s.NumRequiredAntiAffinity())
 	}
 }

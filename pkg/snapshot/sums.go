@@ -8,8 +8,9 @@ type NodeSums struct {
 	// storage, and the pods the node allows.
 	AllocMilliCPU, AllocMemory, AllocEphemeralStorage, AllowedPods int64
 	ReqMilliCPU, ReqMemory, ReqEphemeralStorage                    int64
-	// NumPods is len(Node.Pods).
-	NumPods int32
+	// NumPods is len(Node.Pods); NumRequiredAntiAffinity is
+	// len(Node.PodsWithRequiredAntiAffinity).
+	NumPods, NumRequiredAntiAffinity int32
 	// Plain reports that the node is schedulable, has no taints and no
 	// nominated pods: a pod's fit there depends on these sums alone (and on
 	// scalar resources, which NodeSums leaves out).
@@ -26,14 +27,21 @@ func sumsOf(n *Node) NodeSums {
 	return NodeSums{
 		AllocMilliCPU: a.MilliCPU, AllocMemory: a.Memory, AllocEphemeralStorage: a.EphemeralStorage, AllowedPods: a.AllowedPods,
 		ReqMilliCPU: r.MilliCPU, ReqMemory: r.Memory, ReqEphemeralStorage: r.EphemeralStorage,
-		NumPods: int32(len(n.Pods)),
-		Plain:   !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
+		NumPods: int32(len(n.Pods)), NumRequiredAntiAffinity: int32(len(n.PodsWithRequiredAntiAffinity)),
+		Plain: !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
 	}
 }
 
 // resum refreshes the sums of n after a change, when n is listed.
 func (s *Snapshot) resum(n *Node) {
 	if n != nil && n.Index >= 0 && n.Index < len(s.sums) && s.Nodes[n.Index] == n {
-		s.sums[n.Index] = sumsOf(n)
+		old := &s.sums[n.Index]
+		s.numRequiredAntiAffinity -= int(old.NumRequiredAntiAffinity)
+		*old = sumsOf(n)
+		s.numRequiredAntiAffinity += int(old.NumRequiredAntiAffinity)
 	}
 }
+
+// NumRequiredAntiAffinity returns how many pods of the listed nodes have
+// required pod anti-affinity terms.
+func (s *Snapshot) NumRequiredAntiAffinity() int { return s.numRequiredAntiAffinity }

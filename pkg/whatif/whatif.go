@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -340,6 +341,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 	// Most nodes share a handful of rejections; so do their NodeStatus
 	// values. The first maxSharedStatuses of out.distinct are shared.
 	numShared := 0
+	last := -1                       // the status of the last node without a dry-run status
 	var dryRun map[int]filter.Status // by node index
 	if res != nil && len(res.NodeStatuses) > 0 {
 		dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
@@ -359,7 +361,10 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 			}
 		}
 		k := -1
-		if pre == nil {
+		if pre == nil && last >= 0 && sameReasons(out.distinct[last], s) {
+			// Most often a node is rejected just as the one before.
+			k = last
+		} else if pre == nil {
 			for j, c := range out.distinct[:numShared] {
 				if sameStatus(c, s) {
 					k = j
@@ -375,6 +380,9 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 			}
 		}
 		out.entries = append(out.entries, statusEntry{node: int32(i), status: int32(k)})
+		if pre == nil {
+			last = k
+		}
 	}
 	return out
 }
@@ -390,6 +398,14 @@ const maxSharedStatuses = 8
 // the filter status s says.
 func sameStatus(ns *NodeStatus, s *filter.Status) bool {
 	return ns.Plugin == s.Plugin && ns.Code == s.Code.String() && slices.Equal(ns.Reasons, s.Reasons)
+}
+
+// sameReasons reports whether ns, which has no preemption status, is s by
+// identity: same code and plugin, and the very same reasons slice.
+func sameReasons(ns *NodeStatus, s *filter.Status) bool {
+	return len(ns.Reasons) == len(s.Reasons) && len(s.Reasons) > 0 &&
+		unsafe.SliceData(ns.Reasons) == unsafe.SliceData(s.Reasons) &&
+		ns.Plugin == s.Plugin && ns.Code == s.Code.String()
 }
 
 // NodeStatuses says, node by node, why nodes were rejected. It lists the

@@ -146,8 +146,16 @@ func (r *Result) Release() {
 	}
 	putNodeList(r.PotentialNodes)
 	putNodeList(r.Visited)
+	if cap(r.NodeStatuses) > 0 {
+		l := r.NodeStatuses[:cap(r.NodeStatuses)]
+		clear(l)
+		nodeStatusLists.Put(&l)
+	}
 	*r = Result{}
 }
+
+// nodeStatusLists recycles the dry-run statuses of released results.
+var nodeStatusLists sync.Pool
 
 // nodeLists recycles the node lists of released results.
 var nodeLists sync.Pool
@@ -340,6 +348,9 @@ func (d *dryRun) run(res *Result) {
 	n, want := len(nodes), res.NumCandidates
 	var nonViolating, violating []*Candidate
 	res.Visited = getNodeList(min(n, want))
+	if p, ok := nodeStatusLists.Get().(*[]NodeStatus); ok {
+		res.NodeStatuses = (*p)[:0]
+	}
 	done := false
 	// The walk cannot stop before it has visited want nodes, so the first
 	// batch is that many; later batches are what is still missing.

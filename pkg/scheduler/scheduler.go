@@ -325,13 +325,22 @@ type decision struct {
 	pod     *snapshot.Pod
 	node    string // bind here
 	message string // FailedScheduling message
-	// preemption outcome
-	res            *preemption.Result
+	// preemption outcome: evaluated is set when the dry run ran, plan when
+	// it chose a node.
+	evaluated      bool
+	plan           *preemptionPlan
 	clearNominated []*v1.Pod
 	setNominated   bool
 	nominated      string
 	started        time.Time
 	evaluation     time.Duration
+}
+
+// preemptionPlan is what actuating a preemption needs of the dry run.
+type preemptionPlan struct {
+	node             string
+	victims          []*v1.Pod
+	numPDBViolations int
 }
 
 // ScheduleOne runs one scheduling cycle. It returns false when no pod was
@@ -414,11 +423,16 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	evalStart := s.clock.Now()
 	res := preemption.Evaluate(c, fr, popts)
 	d.evaluation = s.clock.Since(evalStart)
-	d.res = res
+	d.evaluated = true
 	d.message = msg + " " + res.PostFilterMessage(len(nodes))
+	defer res.Release()
 	switch {
 	case res.Chosen != nil:
 		node := res.Chosen.Node.Name
+		d.plan = &preemptionPlan{node: node, numPDBViolations: res.Chosen.NumPDBViolations}
+		for _, v := range res.Chosen.Victims {
+			d.plan.victims = append(d.plan.victims, v.Pod.Obj)
+		}
 		d.setNominated, d.nominated = true, node
 		// Lower-priority pods nominated to the node may no longer fit there.
 		for _, np := range s.snap.NominatedPods(node) {
@@ -477,13 +491,13 @@ func (s *Scheduler) actuate(ctx context.Context, d *decision) {
 	logger := klog.FromContext(ctx)
 	obs := s.opts.Observer
 	// Preemption: the pod is gated until the calls have returned.
-	if res := d.res; res != nil && res.Chosen != nil {
+	if d.plan != nil {
 		if s.opts.Async {
 			go s.preempt(ctx, d)
 		} else {
 			s.preempt(ctx, d)
 		}
-	} else if obs != nil && d.res != nil {
+	} else if obs != nil && d.evaluated {
 		obs.Preemption(pod, "", nil, 0, d.evaluation)
 	}
 	if err := s.cluster.SetUnschedulable(ctx, pod, d.message, d.setNominated, d.nominated); err != nil {
@@ -534,8 +548,8 @@ func (s *Scheduler) bind(ctx context.Context, d *decision) {
 func (s *Scheduler) preempt(ctx context.Context, d *decision) {
 	pod := d.pod.Obj
 	logger := klog.FromContext(ctx)
-	res := d.res
-	node := res.Chosen.Node.Name
+	plan := d.plan
+	node := plan.node
 	defer func() {
 		s.mu.Lock()
 		s.queue.Ungate(d.qp.Key)
@@ -553,11 +567,10 @@ func (s *Scheduler) preempt(ctx context.Context, d *decision) {
 		Reason:  v1.PodReasonPreemptionByScheduler,
 		Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", s.opts.SchedulerName),
 	}
-	var victims, toDelete []*v1.Pod
-	for _, v := range res.Chosen.Victims {
-		victims = append(victims, v.Pod.Obj)
-		if v.Pod.Obj.DeletionTimestamp == nil {
-			toDelete = append(toDelete, v.Pod.Obj)
+	var toDelete []*v1.Pod
+	for _, v := range plan.victims {
+		if v.DeletionTimestamp == nil {
+			toDelete = append(toDelete, v)
 		}
 	}
 	one := func(v *v1.Pod) {
@@ -585,6 +598,6 @@ func (s *Scheduler) preempt(ctx context.Context, d *decision) {
 		}
 	}
 	if obs := s.opts.Observer; obs != nil {
-		obs.Preemption(pod, node, victims, res.Chosen.NumPDBViolations, d.evaluation)
+		obs.Preemption(pod, node, plan.victims, plan.numPDBViolations, d.evaluation)
 	}
 }

@@ -54,33 +54,49 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*affinityStat
 		affinity:          pairCounts{},
 		antiAffinity:      pairCounts{},
 	}
-	for _, n := range snap.Nodes {
-		if snap.NumRequiredAntiAffinity() == 0 {
-			break
-		}
-		for _, e := range n.PodsWithRequiredAntiAffinity {
-			for i := range e.RequiredAntiAffinity() {
-				t := &e.RequiredAntiAffinity()[i]
-				if t.Matches(pod.Obj, s.nsLabels) {
-					s.existingAnti.add(n, t.TopologyKey, 1)
-				}
+	existingAnti := snap.NumRequiredAntiAffinity() > 0
+	ownTerms := len(s.affinityTerms) > 0 || len(s.antiAffinityTerms) > 0
+	if existingAnti || ownTerms {
+		// Counted in ranges of nodes on several goroutines, then summed.
+		nodes := snap.Nodes
+		type counts struct{ existingAnti, affinity, antiAffinity pairCounts }
+		local := make([]counts, rangeWorkers(len(nodes)))
+		forNodeRanges(len(nodes), len(local), func(w, lo, hi int) {
+			c := counts{s.existingAnti, s.affinity, s.antiAffinity}
+			if w > 0 {
+				c = counts{pairCounts{}, pairCounts{}, pairCounts{}}
 			}
-		}
-	}
-	if len(s.affinityTerms) > 0 || len(s.antiAffinityTerms) > 0 {
-		for _, n := range snap.Nodes {
-			for _, e := range n.Pods {
-				if matchesAll(s.affinityTerms, e) {
-					for i := range s.affinityTerms {
-						s.affinity.add(n, s.affinityTerms[i].TopologyKey, 1)
+			for _, n := range nodes[lo:hi] {
+				for _, e := range n.PodsWithRequiredAntiAffinity {
+					for i := range e.RequiredAntiAffinity() {
+						t := &e.RequiredAntiAffinity()[i]
+						if t.Matches(pod.Obj, s.nsLabels) {
+							c.existingAnti.add(n, t.TopologyKey, 1)
+						}
 					}
 				}
-				for i := range s.antiAffinityTerms {
-					if s.antiAffinityTerms[i].Matches(e.Obj, nil) {
-						s.antiAffinity.add(n, s.antiAffinityTerms[i].TopologyKey, 1)
+				if !ownTerms {
+					continue
+				}
+				for _, e := range n.Pods {
+					if matchesAll(s.affinityTerms, e) {
+						for i := range s.affinityTerms {
+							c.affinity.add(n, s.affinityTerms[i].TopologyKey, 1)
+						}
+					}
+					for i := range s.antiAffinityTerms {
+						if s.antiAffinityTerms[i].Matches(e.Obj, nil) {
+							c.antiAffinity.add(n, s.antiAffinityTerms[i].TopologyKey, 1)
+						}
 					}
 				}
 			}
+			local[w] = c
+		})
+		for _, c := range local[1:] {
+			s.existingAnti.merge(c.existingAnti)
+			s.affinity.merge(c.affinity)
+			s.antiAffinity.merge(c.antiAffinity)
 		}
 	}
 	if len(s.existingAnti) == 0 && len(pod.RequiredAffinity()) == 0 && len(pod.RequiredAntiAffinity()) == 0 {
@@ -122,6 +138,16 @@ func matchesAll(terms []snapshot.AffinityTerm, p *snapshot.Pod) bool {
 		}
 	}
 	return true
+}
+
+// merge adds the counts of o.
+func (m pairCounts) merge(o pairCounts) {
+	for p, v := range o {
+		m[p] += v
+		if m[p] == 0 {
+			delete(m, p)
+		}
+	}
 }
 
 func (m pairCounts) add(n *snapshot.Node, key string, v int64) {

@@ -63,3 +63,48 @@ func TestParallelFilteringMatchesSequential(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelPreFilterMatchesSequential checks that PreFilter counting the
+// pods of ranges of nodes on several goroutines (inter-pod affinity and
+// topology spread) leads to exactly the sequential statuses.
+func TestParallelPreFilterMatchesSequential(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var objs snapshot.Objects
+	for i := range 600 {
+		name := fmt.Sprintf("n%04d", i)
+		objs.Nodes = append(objs.Nodes, rt.Node(name).CPU("4").Zone(fmt.Sprintf("z%d", r.IntN(7))).Obj())
+		for j := range r.IntN(4) {
+			b := rt.Pod("ns", fmt.Sprintf("p-%s-%d", name, j)).Req("500m", "").On(name).Label("app", fmt.Sprintf("a%d", r.IntN(4)))
+			if r.IntN(8) == 0 {
+				b.PodAntiAffinity(v1.LabelTopologyZone, map[string]string{"app": "new"})
+			}
+			objs.Pods = append(objs.Pods, b.Obj())
+		}
+	}
+	snap, err := snapshot.New(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := map[string]*rt.PodBuilder{
+		"anti-affinity": rt.Pod("ns", "new").Req("1", "").Label("app", "new").PodAntiAffinity(v1.LabelHostname, map[string]string{"app": "a1"}),
+		"spread":        rt.Pod("ns", "new").Req("1", "").Label("app", "a2").Spread(3, v1.LabelTopologyZone, map[string]string{"app": "a2"}),
+		"existing":      rt.Pod("ns", "new").Req("1", "").Label("app", "new"),
+	}
+	for name, b := range pods {
+		pod, err := snap.NewPod(b.Obj())
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(procs int) []filter.Status {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			return filter.NewCycle(snap, pod).FilterAll().Statuses
+		}
+		seq, par := run(1), run(4)
+		if diff := cmp.Diff(seq, par); diff != "" {
+			t.Errorf("%s: parallel PreFilter differs (-sequential +parallel):\n%s", name, diff)
+		}
+		if !slices.ContainsFunc(seq, func(s filter.Status) bool { return s.Plugin == filter.InterPodAffinity || s.Plugin == filter.PodTopologySpread }) {
+			t.Errorf("%s: no node rejected by affinity or spread; the test cluster is too easy", name)
+		}
+	}
+}

@@ -114,18 +114,38 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*spreadState, e
 	for i := range cons {
 		s.counts[i] = map[string]int{}
 	}
-	for _, n := range snap.Nodes {
-		if !NodeHasTopologyKeys(n.Obj.Labels, cons) {
-			continue
+	// Counted in ranges of nodes on several goroutines, then summed.
+	nodes := snap.Nodes
+	local := make([][]map[string]int, rangeWorkers(len(nodes)))
+	forNodeRanges(len(nodes), len(local), func(w, lo, hi int) {
+		counts := s.counts // the first range counts into the state itself
+		if w > 0 {
+			counts = make([]map[string]int, len(cons))
+			for i := range counts {
+				counts[i] = map[string]int{}
+			}
 		}
-		inc := make([]bool, len(cons))
-		s.included[n.Index] = inc
-		for i := range cons {
-			if !cons[i].Includes(pod.Obj, n.Obj, s.requiredAffinity) {
+		for _, n := range nodes[lo:hi] {
+			if !NodeHasTopologyKeys(n.Obj.Labels, cons) {
 				continue
 			}
-			inc[i] = true
-			s.counts[i][n.Obj.Labels[cons[i].TopologyKey]] += CountMatching(n.Pods, cons[i].Selector, pod.Namespace())
+			inc := make([]bool, len(cons))
+			s.included[n.Index] = inc
+			for i := range cons {
+				if !cons[i].Includes(pod.Obj, n.Obj, s.requiredAffinity) {
+					continue
+				}
+				inc[i] = true
+				counts[i][n.Obj.Labels[cons[i].TopologyKey]] += CountMatching(n.Pods, cons[i].Selector, pod.Namespace())
+			}
+		}
+		local[w] = counts
+	})
+	for _, counts := range local[1:] {
+		for i := range cons {
+			for d, c := range counts[i] {
+				s.counts[i][d] += c
+			}
 		}
 	}
 	for i := range cons {

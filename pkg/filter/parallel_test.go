@@ -103,7 +103,9 @@ func TestParallelPreFilterMatchesSequential(t *testing.T) {
 		if diff := cmp.Diff(seq, par); diff != "" {
 			t.Errorf("%s: parallel PreFilter differs (-sequential +parallel):\n%s", name, diff)
 		}
-		if !slices.ContainsFunc(seq, func(s filter.Status) bool { return s.Plugin == filter.InterPodAffinity || s.Plugin == filter.PodTopologySpread }) {
+		if !slices.ContainsFunc(seq, func(s filter.Status) bool {
+			return s.Plugin == filter.InterPodAffinity || s.Plugin == filter.PodTopologySpread
+		}) {
 			t.Errorf("%s: no node rejected by affinity or spread; the test cluster is too easy", name)
 		}
 	}

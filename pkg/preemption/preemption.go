@@ -563,6 +563,40 @@ func outcome(s *slab, node *snapshot.Node, victims []*Victim, numViolating int, 
 	return nodeOutcome{cand: cand}
 }
 
+// usage is what a node's pods request, as a resources-only dry run adds and
+// removes them.
+type usage struct{ cpu, mem, eph, pods int64 }
+
+// add adds a pod's requests (sign 1) or removes them (sign -1).
+func (u *usage) add(cpu, mem, eph, sign int64) {
+	u.cpu, u.mem, u.eph, u.pods = u.cpu+sign*cpu, u.mem+sign*mem, u.eph+sign*eph, u.pods+sign
+}
+
+// addPods adds pods' requests.
+func (u *usage) addPods(pods []*snapshot.Pod) {
+	for _, p := range pods {
+		r := &p.Requests
+		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+	}
+}
+
+// fits reports whether a pod requesting req fits next to u on a node with
+// allocatable alloc, as NodeResourcesFit decides without scalar resources.
+func (u *usage) fits(req, alloc *snapshot.Resources) bool {
+	return u.pods+1 <= alloc.AllowedPods &&
+		(req.MilliCPU <= 0 || req.MilliCPU <= alloc.MilliCPU-u.cpu) &&
+		(req.Memory <= 0 || req.Memory <= alloc.Memory-u.mem) &&
+		(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-u.eph)
+}
+
+// misfit is the outcome on a node where the pod does not fit even without
+// every potential victim: the first pass of the filters with nominated pods
+// fails this way.
+func (d *dryRun) misfit(node *snapshot.Node, u usage) nodeOutcome {
+	nv := filter.NodeView{Node: node, NumPods: int(u.pods), Requested: snapshot.Resources{MilliCPU: u.cpu, Memory: u.mem, EphemeralStorage: u.eph}}
+	return nodeOutcome{status: d.c.FilterResources(&nv)}
+}
+
 // selectByResources is selectVictims when NodeResourcesFit is the only
 // filter that depends on the node's pods: the same walk, with the filter
 // reduced to arithmetic on the node's sums. Pods nominated to the node that
@@ -571,27 +605,15 @@ func outcome(s *slab, node *snapshot.Node, victims []*Victim, numViolating int, 
 // the first passed.
 func (d *dryRun) selectByResources(s *slab, node *snapshot.Node, potential []*Victim, sorted bool, nominated []*snapshot.Pod) nodeOutcome {
 	req, alloc := &d.req, &node.Allocatable
-	cpu, mem, eph := node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
-	pods := int64(len(node.Pods))
-	for _, p := range nominated {
-		r := &p.Requests
-		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
-	}
+	r := &node.Requested
+	u := usage{r.MilliCPU, r.Memory, r.EphemeralStorage, int64(len(node.Pods))}
+	u.addPods(nominated)
 	for _, v := range potential {
 		r := &v.Pod.Requests
-		cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1
+		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 	}
-	fits := func() bool {
-		return pods+1 <= alloc.AllowedPods &&
-			(req.MilliCPU <= 0 || req.MilliCPU <= alloc.MilliCPU-cpu) &&
-			(req.Memory <= 0 || req.Memory <= alloc.Memory-mem) &&
-			(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-eph)
-	}
-	if !fits() {
-		// The pod does not fit even without every potential victim: the
-		// first pass of the filters with nominated pods fails this way.
-		nv := filter.NodeView{Node: node, NumPods: int(pods), Requested: snapshot.Resources{MilliCPU: cpu, Memory: mem, EphemeralStorage: eph}}
-		return nodeOutcome{status: d.c.FilterResources(&nv)}
+	if !u.fits(req, alloc) {
+		return d.misfit(node, u)
 	}
 	if !sorted {
 		sortVictims(potential, d.opts.MoreImportant)
@@ -602,11 +624,11 @@ func (d *dryRun) selectByResources(s *slab, node *snapshot.Node, potential []*Vi
 	victims := potential[:0]
 	reprieve := func(v *Victim) bool {
 		r := &v.Pod.Requests
-		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
-		if fits() {
+		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+		if u.fits(req, alloc) {
 			return true
 		}
-		cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1
+		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 		victims = append(victims, v)
 		return false
 	}
@@ -633,43 +655,31 @@ func (d *dryRun) selectRankedByResources(s *slab, node *snapshot.Node, potential
 	req, alloc := &d.req, &node.Allocatable
 	// What the node's pods request without the potential victims, summed
 	// over the shorter of the two lists.
-	var cpu, mem, eph int64
+	var u usage
 	if len(kept) <= len(potential) {
 		for i := range kept {
 			r := &kept[i]
-			cpu, mem, eph = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage
+			u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
 		}
 	} else {
-		cpu, mem, eph = node.Requested.MilliCPU, node.Requested.Memory, node.Requested.EphemeralStorage
+		r := &node.Requested
+		u = usage{r.MilliCPU, r.Memory, r.EphemeralStorage, int64(len(node.Pods))}
 		for i := range potential {
 			r := &potential[i]
-			cpu, mem, eph = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage
+			u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 		}
 	}
-	pods := int64(len(kept))
-	for _, p := range nominated {
-		r := &p.Requests
-		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
-	}
-	fits := func() bool {
-		return pods+1 <= alloc.AllowedPods &&
-			(req.MilliCPU <= 0 || req.MilliCPU <= alloc.MilliCPU-cpu) &&
-			(req.Memory <= 0 || req.Memory <= alloc.Memory-mem) &&
-			(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-eph)
-	}
-	if !fits() {
-		// The pod does not fit even without every potential victim: the
-		// first pass of the filters with nominated pods fails this way.
-		nv := filter.NodeView{Node: node, NumPods: int(pods), Requested: snapshot.Resources{MilliCPU: cpu, Memory: mem, EphemeralStorage: eph}}
-		return nodeOutcome{status: d.c.FilterResources(&nv)}
+	u.addPods(nominated)
+	if !u.fits(req, alloc) {
+		return d.misfit(node, u)
 	}
 	var buf [64]int32
 	evicted := buf[:0] // indexes into potential
 	for i := range potential {
 		r := &potential[i]
-		cpu, mem, eph, pods = cpu+r.MilliCPU, mem+r.Memory, eph+r.EphemeralStorage, pods+1
-		if !fits() {
-			cpu, mem, eph, pods = cpu-r.MilliCPU, mem-r.Memory, eph-r.EphemeralStorage, pods-1
+		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+		if !u.fits(req, alloc) {
+			u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 			evicted = append(evicted, int32(i))
 		}
 	}

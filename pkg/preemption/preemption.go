@@ -516,27 +516,37 @@ func (d *dryRun) selectVictims(s *slab, node *snapshot.Node) nodeOutcome {
 	if !sorted {
 		sortVictims(potential, d.opts.MoreImportant)
 	}
-	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
-	// Victims are appended no faster than potential victims are read, so
-	// they may overwrite them.
-	victims := potential[:0]
-	reprieve := func(v *Victim) bool {
+	return d.reprieveAll(s, node, potential, func(v *Victim) bool {
 		c.AddPod(st, nv, v.Pod, node)
 		if c.FilterWithNominatedPods(st, nv, true).IsSuccess() {
 			return true
 		}
 		c.RemovePod(st, nv, v.Pod, node)
-		victims = append(victims, v)
 		return false
-	}
+	})
+}
+
+// reprieveAll walks the potential victims, sorted, those whose eviction
+// would break a budget first, and reprieves each that keep allows: keep
+// adds the victim back and reports whether the pod still fits, undoing the
+// addition when it does not. The others are the node's victims, in
+// importance order.
+func (d *dryRun) reprieveAll(s *slab, node *snapshot.Node, potential []*Victim, keep func(*Victim) bool) nodeOutcome {
+	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
+	// Victims are appended no faster than potential victims are read, so
+	// they may overwrite them.
+	victims := potential[:0]
 	numViolating := 0
 	for _, v := range violating {
-		if !reprieve(v) {
+		if !keep(v) {
+			victims = append(victims, v)
 			numViolating++
 		}
 	}
 	for _, v := range nonViolating {
-		reprieve(v)
+		if !keep(v) {
+			victims = append(victims, v)
+		}
 	}
 	if len(violating) != 0 && len(nonViolating) != 0 {
 		sortVictims(victims, d.opts.MoreImportant)
@@ -618,33 +628,15 @@ func (d *dryRun) selectByResources(s *slab, node *snapshot.Node, potential []*Vi
 	if !sorted {
 		sortVictims(potential, d.opts.MoreImportant)
 	}
-	violating, nonViolating, broken := splitByPDB(potential, d.budgets)
-	// Victims are appended no faster than potential victims are read, so
-	// they may overwrite them.
-	victims := potential[:0]
-	reprieve := func(v *Victim) bool {
+	return d.reprieveAll(s, node, potential, func(v *Victim) bool {
 		r := &v.Pod.Requests
 		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
 		if u.fits(req, alloc) {
 			return true
 		}
 		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
-		victims = append(victims, v)
 		return false
-	}
-	numViolating := 0
-	for _, v := range violating {
-		if !reprieve(v) {
-			numViolating++
-		}
-	}
-	for _, v := range nonViolating {
-		reprieve(v)
-	}
-	if len(violating) != 0 && len(nonViolating) != 0 {
-		sortVictims(victims, d.opts.MoreImportant)
-	}
-	return outcome(s, node, victims, numViolating, broken)
+	})
 }
 
 // selectRankedByResources is selectByResources for ranked pods, already in

@@ -90,23 +90,33 @@ func groupKey(ns, name string) string { return ns + "/" + name }
 // Priority admission plugin would (an unknown priority class without
 // spec.priority is an *ObjectError).
 func (s *Snapshot) SetPodGroup(pg *schedulingv1beta1.PodGroup) error {
-	ns := pg.Namespace
-	if ns == "" {
-		ns = v1.NamespaceDefault
-	}
-	prio, err := s.resolveGroupPriority("PodGroup", ns, pg.Name, pg.Spec.PriorityClassName, pg.Spec.Priority, pg)
+	g, err := s.newGroup(KindPodGroup, pg.Namespace, pg.Name, pg.Spec.PriorityClassName, pg.Spec.Priority,
+		pg.Spec.DisruptionMode != nil && pg.Spec.DisruptionMode.All != nil, pg.Spec.ParentCompositePodGroupName, pg)
 	if err != nil {
 		return err
 	}
-	g := &Group{Kind: KindPodGroup, PodGroup: pg, Namespace: ns, Name: pg.Name, Key: groupKey(ns, pg.Name), Priority: prio,
-		DisruptAll: pg.Spec.DisruptionMode != nil && pg.Spec.DisruptionMode.All != nil}
-	if p := pg.Spec.ParentCompositePodGroupName; p != nil {
-		g.Parent = *p
-	}
-	s.RemovePodGroup(ns, pg.Name)
+	g.PodGroup = pg
+	s.RemovePodGroup(g.Namespace, g.Name)
 	s.podGroups[g.Key] = g
 	s.linkChild(g)
 	return nil
+}
+
+// newGroup makes a group of kind from its object's fields, resolving its
+// priority.
+func (s *Snapshot) newGroup(kind GroupKind, ns, name, className string, prio *int32, disruptAll bool, parent *string, obj any) (*Group, error) {
+	if ns == "" {
+		ns = v1.NamespaceDefault
+	}
+	p, err := s.resolveGroupPriority(kind.String(), ns, name, className, prio, obj)
+	if err != nil {
+		return nil, err
+	}
+	g := &Group{Kind: kind, Namespace: ns, Name: name, Key: groupKey(ns, name), Priority: p, DisruptAll: disruptAll}
+	if parent != nil {
+		g.Parent = *parent
+	}
+	return g, nil
 }
 
 // RemovePodGroup removes a PodGroup. Pods naming it stay its members.
@@ -120,20 +130,13 @@ func (s *Snapshot) RemovePodGroup(namespace, name string) {
 // SetCompositePodGroup adds or replaces a CompositePodGroup, resolving its
 // priority like SetPodGroup.
 func (s *Snapshot) SetCompositePodGroup(cpg *schedulingv1alpha3.CompositePodGroup) error {
-	ns := cpg.Namespace
-	if ns == "" {
-		ns = v1.NamespaceDefault
-	}
-	prio, err := s.resolveGroupPriority("CompositePodGroup", ns, cpg.Name, cpg.Spec.PriorityClassName, cpg.Spec.Priority, cpg)
+	g, err := s.newGroup(KindCompositePodGroup, cpg.Namespace, cpg.Name, cpg.Spec.PriorityClassName, cpg.Spec.Priority,
+		cpg.Spec.DisruptionMode != nil && cpg.Spec.DisruptionMode.All != nil, cpg.Spec.ParentCompositePodGroupName, cpg)
 	if err != nil {
 		return err
 	}
-	g := &Group{Kind: KindCompositePodGroup, CompositePodGroup: cpg, Namespace: ns, Name: cpg.Name, Key: groupKey(ns, cpg.Name), Priority: prio,
-		DisruptAll: cpg.Spec.DisruptionMode != nil && cpg.Spec.DisruptionMode.All != nil}
-	if p := cpg.Spec.ParentCompositePodGroupName; p != nil {
-		g.Parent = *p
-	}
-	s.RemoveCompositePodGroup(ns, cpg.Name)
+	g.CompositePodGroup = cpg
+	s.RemoveCompositePodGroup(g.Namespace, g.Name)
 	s.compositeGroups[g.Key] = g
 	s.linkChild(g)
 	return nil

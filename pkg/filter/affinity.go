@@ -66,6 +66,8 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*affinityStat
 			if w > 0 {
 				c = counts{pairCounts{}, pairCounts{}, pairCounts{}}
 			}
+			// Matches are counted per node, then added once per term.
+			antiMatches := make([]int64, len(s.antiAffinityTerms))
 			for _, n := range nodes[lo:hi] {
 				for _, e := range n.PodsWithRequiredAntiAffinity {
 					for i := range e.RequiredAntiAffinity() {
@@ -78,16 +80,26 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*affinityStat
 				if !ownTerms {
 					continue
 				}
+				var affinityMatches int64
+				clear(antiMatches)
 				for _, e := range n.Pods {
 					if matchesAll(s.affinityTerms, e) {
-						for i := range s.affinityTerms {
-							c.affinity.add(n, s.affinityTerms[i].TopologyKey, 1)
-						}
+						affinityMatches++
 					}
 					for i := range s.antiAffinityTerms {
 						if s.antiAffinityTerms[i].Matches(e.Obj, nil) {
-							c.antiAffinity.add(n, s.antiAffinityTerms[i].TopologyKey, 1)
+							antiMatches[i]++
 						}
+					}
+				}
+				if affinityMatches > 0 {
+					for i := range s.affinityTerms {
+						c.affinity.add(n, s.affinityTerms[i].TopologyKey, affinityMatches)
+					}
+				}
+				for i, m := range antiMatches {
+					if m > 0 {
+						c.antiAffinity.add(n, s.antiAffinityTerms[i].TopologyKey, m)
 					}
 				}
 			}

@@ -616,9 +616,6 @@ func (c *Cycle) filterWithNominated(st *State, i int, n *snapshot.Node) Status {
 		return s
 	}
 	nv := NodeView{Node: n, NumPods: len(n.Pods), Requested: n.Requested}
-	if len(n.Nominated) == 0 {
-		return filterResources(&c.request, &nv)
-	}
 	if nominated := c.nominatedPods(n); len(nominated) > 0 {
 		nv.Requested = nv.Requested.Clone()
 		for _, p := range nominated {
@@ -637,44 +634,9 @@ func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
 	if !preFilter.IsSuccess() {
 		return msg + " " + preFilter.Message() + "."
 	}
-	// Nodes share a few reasons: count them in a short list, most
-	// recently seen first, rather than hashing every reason of every node.
-	type reasonCount struct {
-		reason string
-		n      int
-	}
-	var counts []reasonCount
-	var index map[string]int // used once counts grows long
-	add := func(r string, n int) {
-		if index != nil {
-			if i, ok := index[r]; ok {
-				counts[i].n += n
-			} else {
-				index[r] = len(counts)
-				counts = append(counts, reasonCount{r, n})
-			}
-			return
-		}
-		for i := range counts {
-			if counts[i].reason == r {
-				counts[i].n += n
-				if i > 0 {
-					counts[0], counts[i] = counts[i], counts[0]
-				}
-				return
-			}
-		}
-		counts = append(counts, reasonCount{r, n})
-		counts[0], counts[len(counts)-1] = counts[len(counts)-1], counts[0]
-		if len(counts) > 32 {
-			index = make(map[string]int, 2*len(counts))
-			for i, c := range counts {
-				index[c.reason] = i
-			}
-		}
-	}
-	// Runs of nodes rejected with the very same reasons (one shared
-	// slice) are counted once.
+	// Runs of nodes rejected with the very same reasons (one slice shared
+	// by the filters' common statuses) are counted once.
+	counts := map[string]int{}
 	var run []string
 	runLength := 0
 	for _, s := range statuses {
@@ -683,16 +645,16 @@ func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
 			continue
 		}
 		for _, r := range run {
-			add(r, runLength)
+			counts[r] += runLength
 		}
 		run, runLength = s.Reasons, 1
 	}
 	for _, r := range run {
-		add(r, runLength)
+		counts[r] += runLength
 	}
 	parts := make([]string, 0, len(counts))
-	for _, c := range counts {
-		parts = append(parts, fmt.Sprintf("%d %s", c.n, c.reason))
+	for r, n := range counts {
+		parts = append(parts, fmt.Sprintf("%d %s", n, r))
 	}
 	slices.Sort(parts)
 	if len(parts) > 0 {

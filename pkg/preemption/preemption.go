@@ -358,7 +358,6 @@ func (d *dryRun) run(res *Result) {
 	for start := 0; start < n && !done; {
 		end := min(start+batch, n)
 		outcomes := d.evaluate(nodes, res.Offset, start, end)
-		defer releaseOutcomes(outcomes)
 		for i := start; i < end; i++ {
 			node := nodes[(res.Offset+i)%n]
 			res.Visited = append(res.Visited, node)
@@ -382,6 +381,7 @@ func (d *dryRun) run(res *Result) {
 				break
 			}
 		}
+		releaseOutcomes(outcomes)
 		start = end
 		batch = max(want-len(nonViolating)-len(violating), 4*d.workers, 32)
 	}
@@ -442,7 +442,7 @@ func (d *dryRun) potentialVictims(s *slab, node *snapshot.Node) (ranked, kept []
 	if !d.customOrder {
 		if o := node.ImportanceOrder(); o.AllStarted {
 			i := o.Below(prio)
-			if n := len(o.Pods) - i; n == 0 {
+			if n := len(o.Ranked) - i; n == 0 {
 				return nil, nil, nil
 			} else if n <= maxInsertion || o.LastTie <= i {
 				return o.Ranked[i:], o.Ranked[:i], nil
@@ -476,11 +476,6 @@ func (d *dryRun) potentialVictims(s *slab, node *snapshot.Node) (ranked, kept []
 		}
 	}
 	return nil, nil, victims
-}
-
-func startNanos(p *snapshot.Pod) int64 {
-	ns, _ := p.StartNanos()
-	return ns
 }
 
 // selectVictims is SelectVictimsOnNode: remove every lower-priority pod,

@@ -1,7 +1,6 @@
 package preemption
 
 import (
-	"slices"
 	"sync"
 
 	"github.com/reprieve/reprieve/pkg/snapshot"
@@ -34,8 +33,8 @@ type victimBlock struct {
 	ptrs   []*Victim
 }
 
-// victims returns n victims with zero values, each slice capped at n so
-// that appending to it never reaches a neighbour's.
+// victims returns n victims for the caller to fill, the slice capped at n
+// so that appending to it never reaches a neighbour's.
 func (s *slab) victims(n int) []*Victim {
 	if len(s.values) < n {
 		s.nextVictimBlock(n)
@@ -43,7 +42,6 @@ func (s *slab) victims(n int) []*Victim {
 	values, ptrs := s.values[:n:n], s.ptrs[:n:n]
 	s.values, s.ptrs = s.values[n:], s.ptrs[n:]
 	for i := range values {
-		values[i] = Victim{}
 		ptrs[i] = &values[i]
 	}
 	return ptrs
@@ -76,7 +74,7 @@ func (s *slab) victimsOf(ranked []snapshot.RankedPod) []*Victim {
 	return out
 }
 
-// candidate returns a zero candidate.
+// candidate returns a candidate for the caller to fill.
 func (s *slab) candidate() *Candidate {
 	if len(s.cands) == 0 {
 		if s.nextCandidates < len(s.candidateBlocks) {
@@ -89,7 +87,6 @@ func (s *slab) candidate() *Candidate {
 	}
 	c := &s.cands[0]
 	s.cands = s.cands[1:]
-	*c = Candidate{}
 	return c
 }
 
@@ -123,22 +120,4 @@ func putSlabs(slabs []slab) {
 		slabs[i].reset()
 	}
 	slabSets.Put(&slabs)
-}
-
-// sortRanked sorts pods, in Node.Pods order, as sortVictims sorts their
-// victims under MoreImportant: the same comparisons on the same sequence
-// give the same permutation.
-func sortRanked(pods []snapshot.RankedPod) {
-	slices.SortFunc(pods, func(a, b snapshot.RankedPod) int {
-		if a.Priority != b.Priority {
-			if a.Priority > b.Priority {
-				return -1
-			}
-			return 0
-		}
-		if a.Start < b.Start {
-			return -1
-		}
-		return 0
-	})
 }

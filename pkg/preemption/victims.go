@@ -54,6 +54,18 @@ func sortVictims(vs []*Victim, more MoreImportantFunc) {
 	})
 }
 
+// sortRanked sorts ranked pods, given in Node.Pods order, as sortVictims
+// sorts their victims under MoreImportant: the same comparisons on the
+// same sequence give the same permutation.
+func sortRanked(pods []snapshot.RankedPod) {
+	slices.SortFunc(pods, func(a, b snapshot.RankedPod) int {
+		if MoreImportant(&Victim{Priority: a.Priority, Start: a.Start}, &Victim{Priority: b.Priority, Start: b.Start}) {
+			return -1
+		}
+		return 0
+	})
+}
+
 // budget is a PodDisruptionBudget prepared for the victim walk.
 type budget struct {
 	pdb      *policyv1.PodDisruptionBudget

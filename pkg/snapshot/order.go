@@ -12,18 +12,17 @@ import (
 // the node's pods for every preemptor: the pods below a priority are a
 // suffix of it, already in order.
 type ImportanceOrder struct {
-	// Pods are the node's pods in importance order.
-	Pods []*Pod
-	// Ranked are Pods with what a dry run on resources reads of them, side
-	// by side so that the dry run does not load the pods themselves.
+	// Ranked are the node's pods in importance order, with what a dry run
+	// on resources reads of them, side by side so that the dry run does not
+	// load the pods themselves.
 	Ranked []RankedPod
-	// Priorities are the priorities of Pods, which descend, kept apart so
+	// Priorities are the priorities of Ranked, which descend, kept apart so
 	// that a search among them stays in one cache line or two.
 	Priorities []int32
-	// LastTie is the largest i for which Pods[i-1] and Pods[i] have equal
-	// priority and start time, or 0 when no two pods are equal. An unstable
-	// sort of a suffix Pods[s:] can only differ from the suffix itself when
-	// LastTie > s.
+	// LastTie is the largest i for which Ranked[i-1] and Ranked[i] have
+	// equal priority and start time, or 0 when no two pods are equal. An
+	// unstable sort of a suffix Ranked[s:] can only differ from the suffix
+	// itself when LastTie > s.
 	LastTie int
 	// AllStarted reports whether every pod has a start time (the rank of a
 	// pod that has not started depends on the evaluation's clock).
@@ -81,15 +80,11 @@ func (n *Node) ImportanceOrder() *ImportanceOrder {
 		o.Ranked[i] = RankedPod{Pod: p, Priority: p.Priority, Pos: int32(i), Start: p.startNanos,
 			MilliCPU: r.MilliCPU, Memory: r.Memory, EphemeralStorage: r.EphemeralStorage}
 	}
-	slices.SortStableFunc(o.Ranked, func(a, b RankedPod) int { return compareImportance(a.Pod, b.Pod) })
-	o.Pods = make([]*Pod, len(o.Ranked))
+	slices.SortStableFunc(o.Ranked, compareImportance)
 	o.Priorities = make([]int32, len(o.Ranked))
 	for i := range o.Ranked {
-		o.Pods[i] = o.Ranked[i].Pod
 		o.Priorities[i] = o.Ranked[i].Priority
-	}
-	for i := 1; i < len(o.Pods); i++ {
-		if compareImportance(o.Pods[i-1], o.Pods[i]) == 0 {
+		if i > 0 && compareImportance(o.Ranked[i-1], o.Ranked[i]) == 0 {
 			o.LastTie = i
 		}
 	}
@@ -99,15 +94,15 @@ func (n *Node) ImportanceOrder() *ImportanceOrder {
 
 // compareImportance orders pods by priority, highest first, then by start
 // time, earliest first.
-func compareImportance(a, b *Pod) int {
+func compareImportance(a, b RankedPod) int {
 	if a.Priority != b.Priority {
 		return cmp.Compare(b.Priority, a.Priority)
 	}
-	return cmp.Compare(a.startNanos, b.startNanos)
+	return cmp.Compare(a.Start, b.Start)
 }
 
 // Below returns the index of the first pod of priority lower than prio:
-// Pods[Below(prio):] are the pods below it.
+// Ranked[Below(prio):] are the pods below it.
 func (o *ImportanceOrder) Below(prio int32) int {
 	lo, hi := 0, len(o.Priorities)
 	for lo < hi {

@@ -60,7 +60,7 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*affinityStat
 		// Counted in ranges of nodes on several goroutines, then summed.
 		nodes := snap.Nodes
 		type counts struct{ existingAnti, affinity, antiAffinity pairCounts }
-		local := make([]counts, rangeWorkers(len(nodes)))
+		local := make([]counts, rangeWorkers(len(nodes), podsMatchingPerRange))
 		forNodeRanges(len(nodes), len(local), func(w, lo, hi int) {
 			c := counts{s.existingAnti, s.affinity, s.antiAffinity}
 			if w > 0 {

@@ -439,20 +439,24 @@ func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 			break
 		}
 		i := (start + k) % len(nodes)
-		n := nodes[i]
 		examined++
-		if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
-			res.Statuses[i] = c.allowedNodesStatus
-			continue
+		if s := c.filterAt(st, i); s.IsSuccess() {
+			res.Feasible = append(res.Feasible, nodes[i])
+		} else {
+			res.Statuses[i] = s
 		}
-		s := c.filterWithNominated(st, i, n)
-		if s.IsSuccess() {
-			res.Feasible = append(res.Feasible, n)
-			continue
-		}
-		res.Statuses[i] = s
 	}
 	return res, examined
+}
+
+// filterAt filters the pod on the node of index i, with the nominated
+// pods; a node outside the PreFilter result gets its status.
+func (c *Cycle) filterAt(st *State, i int) Status {
+	n := c.snap.Nodes[i]
+	if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
+		return c.allowedNodesStatus
+	}
+	return c.filterWithNominated(st, i, n)
 }
 
 // parallelFilterMin is the cluster size from which FilterAll splits the
@@ -463,33 +467,17 @@ const parallelFilterMin = 512
 // goroutines, each with its own overlay; feasible nodes keep snapshot order.
 func (c *Cycle) filterParallel(res *Result) {
 	nodes := c.snap.Nodes
-	workers := min(runtime.GOMAXPROCS(0), len(nodes)/(parallelFilterMin/2))
-	if workers < 2 {
-		workers = 1
-	}
-	feasible := make([][]*snapshot.Node, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(nodes)/workers, (w+1)*len(nodes)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st := c.StateOf()
-			for i := lo; i < hi; i++ {
-				n := nodes[i]
-				if c.allowedNodes != nil && !c.allowedNodes.Has(n.Name) {
-					res.Statuses[i] = c.allowedNodesStatus
-					continue
-				}
-				if s := c.filterWithNominated(&st, i, n); s.IsSuccess() {
-					feasible[w] = append(feasible[w], n)
-				} else {
-					res.Statuses[i] = s
-				}
+	feasible := make([][]*snapshot.Node, rangeWorkers(len(nodes), parallelFilterMin/2))
+	forNodeRanges(len(nodes), len(feasible), func(w, lo, hi int) {
+		st := c.StateOf()
+		for i := lo; i < hi; i++ {
+			if s := c.filterAt(&st, i); s.IsSuccess() {
+				feasible[w] = append(feasible[w], nodes[i])
+			} else {
+				res.Statuses[i] = s
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	for _, f := range feasible {
 		res.Feasible = append(res.Feasible, f...)
 	}
@@ -509,28 +497,12 @@ func (c *Cycle) filterChunks(res *Result, start, want int) int {
 	examined := 0
 	for examined < n && len(res.Feasible) < want {
 		size := min(chunk, n-examined)
-		share := func(w int) {
+		forNodeRanges(size, workers, func(_, lo, hi int) {
 			st := c.StateOf()
-			for k := w * size / workers; k < (w+1)*size/workers; k++ {
-				i := (start + examined + k) % n
-				node := nodes[i]
-				if c.allowedNodes != nil && !c.allowedNodes.Has(node.Name) {
-					statuses[k] = c.allowedNodesStatus
-					continue
-				}
-				statuses[k] = c.filterWithNominated(&st, i, node)
+			for k := lo; k < hi; k++ {
+				statuses[k] = c.filterAt(&st, (start+examined+k)%n)
 			}
-		}
-		var wg sync.WaitGroup
-		for w := 1; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				share(w)
-			}()
-		}
-		share(0)
-		wg.Wait()
+		})
 		for k := range size {
 			i := (start + examined + k) % n
 			if statuses[k].IsSuccess() {

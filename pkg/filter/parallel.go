@@ -5,15 +5,16 @@ import (
 	"sync"
 )
 
-// rangeWorkers is how many goroutines PreFilter uses to count the pods of
-// n nodes: one per nodesPerRange nodes, at most GOMAXPROCS, at least one.
-func rangeWorkers(n int) int {
-	return max(min(runtime.GOMAXPROCS(0), n/nodesPerRange), 1)
+// rangeWorkers is how many goroutines forNodeRanges should use for n
+// nodes when a goroutine is worth perRange nodes: at most GOMAXPROCS, at
+// least one.
+func rangeWorkers(n, perRange int) int {
+	return max(min(runtime.GOMAXPROCS(0), n/perRange), 1)
 }
 
-// nodesPerRange is the fewest nodes worth a goroutine when every pod of
-// them is matched against selectors.
-const nodesPerRange = 64
+// podsMatchingPerRange is the fewest nodes worth a goroutine when every pod
+// of them is matched against selectors (PreFilter's counting).
+const podsMatchingPerRange = 64
 
 // forNodeRanges splits the node indexes [0, n) into workers contiguous
 // ranges and calls work(w, lo, hi) for each, on goroutines of their own

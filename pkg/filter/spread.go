@@ -116,7 +116,7 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*spreadState, e
 	}
 	// Counted in ranges of nodes on several goroutines, then summed.
 	nodes := snap.Nodes
-	local := make([][]map[string]int, rangeWorkers(len(nodes)))
+	local := make([][]map[string]int, rangeWorkers(len(nodes), podsMatchingPerRange))
 	forNodeRanges(len(nodes), len(local), func(w, lo, hi int) {
 		counts := s.counts // the first range counts into the state itself
 		if w > 0 {

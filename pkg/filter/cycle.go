@@ -539,35 +539,6 @@ func (c *Cycle) FilterOne(n *snapshot.Node) Status {
 // ResourcesOnly).
 func (c *Cycle) FilterResources(nv *NodeView) Status { return filterResources(&c.request, nv) }
 
-// filterPlain filters a plain node (see snapshot.NodeSums) for a pod that
-// only resources can reject there, on the node's sums alone, as
-// filterResources would. It reports false for the rarer failures, whose
-// status the full check spells out.
-func (c *Cycle) filterPlain(s *snapshot.NodeSums) (Status, bool) {
-	req := &c.request
-	if int64(s.NumPods)+1 > s.AllowedPods ||
-		req.EphemeralStorage > 0 && req.EphemeralStorage > s.AllocEphemeralStorage-s.ReqEphemeralStorage {
-		return Status{}, false
-	}
-	cpu := req.MilliCPU > 0 && req.MilliCPU > s.AllocMilliCPU-s.ReqMilliCPU
-	mem := req.Memory > 0 && req.Memory > s.AllocMemory-s.ReqMemory
-	switch {
-	case !cpu && !mem:
-		return Status{}, true
-	case cpu && !mem:
-		if req.MilliCPU > s.AllocMilliCPU {
-			return statusUnresolvableCPU, true
-		}
-		return statusInsufficientCPU, true
-	case mem && !cpu:
-		if req.Memory > s.AllocMemory {
-			return statusUnresolvableMem, true
-		}
-		return statusInsufficientMem, true
-	}
-	return Status{}, false
-}
-
 // filterWithNominated runs every filter on node n with the nominated pods
 // the pod must yield to, as FilterWithNominatedPods does on a fresh view of
 // the node. When only NodeResourcesFit depends on the node's pods, it is
@@ -576,7 +547,8 @@ func (c *Cycle) filterPlain(s *snapshot.NodeSums) (Status, bool) {
 // fail when the first passed.
 func (c *Cycle) filterWithNominated(st *State, i int, n *snapshot.Node) Status {
 	if c.plain && uint(i) < uint(len(c.sums)) && c.sums[i].Plain {
-		if s, ok := c.filterPlain(&c.sums[i]); ok {
+		// A plain node: only resources can reject the pod there.
+		if s, ok := basicResourcesStatus(&c.request, &c.sums[i].Allocatable, &c.sums[i].Requested); ok {
 			return s
 		}
 	}

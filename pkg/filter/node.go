@@ -110,48 +110,15 @@ var (
 	statusCPUAndMem       = reject(Unschedulable, NodeResourcesFit, "Insufficient cpu", "Insufficient memory")
 )
 
-// fitsResources is the allocation-free check behind filterResources.
-func fitsResources(req *snapshot.Resources, nv *NodeView) bool {
-	alloc, used := &nv.Node.Allocatable, &nv.Requested
-	if int64(nv.NumPods)+1 > alloc.AllowedPods {
-		return false
-	}
-	if req.MilliCPU > 0 && req.MilliCPU > alloc.MilliCPU-used.MilliCPU ||
-		req.Memory > 0 && req.Memory > alloc.Memory-used.Memory ||
-		req.EphemeralStorage > 0 && req.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage {
-		return false
-	}
-	for _, sc := range req.Scalars {
-		if sc.Value > 0 && sc.Value > alloc.Scalar(sc.Name)-used.Scalar(sc.Name) {
-			return false
-		}
-	}
-	return true
-}
-
 // filterResources is NodeResourcesFit's Filter for a request on a node view.
 func filterResources(req *snapshot.Resources, nv *NodeView) Status {
-	if fitsResources(req, nv) {
-		return Status{}
-	}
-	// The common single-resource failures need no allocation.
-	alloc, used := &nv.Node.Allocatable, &nv.Requested
-	if len(req.Scalars) == 0 && int64(nv.NumPods)+1 <= alloc.AllowedPods &&
-		!(req.EphemeralStorage > 0 && req.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage) {
-		cpu := req.MilliCPU > 0 && req.MilliCPU > alloc.MilliCPU-used.MilliCPU
-		mem := req.Memory > 0 && req.Memory > alloc.Memory-used.Memory
-		switch {
-		case cpu && !mem:
-			if req.MilliCPU > alloc.MilliCPU {
-				return statusUnresolvableCPU
-			}
-			return statusInsufficientCPU
-		case mem && !cpu:
-			if req.Memory > alloc.Memory {
-				return statusUnresolvableMem
-			}
-			return statusInsufficientMem
+	if len(req.Scalars) == 0 {
+		alloc, used := nv.Node.Allocatable.Usage(nv.Node.Allocatable.AllowedPods), nv.Requested.Usage(int64(nv.NumPods))
+		if s, ok := basicResourcesStatus(req, &alloc, &used); ok {
+			return s
 		}
+	} else if fitsScalars(req, nv) {
+		return Status{}
 	}
 	insufficient := InsufficientResources(req, nv.Node.Allocatable, nv.Requested, nv.NumPods)
 	if len(insufficient) == 0 {
@@ -169,6 +136,50 @@ func filterResources(req *snapshot.Resources, nv *NodeView) Status {
 		}
 	}
 	return Status{Code: code, Plugin: NodeResourcesFit, Reasons: reasons}
+}
+
+// basicResourcesStatus is NodeResourcesFit's verdict for a request without
+// scalar resources on a node with allocatable alloc running used: success,
+// or the status of the common failures where only CPU or only memory is
+// short, which need no allocation. It reports false for the others.
+func basicResourcesStatus(req *snapshot.Resources, alloc, used *snapshot.Usage) (Status, bool) {
+	if used.Fits(req, alloc) {
+		return Status{}, true
+	}
+	if used.Pods+1 > alloc.Pods ||
+		req.EphemeralStorage > 0 && req.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage {
+		return Status{}, false
+	}
+	cpu := req.MilliCPU > 0 && req.MilliCPU > alloc.MilliCPU-used.MilliCPU
+	mem := req.Memory > 0 && req.Memory > alloc.Memory-used.Memory
+	switch {
+	case cpu && !mem:
+		if req.MilliCPU > alloc.MilliCPU {
+			return statusUnresolvableCPU, true
+		}
+		return statusInsufficientCPU, true
+	case mem && !cpu:
+		if req.Memory > alloc.Memory {
+			return statusUnresolvableMem, true
+		}
+		return statusInsufficientMem, true
+	}
+	return Status{}, false
+}
+
+// fitsScalars reports whether the request fits the node view, scalar
+// resources included, without allocating.
+func fitsScalars(req *snapshot.Resources, nv *NodeView) bool {
+	alloc, used := nv.Node.Allocatable.Usage(nv.Node.Allocatable.AllowedPods), nv.Requested.Usage(int64(nv.NumPods))
+	if !used.Fits(req, &alloc) {
+		return false
+	}
+	for _, sc := range req.Scalars {
+		if sc.Value > 0 && sc.Value > nv.Node.Allocatable.Scalar(sc.Name)-nv.Requested.Scalar(sc.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 func insufficientReason(name v1.ResourceName) string {

@@ -568,37 +568,19 @@ func outcome(s *slab, node *snapshot.Node, victims []*Victim, numViolating int, 
 	return nodeOutcome{cand: cand}
 }
 
-// usage is what a node's pods request, as a resources-only dry run adds and
-// removes them.
-type usage struct{ cpu, mem, eph, pods int64 }
-
-// add adds a pod's requests (sign 1) or removes them (sign -1).
-func (u *usage) add(cpu, mem, eph, sign int64) {
-	u.cpu, u.mem, u.eph, u.pods = u.cpu+sign*cpu, u.mem+sign*mem, u.eph+sign*eph, u.pods+sign
-}
-
-// addPods adds pods' requests.
-func (u *usage) addPods(pods []*snapshot.Pod) {
+// addPods adds pods' requests to u.
+func addPods(u *snapshot.Usage, pods []*snapshot.Pod) {
 	for _, p := range pods {
 		r := &p.Requests
-		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+		u.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
 	}
-}
-
-// fits reports whether a pod requesting req fits next to u on a node with
-// allocatable alloc, as NodeResourcesFit decides without scalar resources.
-func (u *usage) fits(req, alloc *snapshot.Resources) bool {
-	return u.pods+1 <= alloc.AllowedPods &&
-		(req.MilliCPU <= 0 || req.MilliCPU <= alloc.MilliCPU-u.cpu) &&
-		(req.Memory <= 0 || req.Memory <= alloc.Memory-u.mem) &&
-		(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-u.eph)
 }
 
 // misfit is the outcome on a node where the pod does not fit even without
 // every potential victim: the first pass of the filters with nominated pods
 // fails this way.
-func (d *dryRun) misfit(node *snapshot.Node, u usage) nodeOutcome {
-	nv := filter.NodeView{Node: node, NumPods: int(u.pods), Requested: snapshot.Resources{MilliCPU: u.cpu, Memory: u.mem, EphemeralStorage: u.eph}}
+func (d *dryRun) misfit(node *snapshot.Node, u snapshot.Usage) nodeOutcome {
+	nv := filter.NodeView{Node: node, NumPods: int(u.Pods), Requested: snapshot.Resources{MilliCPU: u.MilliCPU, Memory: u.Memory, EphemeralStorage: u.EphemeralStorage}}
 	return nodeOutcome{status: d.c.FilterResources(&nv)}
 }
 
@@ -609,15 +591,14 @@ func (d *dryRun) misfit(node *snapshot.Node, u usage) nodeOutcome {
 // second pass of FilterWithNominatedPods (without them) cannot fail when
 // the first passed.
 func (d *dryRun) selectByResources(s *slab, node *snapshot.Node, potential []*Victim, sorted bool, nominated []*snapshot.Pod) nodeOutcome {
-	req, alloc := &d.req, &node.Allocatable
-	r := &node.Requested
-	u := usage{r.MilliCPU, r.Memory, r.EphemeralStorage, int64(len(node.Pods))}
-	u.addPods(nominated)
+	req, alloc := &d.req, node.Allocatable.Usage(node.Allocatable.AllowedPods)
+	u := node.Requested.Usage(int64(len(node.Pods)))
+	addPods(&u, nominated)
 	for _, v := range potential {
 		r := &v.Pod.Requests
-		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
+		u.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 	}
-	if !u.fits(req, alloc) {
+	if !u.Fits(req, &alloc) {
 		return d.misfit(node, u)
 	}
 	if !sorted {
@@ -625,11 +606,11 @@ func (d *dryRun) selectByResources(s *slab, node *snapshot.Node, potential []*Vi
 	}
 	return d.reprieveAll(s, node, potential, func(v *Victim) bool {
 		r := &v.Pod.Requests
-		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
-		if u.fits(req, alloc) {
+		u.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+		if u.Fits(req, &alloc) {
 			return true
 		}
-		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
+		u.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 		return false
 	})
 }
@@ -639,34 +620,33 @@ func (d *dryRun) selectByResources(s *slab, node *snapshot.Node, potential []*Vi
 // the walk is one pass and only the pods it evicts become victims. It reads
 // the ranked pods only, not the pods themselves.
 func (d *dryRun) selectRankedByResources(s *slab, node *snapshot.Node, potential, kept []snapshot.RankedPod, nominated []*snapshot.Pod) nodeOutcome {
-	req, alloc := &d.req, &node.Allocatable
+	req, alloc := &d.req, node.Allocatable.Usage(node.Allocatable.AllowedPods)
 	// What the node's pods request without the potential victims, summed
 	// over the shorter of the two lists.
-	var u usage
+	var u snapshot.Usage
 	if len(kept) <= len(potential) {
 		for i := range kept {
 			r := &kept[i]
-			u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+			u.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
 		}
 	} else {
-		r := &node.Requested
-		u = usage{r.MilliCPU, r.Memory, r.EphemeralStorage, int64(len(node.Pods))}
+		u = node.Requested.Usage(int64(len(node.Pods)))
 		for i := range potential {
 			r := &potential[i]
-			u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
+			u.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 		}
 	}
-	u.addPods(nominated)
-	if !u.fits(req, alloc) {
+	addPods(&u, nominated)
+	if !u.Fits(req, &alloc) {
 		return d.misfit(node, u)
 	}
 	var buf [64]int32
 	evicted := buf[:0] // indexes into potential
 	for i := range potential {
 		r := &potential[i]
-		u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
-		if !u.fits(req, alloc) {
-			u.add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
+		u.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+		if !u.Fits(req, &alloc) {
+			u.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 			evicted = append(evicted, int32(i))
 		}
 	}

@@ -124,3 +124,30 @@ func IsExtendedResourceName(name v1.ResourceName) bool {
 	}
 	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
 }
+
+// Usage is what NodeResourcesFit weighs besides scalar resources: CPU in
+// millicores, memory, ephemeral storage and a number of pods. As a node's
+// allocatable, Pods is the pods it allows; as what it runs, the pods.
+type Usage struct{ MilliCPU, Memory, EphemeralStorage, Pods int64 }
+
+// Usage returns r's amounts with pods as the pod count.
+func (r *Resources) Usage(pods int64) Usage {
+	return Usage{r.MilliCPU, r.Memory, r.EphemeralStorage, pods}
+}
+
+// Add adds one pod's requests (sign 1) or removes them (sign -1).
+func (u *Usage) Add(milliCPU, memory, ephemeralStorage, sign int64) {
+	u.MilliCPU += sign * milliCPU
+	u.Memory += sign * memory
+	u.EphemeralStorage += sign * ephemeralStorage
+	u.Pods += sign
+}
+
+// Fits reports whether a pod requesting req, apart from scalar resources,
+// fits next to u on a node whose allocatable is alloc.
+func (u *Usage) Fits(req *Resources, alloc *Usage) bool {
+	return u.Pods+1 <= alloc.Pods &&
+		(req.MilliCPU <= 0 || req.MilliCPU <= alloc.MilliCPU-u.MilliCPU) &&
+		(req.Memory <= 0 || req.Memory <= alloc.Memory-u.Memory) &&
+		(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-u.EphemeralStorage)
+}

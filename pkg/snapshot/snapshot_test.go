@@ -254,10 +254,10 @@ func checkSums(t *testing.T, step int, s *snapshot.Snapshot) {
 		total += len(n.PodsWithRequiredAntiAffinity)
 		a, r := n.Allocatable, n.Requested
 		want := snapshot.NodeSums{
-			AllocMilliCPU: a.MilliCPU, AllocMemory: a.Memory, AllocEphemeralStorage: a.EphemeralStorage, AllowedPods: a.AllowedPods,
-			ReqMilliCPU: r.MilliCPU, ReqMemory: r.Memory, ReqEphemeralStorage: r.EphemeralStorage,
-			NumPods: int32(len(n.Pods)), NumRequiredAntiAffinity: int32(len(n.PodsWithRequiredAntiAffinity)),
-			Plain: !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
+			Allocatable:             snapshot.Usage{MilliCPU: a.MilliCPU, Memory: a.Memory, EphemeralStorage: a.EphemeralStorage, Pods: a.AllowedPods},
+			Requested:               snapshot.Usage{MilliCPU: r.MilliCPU, Memory: r.Memory, EphemeralStorage: r.EphemeralStorage, Pods: int64(len(n.Pods))},
+			NumRequiredAntiAffinity: int32(len(n.PodsWithRequiredAntiAffinity)),
+			Plain:                   !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
 		}
 		if sums[i] != want {
 			t.Fatalf("step %d: node %s has sums %+v, want %+v", step, n.Name, sums[i], want)

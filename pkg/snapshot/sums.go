@@ -4,13 +4,11 @@ package snapshot
 // all nodes side by side (Snapshot.Sums, by node index): a pass over the
 // cluster then streams through one array instead of loading every node.
 type NodeSums struct {
-	// Allocatable and requested CPU (millicores), memory and ephemeral
-	// storage, and the pods the node allows.
-	AllocMilliCPU, AllocMemory, AllocEphemeralStorage, AllowedPods int64
-	ReqMilliCPU, ReqMemory, ReqEphemeralStorage                    int64
-	// NumPods is len(Node.Pods); NumRequiredAntiAffinity is
-	// len(Node.PodsWithRequiredAntiAffinity).
-	NumPods, NumRequiredAntiAffinity int32
+	// Allocatable is the node's allocatable (Pods: the pods it allows);
+	// Requested what its pods request (Pods: len(Node.Pods)).
+	Allocatable, Requested Usage
+	// NumRequiredAntiAffinity is len(Node.PodsWithRequiredAntiAffinity).
+	NumRequiredAntiAffinity int32
 	// Plain reports that the node is schedulable, has no taints and no
 	// nominated pods: a pod's fit there depends on these sums alone (and on
 	// scalar resources, which NodeSums leaves out).
@@ -23,12 +21,11 @@ func (s *Snapshot) Sums() []NodeSums { return s.sums }
 
 // sumsOf computes n's sums.
 func sumsOf(n *Node) NodeSums {
-	a, r := &n.Allocatable, &n.Requested
 	return NodeSums{
-		AllocMilliCPU: a.MilliCPU, AllocMemory: a.Memory, AllocEphemeralStorage: a.EphemeralStorage, AllowedPods: a.AllowedPods,
-		ReqMilliCPU: r.MilliCPU, ReqMemory: r.Memory, ReqEphemeralStorage: r.EphemeralStorage,
-		NumPods: int32(len(n.Pods)), NumRequiredAntiAffinity: int32(len(n.PodsWithRequiredAntiAffinity)),
-		Plain: !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
+		Allocatable:             n.Allocatable.Usage(n.Allocatable.AllowedPods),
+		Requested:               n.Requested.Usage(int64(len(n.Pods))),
+		NumRequiredAntiAffinity: int32(len(n.PodsWithRequiredAntiAffinity)),
+		Plain:                   !n.Unschedulable && len(n.Taints) == 0 && len(n.Nominated) == 0,
 	}
 }
 

@@ -339,9 +339,9 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 	}
 	out := NodeStatuses{names: snap.NodeNames(), entries: make([]statusEntry, 0, max(n, 0))}
 	// Most nodes share a handful of rejections; so do their NodeStatus
-	// values. The first maxSharedStatuses of out.distinct are shared.
-	numShared := 0
-	last := -1                       // the status of the last node without a dry-run status
+	// values: shared indexes them in out.distinct.
+	var shared []int32
+	last := int32(-1)                // the status of the last node without a dry-run status
 	var dryRun map[int]filter.Status // by node index
 	if res != nil && len(res.NodeStatuses) > 0 {
 		dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
@@ -360,26 +360,26 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 				pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: nonNil(p.Reasons)}
 			}
 		}
-		k := -1
-		if pre == nil && last >= 0 && sameReasons(out.distinct[last], s) {
+		k := int32(-1)
+		if pre == nil && last >= 0 && sameStatus(out.distinct[last], s) {
 			// Most often a node is rejected just as the one before.
 			k = last
 		} else if pre == nil {
-			for j, c := range out.distinct[:numShared] {
-				if sameStatus(c, s) {
+			for _, j := range shared {
+				if sameStatus(out.distinct[j], s) {
 					k = j
 					break
 				}
 			}
 		}
 		if k < 0 {
-			k = len(out.distinct)
+			k = int32(len(out.distinct))
 			out.distinct = append(out.distinct, &NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons), Preemption: pre})
-			if pre == nil && numShared == k && numShared < maxSharedStatuses {
-				numShared++
+			if pre == nil && len(shared) < maxSharedStatuses {
+				shared = append(shared, k)
 			}
 		}
-		out.entries = append(out.entries, statusEntry{node: int32(i), status: int32(k)})
+		out.entries = append(out.entries, statusEntry{node: int32(i), status: k})
 		if pre == nil {
 			last = k
 		}
@@ -395,17 +395,13 @@ const parallelExplainNodes = 1000
 const maxSharedStatuses = 8
 
 // sameStatus reports whether ns, which has no preemption status, says what
-// the filter status s says.
+// the filter status s says; filters' common statuses share their reasons
+// slice, which makes the comparison short.
 func sameStatus(ns *NodeStatus, s *filter.Status) bool {
-	return ns.Plugin == s.Plugin && ns.Code == s.Code.String() && slices.Equal(ns.Reasons, s.Reasons)
-}
-
-// sameReasons reports whether ns, which has no preemption status, is s by
-// identity: same code and plugin, and the very same reasons slice.
-func sameReasons(ns *NodeStatus, s *filter.Status) bool {
-	return len(ns.Reasons) == len(s.Reasons) && len(s.Reasons) > 0 &&
-		unsafe.SliceData(ns.Reasons) == unsafe.SliceData(s.Reasons) &&
-		ns.Plugin == s.Plugin && ns.Code == s.Code.String()
+	if ns.Plugin != s.Plugin || ns.Code != s.Code.String() || len(ns.Reasons) != len(s.Reasons) {
+		return false
+	}
+	return len(s.Reasons) > 0 && unsafe.SliceData(ns.Reasons) == unsafe.SliceData(s.Reasons) || slices.Equal(ns.Reasons, s.Reasons)
 }
 
 // NodeStatuses says, node by node, why nodes were rejected. It lists the

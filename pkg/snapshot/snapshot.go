@@ -199,10 +199,11 @@ func New(objs Objects) (*Snapshot, error) {
 		s.SetPriorityClass(pc)
 	}
 	for _, n := range objs.Nodes {
-		if err := s.AddNode(n); err != nil {
+		if err := s.addNode(n); err != nil {
 			return nil, err
 		}
 	}
+	s.relist()
 	for _, p := range objs.Pods {
 		if name := p.Spec.NodeName; name != "" && !finished(p) && s.nodesByName[name] == nil {
 			return nil, &ObjectError{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, Field: "spec.nodeName",
@@ -287,6 +288,16 @@ func (s *Snapshot) PriorityClasses() []*schedulingv1.PriorityClass {
 
 // AddNode adds a node. Adding a node that exists is an error.
 func (s *Snapshot) AddNode(n *v1.Node) error {
+	if err := s.addNode(n); err != nil {
+		return err
+	}
+	s.relist()
+	return nil
+}
+
+// addNode is AddNode without laying the nodes out again, for callers that
+// add many and call relist once.
+func (s *Snapshot) addNode(n *v1.Node) error {
 	if _, dup := s.nodesByName[n.Name]; dup {
 		return &ObjectError{Kind: "Node", Name: n.Name, Field: "metadata.name", Detail: "duplicate object", Obj: n}
 	}
@@ -305,7 +316,6 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 		s.zones = append(s.zones, node.Zone)
 	}
 	s.nodesByZone[node.Zone] = append(s.nodesByZone[node.Zone], node)
-	s.relist()
 	return nil
 }
 

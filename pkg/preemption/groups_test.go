@@ -12,7 +12,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
@@ -32,37 +31,8 @@ var (
 	gatesBoth = Features{GenericWorkload: true, CompositePodGroup: true}
 )
 
-// pg builds a PodGroup; mode is "All", "Single" or "" (unset).
-func pg(name string, prio int32, mode, parent string) *schedulingv1beta1.PodGroup {
-	g := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
-	g.Spec.Priority = &prio
-	switch mode {
-	case "All":
-		g.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{All: &schedulingv1beta1.AllDisruptionMode{}}
-	case "Single":
-		g.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{Single: &schedulingv1beta1.SingleDisruptionMode{}}
-	}
-	if parent != "" {
-		g.Spec.ParentCompositePodGroupName = &parent
-	}
-	return g
-}
-
-// cpg builds a CompositePodGroup; mode is "All", "Single" or "".
-func cpg(name string, prio int32, mode, parent string) *schedulingv1alpha3.CompositePodGroup {
-	g := &schedulingv1alpha3.CompositePodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
-	g.Spec.Priority = &prio
-	switch mode {
-	case "All":
-		g.Spec.DisruptionMode = &schedulingv1alpha3.CompositeDisruptionMode{All: &schedulingv1alpha3.AllCompositeDisruptionMode{}}
-	case "Single":
-		g.Spec.DisruptionMode = &schedulingv1alpha3.CompositeDisruptionMode{Single: &schedulingv1alpha3.SingleCompositeDisruptionMode{}}
-	}
-	if parent != "" {
-		g.Spec.ParentCompositePodGroupName = &parent
-	}
-	return g
-}
+// Group builders, short for the tables below.
+var pg, cpg = rt.PodGroup, rt.CompositePodGroup
 
 // member puts pod in the PodGroup name.
 func member(p *v1.Pod, name string) *v1.Pod {

@@ -23,30 +23,7 @@ import (
 
 var gangGates = preemption.Features{GenericWorkload: true, CompositePodGroup: true}
 
-// podGroup builds a PodGroup in default; mode is "All", "Single" or "".
-func podGroup(name string, prio int32, mode, parent string) *schedulingv1beta1.PodGroup {
-	g := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
-	g.Spec.Priority = &prio
-	switch mode {
-	case "All":
-		g.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{All: &schedulingv1beta1.AllDisruptionMode{}}
-	case "Single":
-		g.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{Single: &schedulingv1beta1.SingleDisruptionMode{}}
-	}
-	if parent != "" {
-		g.Spec.ParentCompositePodGroupName = &parent
-	}
-	return g
-}
-
-func compositeGroup(name string, prio int32, all bool) *schedulingv1alpha3.CompositePodGroup {
-	g := &schedulingv1alpha3.CompositePodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
-	g.Spec.Priority = &prio
-	if all {
-		g.Spec.DisruptionMode = &schedulingv1alpha3.CompositeDisruptionMode{All: &schedulingv1alpha3.AllCompositeDisruptionMode{}}
-	}
-	return g
-}
+var podGroup = rt.PodGroup
 
 // in puts the pod in the PodGroup name.
 func in(b *rt.PodBuilder, name string) *rt.PodBuilder {
@@ -202,7 +179,7 @@ func TestPodGroupVictims(t *testing.T) {
 					in(pod("b", 0, "1").On("n2"), "right").Obj(),
 				},
 				pgs:  []*schedulingv1beta1.PodGroup{podGroup("left", 0, "Single", "job"), podGroup("right", 0, "Single", "job")},
-				cpgs: []*schedulingv1alpha3.CompositePodGroup{compositeGroup("job", 3, true)},
+				cpgs: []*schedulingv1alpha3.CompositePodGroup{rt.CompositePodGroup("job", 3, "All", "")},
 				pod:  pod("p", 10, "1").NodeSelector(v1.LabelHostname, "n1").Obj(),
 			}, features: gangGates,
 			wantNode: "n1", wantVictims: []string{"default/a@n1", "default/b@n2"},

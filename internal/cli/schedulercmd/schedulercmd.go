@@ -71,14 +71,11 @@ Without --kubeconfig it uses the in-cluster configuration.`,
 
 // Complete reads the configuration and fills defaults.
 func (o *Options) Complete(cmd *cobra.Command) error {
-	o.cfg = config.Default()
-	if o.ConfigFile != "" {
-		c, err := config.Load(o.ConfigFile)
-		if err != nil {
-			return fmt.Errorf("%w: %v", clierr.ErrInvalidConfig, err)
-		}
-		o.cfg = c
+	cfg, err := clierr.LoadConfig(o.ConfigFile)
+	if err != nil {
+		return err
 	}
+	o.cfg = cfg
 	if o.SchedulerName == "" {
 		o.SchedulerName = o.cfg.SchedulerName
 	}

@@ -75,14 +75,11 @@ func (o *Options) Validate() error {
 	default:
 		return clierr.Usagef("--output must be table, events or json, got %q", o.Output)
 	}
-	o.cfg = config.Default()
-	if o.ConfigFile != "" {
-		c, err := config.Load(o.ConfigFile)
-		if err != nil {
-			return fmt.Errorf("%w: %v", clierr.ErrInvalidConfig, err)
-		}
-		o.cfg = c
+	cfg, err := clierr.LoadConfig(o.ConfigFile)
+	if err != nil {
+		return err
 	}
+	o.cfg = cfg
 	return nil
 }
 

@@ -89,14 +89,11 @@ node was rejected.`,
 
 // Complete reads the configuration.
 func (o *Options) Complete() error {
-	o.cfg = config.Default()
-	if o.ConfigFile != "" {
-		c, err := config.Load(o.ConfigFile)
-		if err != nil {
-			return fmt.Errorf("%w: %v", clierr.ErrInvalidConfig, err)
-		}
-		o.cfg = c
+	cfg, err := clierr.LoadConfig(o.ConfigFile)
+	if err != nil {
+		return err
 	}
+	o.cfg = cfg
 	features, err := preemption.ParseFeatureGates(o.FeatureGates)
 	if err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)

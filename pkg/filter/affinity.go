@@ -44,7 +44,7 @@ type affinityOverlay struct {
 // newAffinityState is InterPodAffinity's PreFilter. It returns nil when the
 // plugin is skipped: the pod has no required terms and no existing pod's
 // anti-affinity matches it.
-func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*affinityState, error) {
+func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*affinityState, error) {
 	s := &affinityState{
 		pod:               pod,
 		nsLabels:          snap.NamespaceLabels(pod.Namespace()),
@@ -60,7 +60,7 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*affinityStat
 		// Counted in ranges of nodes on several goroutines, then summed.
 		nodes := snap.Nodes
 		type counts struct{ existingAnti, affinity, antiAffinity pairCounts }
-		local := make([]counts, rangeWorkers(len(nodes), podsMatchingPerRange))
+		local := make([]counts, rangeWorkers(workers, len(nodes), podsMatchingPerRange))
 		forNodeRanges(len(nodes), len(local), func(w, lo, hi int) {
 			c := counts{s.existingAnti, s.affinity, s.antiAffinity}
 			if w > 0 {

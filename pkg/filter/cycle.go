@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -40,12 +38,52 @@ type Cycle struct {
 	// (see snapshot.NodeSums); sums are then the snapshot's node sums.
 	plain bool
 	sums  []snapshot.NodeSums
+
+	// workers is the resolved Options.Parallelism; buffers never nil.
+	workers int
+	buffers *Buffers
+}
+
+// Options configures a filter cycle.
+type Options struct {
+	// Parallelism bounds the goroutines that PreFilter and filtering use,
+	// the caller's included: 1 runs everything on the caller's goroutine;
+	// 0 means GOMAXPROCS.
+	Parallelism int
+	// Buffers, when not nil, lends the cycle memory kept from earlier
+	// cycles; the Result of FilterAll or FilterFrom then lives in it until
+	// the buffers are lent to another cycle. Nil allocates afresh.
+	Buffers *Buffers
+}
+
+// Buffers is memory that filter cycles reuse, held by the caller (an
+// evaluator or a scheduler). The zero value is ready; it must not be lent
+// to two cycles in use at the same time.
+type Buffers struct {
+	statuses, scratch []Status
+}
+
+// statusList returns a zeroed list of n statuses from *buf, growing it.
+func statusList(buf *[]Status, n int) []Status {
+	if cap(*buf) < n {
+		*buf = make([]Status, n)
+	}
+	s := (*buf)[:n]
+	clear(s)
+	return s
 }
 
 // NewCycle runs PreFilter for pod over snap. The pod's priority must already
 // be resolved (snapshot.NewPod or a pod of the snapshot).
-func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod) *Cycle {
-	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts()}
+func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
+	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts(),
+		workers: opts.Parallelism, buffers: opts.Buffers}
+	if c.workers <= 0 {
+		c.workers = runtime.GOMAXPROCS(0)
+	}
+	if c.buffers == nil {
+		c.buffers = &Buffers{}
+	}
 	var pluginsWithNodes []string
 
 	// NodeName: restrict to spec.nodeName.
@@ -83,11 +121,11 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod) *Cycle {
 	}
 
 	var err error
-	if c.spread, err = newSpreadState(snap, pod); err != nil {
+	if c.spread, err = newSpreadState(snap, pod, c.workers); err != nil {
 		c.preFilter = Status{Code: Error, Plugin: PodTopologySpread, Reasons: []string{fmt.Sprintf("running PreFilter plugin %q: %v", PodTopologySpread, err)}}
 		return c
 	}
-	if c.affinity, err = newAffinityState(snap, pod); err != nil {
+	if c.affinity, err = newAffinityState(snap, pod, c.workers); err != nil {
 		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
 		return c
 	}
@@ -108,6 +146,9 @@ func (c *Cycle) Pod() *snapshot.Pod { return c.pod }
 
 // Snapshot returns the snapshot the cycle runs over.
 func (c *Cycle) Snapshot() *snapshot.Snapshot { return c.snap }
+
+// Parallelism returns how many goroutines the cycle may use (Options).
+func (c *Cycle) Parallelism() int { return c.workers }
 
 // PreFilterStatus returns the PreFilter rejection, or Success.
 func (c *Cycle) PreFilterStatus() Status { return c.preFilter }
@@ -379,28 +420,6 @@ type Result struct {
 	Statuses []Status
 }
 
-// statusBuffers recycles Statuses, the one large allocation of a cycle.
-var statusBuffers sync.Pool
-
-func newStatuses(n int) []Status {
-	if b, ok := statusBuffers.Get().(*[]Status); ok && cap(*b) >= n {
-		s := (*b)[:n]
-		clear(s)
-		return s
-	}
-	return make([]Status, n)
-}
-
-// Release gives the result's buffers back for reuse; the result must not
-// be used afterwards. Calling it is optional.
-func (r *Result) Release() {
-	if r.Statuses != nil {
-		s := r.Statuses
-		statusBuffers.Put(&s)
-		r.Statuses = nil
-	}
-}
-
 // FilterAll filters the pod on every node of the snapshot, as upstream's
 // findNodesThatFitPod does when it examines every node: a PreFilter
 // rejection applies to all nodes, nodes outside a PreFilterResult are
@@ -418,14 +437,14 @@ func (c *Cycle) FilterAll() Result {
 // nodes it examined.
 func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 	nodes := c.snap.Nodes
-	res := Result{Statuses: newStatuses(len(nodes))}
+	res := Result{Statuses: statusList(&c.buffers.statuses, len(nodes))}
 	if !c.preFilter.IsSuccess() {
 		for i := range nodes {
 			res.Statuses[i] = c.preFilter
 		}
 		return res, len(nodes)
 	}
-	if len(nodes) >= parallelFilterMin && runtime.GOMAXPROCS(0) > 1 {
+	if len(nodes) >= parallelFilterMin && c.workers > 1 {
 		if want >= len(nodes) {
 			c.filterParallel(&res)
 			return res, len(nodes)
@@ -463,11 +482,11 @@ func (c *Cycle) filterAt(st *State, i int) Status {
 // nodes between goroutines.
 const parallelFilterMin = 512
 
-// filterParallel filters every node, in contiguous ranges on GOMAXPROCS
+// filterParallel filters every node, in contiguous ranges on the cycle's
 // goroutines, each with its own overlay; feasible nodes keep snapshot order.
 func (c *Cycle) filterParallel(res *Result) {
 	nodes := c.snap.Nodes
-	feasible := make([][]*snapshot.Node, rangeWorkers(len(nodes), parallelFilterMin/2))
+	feasible := make([][]*snapshot.Node, rangeWorkers(c.workers, len(nodes), parallelFilterMin/2))
 	forNodeRanges(len(nodes), len(feasible), func(w, lo, hi int) {
 		st := c.StateOf()
 		for i := lo; i < hi; i++ {
@@ -490,10 +509,9 @@ func (c *Cycle) filterParallel(res *Result) {
 func (c *Cycle) filterChunks(res *Result, start, want int) int {
 	nodes := c.snap.Nodes
 	n := len(nodes)
-	workers := runtime.GOMAXPROCS(0)
+	workers := c.workers
 	chunk := max(2*want, parallelFilterMin)
-	statuses := newStatuses(n)
-	defer statusBuffers.Put(&statuses)
+	statuses := statusList(&c.buffers.scratch, n)
 	examined := 0
 	for examined < n && len(res.Feasible) < want {
 		size := min(chunk, n-examined)
@@ -578,13 +596,14 @@ func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
 	if !preFilter.IsSuccess() {
 		return msg + " " + preFilter.Message() + "."
 	}
-	// Runs of nodes rejected with the very same reasons (one slice shared
-	// by the filters' common statuses) are counted once.
+	// Runs of nodes rejected with equal reasons (mostly one slice shared by
+	// the filters' common statuses, which compares in one step) are
+	// counted once.
 	counts := map[string]int{}
 	var run []string
 	runLength := 0
 	for _, s := range statuses {
-		if len(s.Reasons) == len(run) && len(run) > 0 && unsafe.SliceData(s.Reasons) == unsafe.SliceData(run) {
+		if len(run) > 0 && slices.Equal(s.Reasons, run) {
 			runLength++
 			continue
 		}

@@ -1,15 +1,12 @@
 package filter
 
-import (
-	"runtime"
-	"sync"
-)
+import "sync"
 
 // rangeWorkers is how many goroutines forNodeRanges should use for n
-// nodes when a goroutine is worth perRange nodes: at most GOMAXPROCS, at
-// least one.
-func rangeWorkers(n, perRange int) int {
-	return max(min(runtime.GOMAXPROCS(0), n/perRange), 1)
+// nodes when a goroutine is worth perRange nodes: at most limit, at least
+// one.
+func rangeWorkers(limit, n, perRange int) int {
+	return max(min(limit, n/perRange), 1)
 }
 
 // podsMatchingPerRange is the fewest nodes worth a goroutine when every pod

@@ -3,7 +3,6 @@ package filter_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 
@@ -38,14 +37,13 @@ func TestParallelFilteringMatchesSequential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := filter.NewCycle(snap, pod)
 	type outcome struct {
 		Feasible []string
 		Statuses []filter.Status
 		Examined int
 	}
 	run := func(procs, start, want int) outcome {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		c := filter.NewCycle(snap, pod, filter.Options{Parallelism: procs})
 		res, examined := c.FilterFrom(start, want)
 		o := outcome{Statuses: res.Statuses, Examined: examined}
 		for _, n := range res.Feasible {
@@ -96,8 +94,7 @@ func TestParallelPreFilterMatchesSequential(t *testing.T) {
 			t.Fatal(err)
 		}
 		run := func(procs int) []filter.Status {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			return filter.NewCycle(snap, pod).FilterAll().Statuses
+			return filter.NewCycle(snap, pod, filter.Options{Parallelism: procs}).FilterAll().Statuses
 		}
 		seq, par := run(1), run(4)
 		if diff := cmp.Diff(seq, par); diff != "" {

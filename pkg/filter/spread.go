@@ -94,7 +94,7 @@ func (p *criticalPaths) update(domain string, count int) {
 
 // newSpreadState is PodTopologySpread's PreFilter. It returns nil when the
 // pod has no DoNotSchedule constraints (the plugin is skipped).
-func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*spreadState, error) {
+func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*spreadState, error) {
 	cons, err := SpreadConstraints(pod.Obj.Spec.TopologySpreadConstraints, pod.Obj.Labels, v1.DoNotSchedule)
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod) (*spreadState, e
 	}
 	// Counted in ranges of nodes on several goroutines, then summed.
 	nodes := snap.Nodes
-	local := make([][]map[string]int, rangeWorkers(len(nodes), podsMatchingPerRange))
+	local := make([][]map[string]int, rangeWorkers(workers, len(nodes), podsMatchingPerRange))
 	forNodeRanges(len(nodes), len(local), func(w, lo, hi int) {
 		counts := s.counts // the first range counts into the state itself
 		if w > 0 {

@@ -39,7 +39,7 @@ func TestCriticalPathsNominatedPodsRestored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewCycle(snap, pod)
+	c := NewCycle(snap, pod, Options{})
 	st := c.NewState()
 	st.ModelCriticalPaths()
 	// Touch zone c so that the overlay holds its own paths.

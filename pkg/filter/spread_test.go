@@ -63,7 +63,7 @@ func TestCriticalPaths(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := filter.NewCycle(snap, pod)
+			c := filter.NewCycle(snap, pod, filter.Options{})
 			st := c.NewState()
 			if tc.model {
 				st.ModelCriticalPaths()

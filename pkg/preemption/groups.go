@@ -1,11 +1,9 @@
 package preemption
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"sort"
-
-	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
@@ -74,44 +72,11 @@ type Unit struct {
 	Start int64
 	// Nodes are the nodes the members run on, in snapshot order.
 	Nodes []*snapshot.Node
-	// nodes holds the node of each member.
-	nodes []*snapshot.Node
 }
 
 // IsGroup reports whether the unit affects a pod group (upstream's
 // Victim.IsGroup): a group evicted whole, or a pod of a pod group.
 func (u *Unit) IsGroup() bool { return u.Kind != UnitPod }
-
-// MoreImportantUnitFunc reports whether unit a is more important than b.
-type MoreImportantUnitFunc func(a, b *Unit) bool
-
-// MoreImportantUnit is upstream's MoreImportantVictim: higher priority;
-// then CompositePodGroup over PodGroup over a pod; then more members; then
-// the earlier start. There is no further tie-break: units equal on all four
-// keep the order the (unstable) sort leaves them in.
-func MoreImportantUnit(a, b *Unit) bool {
-	if a.Priority != b.Priority {
-		return a.Priority > b.Priority
-	}
-	if ra, rb := a.Kind.rank(), b.Kind.rank(); ra != rb {
-		return ra > rb
-	}
-	if len(a.Members) != len(b.Members) {
-		return len(a.Members) > len(b.Members)
-	}
-	return a.Start < b.Start
-}
-
-// sortUnits sorts with upstream's algorithm (sort.Slice, not stable), so
-// that units of equal importance end in upstream's order.
-func sortUnits(us []*Unit, more MoreImportantUnitFunc) {
-	slices.SortFunc(us, func(a, b *Unit) int { // same algorithm as sort.Slice; see sortVictims
-		if more(a, b) {
-			return -1
-		}
-		return 0
-	})
-}
 
 // hierarchy answers upstream's pod-group questions over a snapshot under
 // the given features: a pod's effective priority (GetPodPriority), its
@@ -291,7 +256,7 @@ func (idx *groupIndex) collect(g *snapshot.Group) groupMembers {
 			m.span = append(m.span, n)
 		}
 	}
-	sort.Slice(m.span, func(i, j int) bool { return m.span[i].Index < m.span[j].Index })
+	slices.SortFunc(m.span, func(a, b *snapshot.Node) int { return cmp.Compare(a.Index, b.Index) })
 	return m
 }
 
@@ -299,13 +264,14 @@ func (idx *groupIndex) collect(g *snapshot.Group) groupMembers {
 // (getCrossNodesVictims over one node): one unit per pod of the node, in
 // the node's pod order, except that the pods of a group evicted whole make
 // one unit, created at the first of them. Only the units with a priority
-// below maxPriority are returned (the others are never victims), but all
+// below maxPriority are listed (the others are never victims), but all
 // count for the start-time fallback: a pod without a start time counts as
 // starting at now, a nanosecond later for each pod considered, as
-// upstream's time.Now() does when it builds the units.
-func (idx *groupIndex) unitsOn(node *snapshot.Node, maxPriority int32, now int64) ([]*Unit, error) {
-	var units []*Unit
-	var seen map[*snapshot.Group]bool
+// upstream's time.Now() does when it builds the units. The list lives in
+// w's buffers until the next call.
+func (idx *groupIndex) unitsOn(w *worker, node *snapshot.Node, maxPriority int32, now int64) (unitList, error) {
+	members, memberNodes, spans := w.members[:0], w.memberNodes[:0], w.spans[:0]
+	clear(w.seen)
 	tick := int64(0)
 	start := func(p *snapshot.Pod) int64 {
 		t := now + tick
@@ -315,19 +281,25 @@ func (idx *groupIndex) unitsOn(node *snapshot.Node, maxPriority int32, now int64
 		}
 		return t
 	}
+	add := func(p *snapshot.Pod, n *snapshot.Node, start int64) {
+		r := &p.Requests
+		members = append(members, snapshot.RankedPod{Pod: p, Priority: p.Priority, Start: start,
+			MilliCPU: r.MilliCPU, Memory: r.Memory, EphemeralStorage: r.EphemeralStorage})
+		memberNodes = append(memberNodes, n)
+	}
 	for _, p := range node.Pods {
 		info, inGroup := idx.pods[p]
 		if inGroup && info.all != nil {
-			if seen[info.all] {
+			if w.seen[info.all] {
 				continue
 			}
-			if seen == nil {
-				seen = map[*snapshot.Group]bool{}
+			if w.seen == nil {
+				w.seen = map[*snapshot.Group]bool{}
 			}
-			seen[info.all] = true
+			w.seen[info.all] = true
 			m := idx.members[info.all]
 			if m.err != nil {
-				return nil, m.err
+				return unitList{}, m.err
 			}
 			if len(m.pods) > 0 {
 				if info.priority >= maxPriority {
@@ -338,17 +310,16 @@ func (idx *groupIndex) unitsOn(node *snapshot.Node, maxPriority int32, now int64
 				if info.all.Kind == snapshot.KindCompositePodGroup {
 					kind = UnitCompositePodGroup
 				}
-				u := &Unit{Kind: kind, Group: info.all, Priority: info.priority, Nodes: m.span, nodes: m.nodes}
-				u.Members = make([]*Victim, len(m.pods))
-				values := make([]Victim, len(m.pods))
+				sp := span{lo: int32(len(members)), kind: kind, group: info.all, priority: info.priority, nodes: m.span}
 				for i, q := range m.pods {
-					values[i] = Victim{Pod: q, Priority: q.Priority, Start: start(q)}
-					u.Members[i] = &values[i]
-					if i == 0 || values[i].Start < u.Start {
-						u.Start = values[i].Start
+					st := start(q)
+					add(q, m.nodes[i], st)
+					if i == 0 || st < sp.start {
+						sp.start = st
 					}
 				}
-				units = append(units, u)
+				sp.hi = int32(len(members))
+				spans = append(spans, sp)
 				continue
 			}
 			// No scheduled pods found under the group (upstream: "should
@@ -364,50 +335,10 @@ func (idx *groupIndex) unitsOn(node *snapshot.Node, maxPriority int32, now int64
 			tick++
 			continue
 		}
-		nodes := []*snapshot.Node{node}
-		u := &Unit{Kind: kind, Priority: prio, Nodes: nodes, nodes: nodes}
-		v := &Victim{Pod: p, Priority: p.Priority, Start: start(p)}
-		u.Members, u.Start = []*Victim{v}, v.Start
-		units = append(units, u)
+		st := start(p)
+		spans = append(spans, span{lo: int32(len(members)), hi: int32(len(members)) + 1, kind: kind, priority: prio, start: st})
+		add(p, node, st)
 	}
-	return units, nil
-}
-
-// violatingUnit is a unit whose eviction breaks a budget, with the number of
-// its pods that do (upstream's ViolatingVictim).
-type violatingUnit struct {
-	unit         *Unit
-	violateCount int
-}
-
-// splitUnitsByPDB is upstream's FilterVictimsWithPDBViolation for units: it
-// charges the budgets pod by pod in unit order, and a unit is violating as
-// soon as one of its pods is; its ViolateCount is how many of its pods are.
-// The budgets each pod breaks are returned for explanations.
-func splitUnitsByPDB(units []*Unit, budgets []budget) (violating []violatingUnit, nonViolating []*Unit, broken map[*Victim][]*policyv1.PodDisruptionBudget) {
-	if len(budgets) == 0 {
-		return nil, units, nil
-	}
-	allowed := make([]int32, len(budgets))
-	for i := range budgets {
-		allowed[i] = budgets[i].pdb.Status.DisruptionsAllowed
-	}
-	for _, u := range units {
-		count := 0
-		for _, m := range u.Members {
-			if pdb := chargeBudgets(m.Pod.Obj, budgets, allowed); pdb != nil {
-				count++
-				if broken == nil {
-					broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
-				}
-				broken[m] = append(broken[m], pdb)
-			}
-		}
-		if count > 0 {
-			violating = append(violating, violatingUnit{u, count})
-		} else {
-			nonViolating = append(nonViolating, u)
-		}
-	}
-	return violating, nonViolating, broken
+	w.members, w.memberNodes, w.spans = members, memberNodes, spans
+	return unitList{members: members, memberNodes: memberNodes, spans: spans}, nil
 }

@@ -57,15 +57,20 @@ func (c cluster) build(t *testing.T) *snapshot.Snapshot {
 	return snap
 }
 
-// unitString renders a unit as "kind prio [members]" with members sorted
-// (upstream's member order is map order).
-func unitString(u *Unit) string {
-	var names []string
-	for i, m := range u.Members {
-		names = append(names, m.Pod.Name()+"@"+u.nodes[i].Name)
+// unitStrings renders each unit of l as "kind prio [members]" with members
+// sorted (upstream's member order is map order).
+func unitStrings(l unitList) []string {
+	var out []string
+	for u := range l.len() {
+		lo, hi := l.bounds(u)
+		var names []string
+		for m := lo; m < hi; m++ {
+			names = append(names, l.members[m].Pod.Name()+"@"+l.memberNodes[m].Name)
+		}
+		slices.Sort(names)
+		out = append(out, fmt.Sprintf("%s %d [%s]", l.spans[u].kind, l.spans[u].priority, strings.Join(names, " ")))
 	}
-	slices.Sort(names)
-	return fmt.Sprintf("%s %d [%s]", u.Kind, u.Priority, strings.Join(names, " "))
+	return out
 }
 
 // TestUnitsOnNode ports upstream's TestGetVictimsOnNode (preemption_test.go):
@@ -192,13 +197,11 @@ func TestUnitsOnNode(t *testing.T) {
 				}
 			} else {
 				idx := newGroupIndex(snap, tc.features)
-				units, err := idx.unitsOn(snap.Node("node1"), 1<<30, 0)
+				units, err := idx.unitsOn(&worker{}, snap.Node("node1"), 1<<30, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, u := range units {
-					got = append(got, unitString(u))
-				}
+				got = unitStrings(units)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("units (-want,+got):\n%s", diff)
@@ -275,11 +278,11 @@ func TestHierarchy(t *testing.T) {
 // size, then the earlier start; no further tie-break.
 func TestMoreImportantUnit(t *testing.T) {
 	before, now := time.Unix(500, 0).UnixNano(), time.Unix(1000, 0).UnixNano()
-	unit := func(prio int32, kind UnitKind, size int, start int64) *Unit {
-		return &Unit{Priority: prio, Kind: kind, Members: make([]*Victim, size), Start: start}
+	unit := func(prio int32, kind UnitKind, size int, start int64) span {
+		return span{priority: prio, kind: kind, hi: int32(size), start: start}
 	}
 	tests := map[string]struct {
-		a, b *Unit
+		a, b span
 		want bool
 	}{
 		"vi1 has higher priority":                       {unit(20, UnitPod, 1, 0), unit(10, UnitPod, 1, 0), true},
@@ -305,8 +308,9 @@ func TestMoreImportantUnit(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := MoreImportantUnit(tc.a, tc.b); got != tc.want {
-				t.Errorf("MoreImportantUnit = %v, want %v", got, tc.want)
+			l := unitList{spans: []span{tc.a, tc.b}}
+			if got := l.moreImportant(0, 1); got != tc.want {
+				t.Errorf("moreImportant = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -334,16 +338,18 @@ func TestSplitUnitsByPDB(t *testing.T) {
 				pgs:  []*schedulingv1beta1.PodGroup{pg("pg", 0, "All", "")},
 				pdbs: []*policyv1.PodDisruptionBudget{rt.PDB("default", "pdb", map[string]string{"app": "foo"}, tc.allowed)}}.build(t)
 			idx := newGroupIndex(snap, gatesPG)
-			units, err := idx.unitsOn(snap.Node("n"), 1<<30, 0)
+			w := &worker{}
+			units, err := idx.unitsOn(w, snap.Node("n"), 1<<30, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			violating, non, broken := splitUnitsByPDB(units, prepareBudgets(snap.PDBs))
+			d := &dryRun{budgets: prepareBudgets(snap.PDBs)}
+			violating, non, violations, broken := d.splitByPDB(w, &units, w.indexes(new([]int32), units.len()))
 			var counts []int
-			for _, v := range violating {
-				counts = append(counts, v.violateCount)
-				if len(v.unit.Members) != 2 {
-					t.Errorf("violating unit %s is not the group", unitString(v.unit))
+			for i, u := range violating {
+				counts = append(counts, int(violations[i]))
+				if lo, hi := units.bounds(int(u)); hi-lo != 2 {
+					t.Errorf("violating unit %s is not the group", unitStrings(units)[u])
 				}
 			}
 			if diff := cmp.Diff(tc.wantViolating, counts); diff != "" {

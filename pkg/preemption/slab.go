@@ -1,10 +1,5 @@
 package preemption
 
-import (
-	"sync"
-
-	"github.com/reprieve/reprieve/pkg/snapshot"
-)
 
 // maxSlabBlock bounds the victims in one slab block.
 const maxSlabBlock = 1024
@@ -12,8 +7,9 @@ const maxSlabBlock = 1024
 // slab hands out victims and candidates from shared blocks, so that a dry
 // run allocates a few blocks per worker instead of several objects per
 // candidate. Blocks start small and double, so that a dry run over a few
-// nodes wastes little. A slab belongs to one goroutine. Once the result
-// that holds its victims is released, the slab hands its blocks out again.
+// nodes wastes little. A slab belongs to one worker of an Evaluator; when
+// the Evaluator starts its next evaluation, the slab hands its blocks out
+// again.
 type slab struct {
 	values []Victim // the rest of the current block
 	ptrs   []*Victim
@@ -64,16 +60,6 @@ func (s *slab) nextVictimBlock(n int) {
 	s.values, s.ptrs = b.values, b.ptrs
 }
 
-// victimsOf makes victims of ranked pods.
-func (s *slab) victimsOf(ranked []snapshot.RankedPod) []*Victim {
-	out := s.victims(len(ranked))
-	for i := range ranked {
-		r := &ranked[i]
-		*out[i] = Victim{Pod: r.Pod, Priority: r.Priority, Start: r.Start}
-	}
-	return out
-}
-
 // candidate returns a candidate for the caller to fill.
 func (s *slab) candidate() *Candidate {
 	if len(s.cands) == 0 {
@@ -101,23 +87,4 @@ func (s *slab) reset() {
 	}
 	s.values, s.ptrs, s.cands = nil, nil, nil
 	s.nextVictims, s.nextCandidates = 0, 0
-}
-
-// slabSets recycles the workers' slabs of released results.
-var slabSets sync.Pool
-
-// getSlabs returns n slabs, recycled when possible.
-func getSlabs(n int) []slab {
-	if p, ok := slabSets.Get().(*[]slab); ok && len(*p) == n {
-		return *p
-	}
-	return make([]slab, n)
-}
-
-// putSlabs recycles slabs whose victims are no longer used.
-func putSlabs(slabs []slab) {
-	for i := range slabs {
-		slabs[i].reset()
-	}
-	slabSets.Put(&slabs)
 }

@@ -26,40 +26,20 @@ type Victim struct {
 	Start int64
 }
 
-// MoreImportantFunc reports whether victim a is more important than b; the
-// dry run reprieves more important victims first and evicts the others.
-type MoreImportantFunc func(a, b *Victim) bool
-
-// MoreImportant is upstream's default victim order for single pods: higher
-// priority first, then the earlier start time.
-func MoreImportant(a, b *Victim) bool {
-	if a.Priority != b.Priority {
-		return a.Priority > b.Priority
+// moreImportant is upstream's MoreImportantPod, the victim order for
+// single pods: higher priority first, then the earlier start.
+func moreImportant(prioA, prioB int32, startA, startB int64) bool {
+	if prioA != prioB {
+		return prioA > prioB
 	}
-	return a.Start < b.Start
+	return startA < startB
 }
 
-// sortVictims sorts as upstream does with sort.Slice, which is not stable.
-// slices.SortFunc runs the same pattern-defeating quicksort (both are
-// generated from one template in the standard library), so victims of equal
-// importance end in the same order; it just avoids sort.Slice's reflection.
-// TestSortMatchesSortSlice holds it to that. The template only ever asks
-// whether cmp(a, b) < 0, so cmp needs one call of more.
-func sortVictims(vs []*Victim, more MoreImportantFunc) {
-	slices.SortFunc(vs, func(a, b *Victim) int {
-		if more(a, b) {
-			return -1
-		}
-		return 0
-	})
-}
-
-// sortRanked sorts ranked pods, given in Node.Pods order, as sortVictims
-// sorts their victims under MoreImportant: the same comparisons on the
-// same sequence give the same permutation.
+// sortRanked sorts ranked pods, given in Node.Pods order, as upstream sorts
+// their victims (see unitList.sortUnits).
 func sortRanked(pods []snapshot.RankedPod) {
 	slices.SortFunc(pods, func(a, b snapshot.RankedPod) int {
-		if MoreImportant(&Victim{Priority: a.Priority, Start: a.Start}, &Victim{Priority: b.Priority, Start: b.Start}) {
+		if moreImportant(a.Priority, b.Priority, a.Start, b.Start) {
 			return -1
 		}
 		return 0
@@ -83,33 +63,6 @@ func prepareBudgets(pdbs []*policyv1.PodDisruptionBudget) []budget {
 		}
 	}
 	return out
-}
-
-// splitByPDB is upstream's FilterVictimsWithPDBViolation for single-pod
-// victims: it walks the victims in order, charging each matching budget
-// (pods already in a budget's disruptedPods are not charged), and reports a
-// victim as violating at the first budget that goes negative. The per-victim
-// budgets that broke are returned for explanations.
-func splitByPDB(victims []*Victim, budgets []budget) (violating, nonViolating []*Victim, broken map[*Victim][]*policyv1.PodDisruptionBudget) {
-	if len(budgets) == 0 {
-		return nil, victims, nil
-	}
-	allowed := make([]int32, len(budgets))
-	for i := range budgets {
-		allowed[i] = budgets[i].pdb.Status.DisruptionsAllowed
-	}
-	for _, v := range victims {
-		if pdb := chargeBudgets(v.Pod.Obj, budgets, allowed); pdb != nil {
-			violating = append(violating, v)
-			if broken == nil {
-				broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
-			}
-			broken[v] = append(broken[v], pdb)
-		} else {
-			nonViolating = append(nonViolating, v)
-		}
-	}
-	return violating, nonViolating, broken
 }
 
 // chargeBudgets charges pod against the budgets and returns the first budget

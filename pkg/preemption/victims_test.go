@@ -15,26 +15,39 @@ import (
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
-// TestSortMatchesSortSlice checks sortVictims orders victims exactly as
-// upstream's sort.Slice does, ties included, on many random inputs.
+// moreImportantVictim is upstream's MoreImportantPod on victims, for the
+// reference sorts below.
+func moreImportantVictim(a, b *Victim) bool { return moreImportant(a.Priority, b.Priority, a.Start, b.Start) }
+
+// TestSortMatchesSortSlice checks that sorting unit indexes orders units
+// exactly as upstream's sort.Slice orders the units themselves, ties
+// included, on many random inputs: single pods and pod-group units.
 func TestSortMatchesSortSlice(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 20000 {
 		n := 1 + r.IntN(40)
-		vals := make([]Victim, n)
-		for i := range vals {
-			prio := int32(r.IntN(3))
-			vals[i] = Victim{Pod: &snapshot.Pod{Priority: prio}, Priority: prio, Start: int64(r.IntN(4))}
+		l := unitList{members: make([]snapshot.RankedPod, n)}
+		for i := range l.members {
+			l.members[i] = snapshot.RankedPod{Pod: &snapshot.Pod{Priority: int32(r.IntN(3))}, Start: int64(r.IntN(4))}
+			l.members[i].Priority = l.members[i].Pod.Priority
 		}
-		a := make([]*Victim, n)
-		for i := range vals {
-			a[i] = &vals[i]
+		if trial%2 == 1 {
+			// Units of one to three members with random kinds.
+			for lo := 0; lo < n; {
+				hi := min(n, lo+1+r.IntN(3))
+				l.spans = append(l.spans, span{lo: int32(lo), hi: int32(hi), kind: UnitKind(r.IntN(3)), priority: int32(r.IntN(3)), start: int64(r.IntN(3))})
+				lo = hi
+			}
 		}
-		b := slices.Clone(a)
-		sort.Slice(a, func(i, j int) bool { return MoreImportant(a[i], a[j]) })
-		sortVictims(b, MoreImportant)
-		if !slices.Equal(a, b) {
-			t.Fatalf("trial %d (n=%d): sortVictims differs from sort.Slice", trial, n)
+		want := make([]int32, l.len())
+		for i := range want {
+			want[i] = int32(i)
+		}
+		got := slices.Clone(want)
+		sort.Slice(want, func(i, j int) bool { return l.moreImportant(int(want[i]), int(want[j])) })
+		l.sortUnits(got)
+		if !slices.Equal(want, got) {
+			t.Fatalf("trial %d (n=%d): sortUnits differs from sort.Slice", trial, n)
 		}
 	}
 }
@@ -74,30 +87,26 @@ func TestImportanceOrderMatchesSort(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := &dryRun{c: filter.NewCycle(snap, preemptor), nowNanos: base.UnixNano()}
-		ranked, kept, got := d.potentialVictims(&slab{}, node)
-		if again, _, _ := d.potentialVictims(&slab{}, node); !slices.Equal(again, ranked) {
-			t.Fatalf("trial %d: a second dry run on the node ranks its pods %v, the first %v", trial, again, ranked)
+		d := &dryRun{c: filter.NewCycle(snap, preemptor, filter.Options{}), nowNanos: base.UnixNano()}
+		units := d.potentialPods(&worker{}, node)
+		if again := d.potentialPods(&worker{}, node); !slices.Equal(again.members, units.members) {
+			t.Fatalf("trial %d: a second dry run on the node ranks its pods %v, the first %v", trial, again.members, units.members)
 		}
-		sorted := ranked != nil
-		if sorted {
-			got = (&slab{}).victimsOf(ranked)
+		for _, r := range units.members {
+			if req := r.Pod.Requests; r.MilliCPU != req.MilliCPU || r.Memory != req.Memory || r.EphemeralStorage != req.EphemeralStorage || r.Priority != r.Pod.Priority {
+				t.Fatalf("trial %d: ranked pod %s priority %d requests %d/%d/%d, pod %+v", trial, r.Pod.Key, r.Priority, r.MilliCPU, r.Memory, r.EphemeralStorage, req)
+			}
+		}
+		order := (&worker{}).indexes(new([]int32), units.len())
+		if units.sorted {
 			presorted++
-			if len(kept)+len(ranked) != len(node.Pods) {
-				t.Fatalf("trial %d: %d kept and %d potential victims of %d pods", trial, len(kept), len(ranked), len(node.Pods))
-			}
-			for _, k := range kept {
-				if k.Priority < preemptor.Priority || k.Pod.Priority != k.Priority {
-					t.Fatalf("trial %d: kept pod %s has priority %d (ranked as %d), preemptor %d", trial, k.Pod.Key, k.Pod.Priority, k.Priority, preemptor.Priority)
-				}
-			}
-			for _, r := range ranked {
-				if req := r.Pod.Requests; r.MilliCPU != req.MilliCPU || r.Memory != req.Memory || r.EphemeralStorage != req.EphemeralStorage {
-					t.Fatalf("trial %d: ranked pod %s requests %d/%d/%d, pod %+v", trial, r.Pod.Key, r.MilliCPU, r.Memory, r.EphemeralStorage, req)
-				}
-			}
 		} else {
-			sortVictims(got, MoreImportant)
+			units.sortUnits(order)
+		}
+		var got []*Victim
+		for _, u := range order {
+			m := units.members[u]
+			got = append(got, &Victim{Pod: m.Pod, Priority: m.Priority, Start: m.Start})
 		}
 
 		var want []*Victim
@@ -110,13 +119,13 @@ func TestImportanceOrderMatchesSort(t *testing.T) {
 				want = append(want, v)
 			}
 		}
-		sort.Slice(want, func(i, j int) bool { return MoreImportant(want[i], want[j]) })
+		sort.Slice(want, func(i, j int) bool { return moreImportantVictim(want[i], want[j]) })
 		if len(got) != len(want) {
 			t.Fatalf("trial %d: %d potential victims, want %d", trial, len(got), len(want))
 		}
 		for i := range want {
 			if got[i].Pod != want[i].Pod || got[i].Start != want[i].Start {
-				t.Fatalf("trial %d (presorted %v): victim %d is %s, want %s", trial, sorted, i, got[i].Pod.Key, want[i].Pod.Key)
+				t.Fatalf("trial %d (presorted %v): victim %d is %s, want %s", trial, units.sorted, i, got[i].Pod.Key, want[i].Pod.Key)
 			}
 		}
 	}

@@ -90,6 +90,10 @@ type Options struct {
 	DefaultSelector score.Selectors
 	// Observer receives metrics; nil ignores them.
 	Observer Observer
+	// Parallelism bounds the goroutines of a scheduling cycle (filtering
+	// and the preemption dry run), the caller's included; 0 means
+	// GOMAXPROCS.
+	Parallelism int
 	// Async makes binding and preemption calls run in goroutines, as
 	// upstream's binding cycle and asynchronous preemption do, so that the
 	// next pod is scheduled meanwhile (the live scheduler). Without it the
@@ -111,6 +115,10 @@ type Scheduler struct {
 	nextStartNodeIndex int
 	// assumed are pods bound in the cache before the API confirmed it.
 	assumed map[string]bool
+	// filterBuffers and evaluator are the memory of scheduling cycles,
+	// reused from one to the next (cycles run one at a time, under mu).
+	filterBuffers filter.Buffers
+	evaluator     preemption.Evaluator
 	// wake nudges Run when an event may have made work.
 	wake chan struct{}
 }
@@ -377,7 +385,7 @@ func (s *Scheduler) decide() *decision {
 
 func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	d := &decision{qp: qp, pod: p, started: s.clock.Now()}
-	c := filter.NewCycle(s.snap, p)
+	c := filter.NewCycle(s.snap, p, filter.Options{Parallelism: s.opts.Parallelism, Buffers: &s.filterBuffers})
 	nodes := s.snap.Nodes
 	if len(nodes) == 0 {
 		d.message = "no nodes available to schedule pods"
@@ -397,7 +405,6 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	}
 	want := score.NumFeasibleNodesToFind(len(nodes))
 	fr, examined := c.FilterFrom(s.nextStartNodeIndex, want)
-	defer fr.Release()
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + examined) % len(nodes)
 	if len(fr.Feasible) > 0 {
 		node := fr.Feasible[0]
@@ -421,11 +428,15 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	popts.Seed = s.rng.Uint64()
 	popts.Now = s.clock.Now()
 	evalStart := s.clock.Now()
-	res := preemption.Evaluate(c, fr, popts)
+	res, err := s.evaluator.Evaluate(c, fr, popts)
+	if err != nil {
+		// Only a missing clock fails an evaluation, and popts has one.
+		d.message = err.Error()
+		return d
+	}
 	d.evaluation = s.clock.Since(evalStart)
 	d.evaluated = true
 	d.message = msg + " " + res.PostFilterMessage(len(nodes))
-	defer res.Release()
 	switch {
 	case res.Chosen != nil:
 		node := res.Chosen.Node.Name

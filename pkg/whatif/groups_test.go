@@ -64,7 +64,10 @@ func evaluateGroups(t *testing.T, sc groupScenario, f preemption.Features) *what
 	for _, n := range snap.Nodes {
 		requested[n.Name] = n.Requested.Clone()
 	}
-	d := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now, Features: f}})
+	d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now, Features: f}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var after []any
 	for _, p := range sc.pods {
 		after = append(after, p.DeepCopy())

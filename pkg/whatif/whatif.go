@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -182,22 +181,45 @@ type DryRun struct {
 
 // Options configures Evaluate.
 type Options struct {
-	// Preemption configures the DefaultPreemption dry run.
+	// Preemption configures the DefaultPreemption dry run; its Now is
+	// required.
 	Preemption preemption.Options
+	// Parallelism bounds the goroutines of an evaluation, the caller's
+	// included: 1 runs it on the caller's goroutine alone; 0 means
+	// GOMAXPROCS.
+	Parallelism int
+}
+
+// Evaluator evaluates pods one after another, reusing its memory: the
+// filter statuses and the dry run's victims of one evaluation serve the
+// next. The zero value is ready; it must not be used by two goroutines at
+// once. Decisions own all their memory and stay valid.
+type Evaluator struct {
+	filter     filter.Buffers
+	preemption preemption.Evaluator
+}
+
+// Evaluate decides for pod over snap with memory of its own; see
+// Evaluator.Evaluate.
+func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) (*Decision, error) {
+	var e Evaluator
+	return e.Evaluate(snap, pod, opts)
 }
 
 // Evaluate decides for pod over snap. The pod may be part of the snapshot
-// (a pending pod) or prepared with snap.NewPod.
-func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decision {
+// (a pending pod) or prepared with snap.NewPod. The error is for options
+// that cannot be evaluated (preemption.ErrNoClock); every answer about the
+// pod, even "cannot evaluate", is a Decision.
+func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) (*Decision, error) {
 	if opts.Preemption.Now.IsZero() {
-		opts.Preemption.Now = time.Now()
+		return nil, preemption.ErrNoClock
 	}
-	c := filter.NewCycle(snap, pod)
+	c := filter.NewCycle(snap, pod, filter.Options{Parallelism: opts.Parallelism, Buffers: &e.filter})
 	fr := c.FilterAll()
 	d := &Decision{
 		Pod:           pod.Key,
 		Priority:      pod.Priority,
-		FeasibleNodes: []string{},
+		FeasibleNodes: make([]string, 0, len(fr.Feasible)),
 		Victims:       []Victim{},
 		Candidates:    []Candidate{},
 		Warnings:      warnings(pod, opts.Preemption.Features),
@@ -206,47 +228,48 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		d.FeasibleNodes = append(d.FeasibleNodes, n.Name)
 	}
 	slices.Sort(d.FeasibleNodes)
-	var res *preemption.Result
-	var statuses sync.WaitGroup // explaining the nodes, when begun early
-	explaining := false
-	defer func() {
-		if !explaining {
-			d.NodeStatuses = nodeStatuses(snap, fr, res)
-		}
-		statuses.Wait()
-		fr.Release()
-		if res != nil {
-			res.Release()
-		}
-	}()
 	if len(fr.Feasible) > 0 {
 		d.Fits = true
 		d.Summary = fmt.Sprintf("fits on %d %s: %s", len(fr.Feasible), plural(len(fr.Feasible), "node", "nodes"), abbreviate(d.FeasibleNodes, 5))
-		return d
+		d.NodeStatuses = nodeStatuses(snap, fr, nil)
+		return d, nil
 	}
-	filterMsg := filter.FitErrorMessage(len(snap.Nodes), c.PreFilterStatus(), fr.Statuses)
-	if !c.PreFilterStatus().IsSuccess() && c.PreFilterStatus().Code == filter.Error {
-		d.Summary = "cannot evaluate: " + c.PreFilterStatus().Message()
-		d.Message = c.PreFilterStatus().Message()
-		return d
+	if pf := c.PreFilterStatus(); pf.Code == filter.Error {
+		d.Summary = "cannot evaluate: " + pf.Message()
+		d.Message = pf.Message()
+		d.NodeStatuses = nodeStatuses(snap, fr, nil)
+		return d, nil
 	}
 
-	res = preemption.Evaluate(c, fr, opts.Preemption)
+	res, err := e.preemption.Evaluate(c, fr, opts.Preemption)
+	if err != nil {
+		return nil, err
+	}
+	// The FailedScheduling message: the filters' FitError, then the
+	// PostFilter's status, as the scheduler joins them.
+	d.Message = filter.FitErrorMessage(len(snap.Nodes), c.PreFilterStatus(), fr.Statuses) + " " + res.PostFilterMessage(len(snap.Nodes))
+	// The rejections do not depend on the rest of the decision: on a big
+	// cluster they are explained on a goroutine of their own meanwhile.
+	var explained sync.WaitGroup
+	if c.Parallelism() > 1 && len(snap.Nodes) >= parallelExplainNodes {
+		explained.Go(func() { d.NodeStatuses = nodeStatuses(snap, fr, res) })
+	} else {
+		d.NodeStatuses = nodeStatuses(snap, fr, res)
+	}
+	describePreemption(d, res, snap, opts.Preemption.Now.UnixNano())
+	explained.Wait()
+	return d, nil
+}
+
+// describePreemption fills the preemption part of d from the dry run.
+func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snapshot, now int64) {
 	d.Eligible = res.Eligible
 	d.IneligibleReason = res.IneligibleReason
 	if !res.Eligible {
 		d.Summary = "preemption cannot help: " + res.IneligibleReason
-		d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
-		return d
-	}
-	if len(snap.Nodes) >= parallelExplainNodes {
-		// The rejections do not depend on what follows: explain them
-		// while the candidates are described.
-		explaining = true
-		statuses.Go(func() { d.NodeStatuses = nodeStatuses(snap, fr, res) })
+		return
 	}
 	d.DryRun = &DryRun{PotentialNodes: len(res.PotentialNodes), Offset: res.Offset, WantedCandidates: res.NumCandidates, VisitedNodes: len(res.Visited)}
-	now := opts.Preemption.Now.UnixNano()
 	d.Candidates = make([]Candidate, len(res.Candidates))
 	numVictims := 0
 	for _, cand := range res.Candidates {
@@ -256,18 +279,18 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	for i, cand := range res.Candidates {
 		names = candidate(&d.Candidates[i], cand, now, names)
 	}
-	if res.Chosen == nil {
-		if res.Err != nil {
-			d.Summary = "preemption failed: " + res.Err.Error()
-			d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
-			return d
-		}
-		d.Summary = "preemption cannot help: " + summarizeReasons(snap, res)
-		d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
-		return d
+	switch {
+	case res.Chosen != nil:
+	case res.Err != nil:
+		d.Summary = "preemption failed: " + res.Err.Error()
+		return
+	default:
+		d.Summary = "preemption cannot help: " + summarizeReasons(res)
+		return
 	}
-	d.NominatedNode = res.Chosen.Node.Name
-	d.NumPDBViolations = res.Chosen.NumPDBViolations
+	chosen := res.Chosen
+	d.NominatedNode = chosen.Node.Name
+	d.NumPDBViolations = chosen.NumPDBViolations
 	d.DecidedBy = res.DecidedBy
 	if len(res.Best) > 1 {
 		for _, b := range res.Best {
@@ -276,7 +299,7 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		slices.Sort(d.TiedNodes)
 	}
 	var groupOf map[*preemption.Victim]*GroupRef
-	for _, u := range res.Chosen.Units {
+	for _, u := range chosen.Units {
 		if u.Group == nil {
 			continue
 		}
@@ -284,23 +307,9 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 			groupOf = map[*preemption.Victim]*GroupRef{}
 		}
 		ref := &GroupRef{Kind: u.Group.Kind.String(), Name: u.Group.Key}
+		vg := VictimGroup{Kind: ref.Kind, Name: ref.Name, Priority: u.Priority, Members: []GroupMember{}, Nodes: []string{}}
 		for _, m := range u.Members {
 			groupOf[m] = ref
-		}
-	}
-	for _, v := range res.Chosen.Victims {
-		vic := Victim{Pod: v.Pod.Key, Node: v.Pod.NodeName(), Priority: v.Pod.Priority, StartTime: v.Pod.StartTime(), Group: groupOf[v]}
-		for _, pdb := range res.Chosen.Broken[v] {
-			vic.PDBs = append(vic.PDBs, pdb.Namespace+"/"+pdb.Name)
-		}
-		d.Victims = append(d.Victims, vic)
-	}
-	for _, u := range res.Chosen.Units {
-		if u.Group == nil {
-			continue
-		}
-		vg := VictimGroup{Kind: u.Group.Kind.String(), Name: u.Group.Key, Priority: u.Priority, Members: []GroupMember{}, Nodes: []string{}}
-		for _, m := range u.Members {
 			vg.Members = append(vg.Members, GroupMember{Pod: m.Pod.Key, Node: m.Pod.NodeName()})
 		}
 		for _, n := range u.Nodes {
@@ -309,7 +318,14 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		slices.Sort(vg.Nodes)
 		d.VictimGroups = append(d.VictimGroups, vg)
 	}
-	d.DisruptedWorkloads = res.Chosen.DisruptedWorkloads()
+	for _, v := range chosen.Victims {
+		vic := Victim{Pod: v.Pod.Key, Node: v.Pod.NodeName(), Priority: v.Pod.Priority, StartTime: v.Pod.StartTime().DeepCopy(), Group: groupOf[v]}
+		for _, pdb := range chosen.Broken[v] {
+			vic.PDBs = append(vic.PDBs, pdb.Namespace+"/"+pdb.Name)
+		}
+		d.Victims = append(d.Victims, vic)
+	}
+	d.DisruptedWorkloads = chosen.DisruptedWorkloads()
 	d.Summary = fmt.Sprintf("preempts %d %s on %s", len(d.Victims), plural(len(d.Victims), "pod", "pods"), d.NominatedNode)
 	switch groups := d.VictimGroups; len(groups) {
 	case 0:
@@ -322,8 +338,6 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	if d.NumPDBViolations > 0 {
 		d.Summary += fmt.Sprintf(", breaking %d disruption %s", d.NumPDBViolations, plural(d.NumPDBViolations, "budget", "budgets"))
 	}
-	d.Message = filterMsg + " " + res.PostFilterMessage(len(snap.Nodes))
-	return d
 }
 
 // nodeStatuses is the rejection of every node that is neither feasible nor
@@ -357,7 +371,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 		var pre *PreemptionStatus
 		if dryRun != nil {
 			if p, ok := dryRun[i]; ok {
-				pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: nonNil(p.Reasons)}
+				pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: ownReasons(p.Reasons)}
 			}
 		}
 		k := int32(-1)
@@ -374,7 +388,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 		}
 		if k < 0 {
 			k = int32(len(out.distinct))
-			out.distinct = append(out.distinct, &NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: nonNil(s.Reasons), Preemption: pre})
+			out.distinct = append(out.distinct, &NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: ownReasons(s.Reasons), Preemption: pre})
 			if pre == nil && len(shared) < maxSharedStatuses {
 				shared = append(shared, k)
 			}
@@ -395,13 +409,10 @@ const parallelExplainNodes = 1000
 const maxSharedStatuses = 8
 
 // sameStatus reports whether ns, which has no preemption status, says what
-// the filter status s says; filters' common statuses share their reasons
-// slice, which makes the comparison short.
+// the filter status s says. The reasons of the filters' common statuses
+// are shared strings, which compare in one step.
 func sameStatus(ns *NodeStatus, s *filter.Status) bool {
-	if ns.Plugin != s.Plugin || ns.Code != s.Code.String() || len(ns.Reasons) != len(s.Reasons) {
-		return false
-	}
-	return len(s.Reasons) > 0 && unsafe.SliceData(ns.Reasons) == unsafe.SliceData(s.Reasons) || slices.Equal(ns.Reasons, s.Reasons)
+	return ns.Plugin == s.Plugin && ns.Code == s.Code.String() && slices.Equal(ns.Reasons, s.Reasons)
 }
 
 // NodeStatuses says, node by node, why nodes were rejected. It lists the
@@ -485,27 +496,29 @@ func (m *NodeStatuses) UnmarshalJSON(b []byte) error {
 // candidate fills out from c, taking the names of its victims from the front
 // of names, and returns the rest of names.
 func candidate(out *Candidate, c *preemption.Candidate, now int64, names []string) (rest []string) {
-	*out = Candidate{Node: c.Node.Name, NumPDBViolations: c.NumPDBViolations}
-	out.Score.NumPDBViolations = c.NumPDBViolations
-	out.Score.HighestPriority = c.Victims[0].Pod.Priority
-	out.Score.NumVictims = len(c.Victims)
+	score := c.Score(now)
+	*out = Candidate{Node: c.Node.Name, NumPDBViolations: c.NumPDBViolations, Score: Score{
+		NumPDBViolations: score.NumPDBViolations,
+		HighestPriority:  score.HighestPriority,
+		SumPriorities:    score.SumPriorities,
+		NumVictims:       score.NumVictims,
+		EarliestStart:    metav1.NewTime(time.Unix(0, score.EarliestStart).UTC()),
+	}}
 	n := len(c.Victims)
 	out.Victims = names[:n:n]
 	for i, v := range c.Victims {
 		out.Victims[i] = v.Pod.Key
-		out.Score.SumPriorities += int64(v.Pod.Priority)
 	}
 	for _, u := range c.Units {
 		if u.Group != nil {
 			out.VictimGroups = append(out.VictimGroups, GroupRef{Kind: u.Group.Kind.String(), Name: u.Group.Key}.String())
 		}
 	}
-	out.Score.EarliestStart = metav1.NewTime(time.Unix(0, preemption.EarliestStart(c, now)).UTC())
 	return names[n:]
 }
 
 // summarizeReasons says in a few words why no node could be preempted on.
-func summarizeReasons(snap *snapshot.Snapshot, res *preemption.Result) string {
+func summarizeReasons(res *preemption.Result) string {
 	if len(res.PotentialNodes) == 0 {
 		return "every node is rejected for reasons removing pods cannot fix"
 	}
@@ -549,11 +562,10 @@ func warnings(pod *snapshot.Pod, f preemption.Features) []string {
 	return out
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
+// ownReasons copies reasons for a Decision, which owns its memory: the
+// filters share the reasons of their common statuses between evaluations.
+func ownReasons(reasons []string) []string {
+	return append(make([]string, 0, len(reasons)), reasons...)
 }
 
 func plural(n int, one, many string) string {

@@ -28,6 +28,8 @@ type scenario struct {
 	// pod is the preemptor; when it is also in pods it is taken from the snapshot.
 	pod  *v1.Pod
 	opts preemption.Options
+	// parallelism is whatif.Options.Parallelism.
+	parallelism int
 }
 
 type want struct {
@@ -59,7 +61,10 @@ func evaluate(t *testing.T, sc scenario) *whatif.Decision {
 		sc.opts.Now = now
 	}
 	before := deepCopy(sc)
-	d := whatif.Evaluate(snap, pod, whatif.Options{Preemption: sc.opts})
+	d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: sc.opts, Parallelism: sc.parallelism})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !equality.Semantic.DeepEqual(before, deepCopy(sc)) {
 		t.Errorf("evaluation modified its input objects")
 	}
@@ -603,9 +608,10 @@ func TestParallelismDoesNotChangeTheDecision(t *testing.T) {
 		}
 	}
 	sc.pdbs = []*policyv1.PodDisruptionBudget{rt.PDB("default", "g", map[string]string{"app": "g"}, 0)}
-	sc.opts = preemption.Options{MinCandidateNodesPercentage: 5, MinCandidateNodesAbsolute: 3, Seed: 3, Parallelism: 1}
+	sc.opts = preemption.Options{MinCandidateNodesPercentage: 5, MinCandidateNodesAbsolute: 3, Seed: 3}
+	sc.parallelism = 1
 	serial := evaluate(t, sc)
-	sc.opts.Parallelism = 8
+	sc.parallelism = 8
 	parallel := evaluate(t, sc)
 	if diff := cmp.Diff(serial, parallel); diff != "" {
 		t.Errorf("parallel dry run differs from serial (-serial +parallel):\n%s", diff)

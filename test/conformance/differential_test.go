@@ -130,7 +130,7 @@ func runReprieve(sc *gen.Scenario, f preemption.Features) (*whatif.Decision, err
 	if pod == nil {
 		return nil, fmt.Errorf("preemptor missing from the snapshot")
 	}
-	return whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Exhaustive: true, Now: evalTime, Features: f}}), nil
+	return whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Exhaustive: true, Now: evalTime, Features: f}})
 }
 
 // status is a node status in comparable form: reasons sorted, since upstream

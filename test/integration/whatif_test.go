@@ -151,7 +151,11 @@ func TestWhatifKubeconfig(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return whatif.Evaluate(s, p, opts)
+				d, err := whatif.Evaluate(s, p, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return d
 			}
 			fromLive := eval(build(live))
 			fromDump := eval(mustBuild(t, dump))
@@ -193,7 +197,11 @@ func TestWhatifKubeconfig(t *testing.T) {
 			if p == nil {
 				t.Fatalf("%s not in the snapshot", key)
 			}
-			return whatif.Evaluate(s, p, opts)
+			d, err := whatif.Evaluate(s, p, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
 		}
 		fromLive, fromDump := decide(build(live)), decide(mustBuild(t, dump))
 		if diff := cmp.Diff(fromDump, fromLive); diff != "" {

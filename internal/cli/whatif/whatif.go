@@ -146,13 +146,16 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{
+	d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{
 		MinCandidateNodesPercentage: o.cfg.MinCandidateNodesPercentage,
 		MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
 		Seed:                        o.Seed,
 		Now:                         o.now,
 		Features:                    o.features,
 	}})
+	if err != nil {
+		return err
+	}
 	return Print(o.out, d, o.Output, o.Explain)
 }
 

@@ -88,7 +88,10 @@ func checkDecision(tb testing.TB, f *fixture, env upstream.EnvOptions, offset, n
 	if err != nil {
 		tb.Fatalf("upstream: %v", err)
 	}
-	got := whatif.Evaluate(f.snap, f.pod, opts)
+	got, err := whatif.Evaluate(f.snap, f.pod, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	if diffs := compare(want, got); len(diffs) > 0 {
 		tb.Fatalf("%d nodes, offset %d: reprieve disagrees with kube-scheduler:\n  %s",
 			len(f.cluster.Nodes), offset, strings.Join(diffs, "\n  "))
@@ -253,16 +256,23 @@ func benchmarkUpstream(b *testing.B, f *fixture) {
 
 func benchmarkReprieve(b *testing.B, f *fixture) {
 	opts := f.reprieveOptions()
-	// One evaluation outside the timing: the first computes what the
-	// snapshot caches per node (each node's importance order), as a
-	// scheduler's snapshot has it from earlier cycles.
-	whatif.Evaluate(f.snap, f.pod, opts)
+	// One evaluator for every evaluation, as a scheduler holds one. One
+	// evaluation outside the timing: the first computes what the snapshot
+	// caches per node (each node's importance order), as a scheduler's
+	// snapshot has it from earlier cycles, and sizes the evaluator.
+	var e whatif.Evaluator
+	if _, err := e.Evaluate(f.snap, f.pod, opts); err != nil {
+		b.Fatal(err)
+	}
 	runtime.GC()
 	b.ReportAllocs()
 	var d *whatif.Decision
 	cpu := startCPUTime()
 	for b.Loop() {
-		d = whatif.Evaluate(f.snap, f.pod, opts)
+		var err error
+		if d, err = e.Evaluate(f.snap, f.pod, opts); err != nil {
+			b.Fatal(err)
+		}
 	}
 	cpu.report(b)
 	if d.NominatedNode == "" {

@@ -1,6 +1,5 @@
 package preemption
 
-
 // maxSlabBlock bounds the victims in one slab block.
 const maxSlabBlock = 1024
 

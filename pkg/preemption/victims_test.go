@@ -17,7 +17,9 @@ import (
 
 // moreImportantVictim is upstream's MoreImportantPod on victims, for the
 // reference sorts below.
-func moreImportantVictim(a, b *Victim) bool { return moreImportant(a.Priority, b.Priority, a.Start, b.Start) }
+func moreImportantVictim(a, b *Victim) bool {
+	return moreImportant(a.Priority, b.Priority, a.Start, b.Start)
+}
 
 // TestSortMatchesSortSlice checks that sorting unit indexes orders units
 // exactly as upstream's sort.Slice orders the units themselves, ties

@@ -232,26 +232,6 @@ func (s *Snapshot) ScheduledPods(namespace, name string) []*Pod {
 	return s.groupMembers[groupKey(namespace, name)]
 }
 
-// HasPodGroups reports whether any pod names a scheduling group or any
-// PodGroup or CompositePodGroup exists.
-func (s *Snapshot) HasPodGroups() bool {
-	return len(s.groupMembers) > 0 || len(s.podGroups) > 0 || len(s.compositeGroups) > 0
-}
-
-// PodGroups returns the PodGroups and then the CompositePodGroups, each
-// sorted by namespace and name.
-func (s *Snapshot) PodGroups() []*Group {
-	out := make([]*Group, 0, len(s.podGroups)+len(s.compositeGroups))
-	for _, g := range s.podGroups {
-		out = append(out, g)
-	}
-	for _, g := range s.compositeGroups {
-		out = append(out, g)
-	}
-	slices.SortFunc(out, compareGroups)
-	return out
-}
-
 // addMember and removeMember keep the scheduled pods of each PodGroup.
 func (s *Snapshot) addMember(p *Pod) {
 	if name := p.PodGroupName(); name != "" {

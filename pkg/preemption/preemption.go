@@ -443,6 +443,14 @@ func (c *Candidate) DisruptedWorkloads() int {
 	return n
 }
 
+// FailedSchedulingMessage is the message of the FailedScheduling event the
+// scheduler records for the pod of c, which fits nowhere: the filters'
+// FitError over fr, then the status of the PostFilter that ran on it.
+func FailedSchedulingMessage(c *filter.Cycle, fr filter.Result, res *Result) string {
+	n := len(c.Snapshot().Nodes)
+	return filter.FitErrorMessage(n, c.PreFilterStatus(), fr.Statuses) + " " + res.PostFilterMessage(n)
+}
+
 // PostFilterMessage is the message DefaultPreemption's PostFilter status
 // carries, prefixed "preemption: " as upstream does; the scheduler appends
 // it to the FailedScheduling message. numNodes counts every node.

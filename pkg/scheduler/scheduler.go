@@ -418,7 +418,6 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	}
 
 	// PostFilter: preemption.
-	msg := filter.FitErrorMessage(len(nodes), c.PreFilterStatus(), fr.Statuses)
 	if c.PreFilterStatus().Code == filter.Error {
 		d.message = c.PreFilterStatus().Message()
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
@@ -436,7 +435,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	}
 	d.evaluation = s.clock.Since(evalStart)
 	d.evaluated = true
-	d.message = msg + " " + res.PostFilterMessage(len(nodes))
+	d.message = preemption.FailedSchedulingMessage(c, fr, res)
 	switch {
 	case res.Chosen != nil:
 		node := res.Chosen.Node.Name

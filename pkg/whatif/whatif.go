@@ -245,9 +245,7 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 	if err != nil {
 		return nil, err
 	}
-	// The FailedScheduling message: the filters' FitError, then the
-	// PostFilter's status, as the scheduler joins them.
-	d.Message = filter.FitErrorMessage(len(snap.Nodes), c.PreFilterStatus(), fr.Statuses) + " " + res.PostFilterMessage(len(snap.Nodes))
+	d.Message = preemption.FailedSchedulingMessage(c, fr, res)
 	// The rejections do not depend on the rest of the decision: on a big
 	// cluster they are explained on a goroutine of their own meanwhile.
 	var explained sync.WaitGroup

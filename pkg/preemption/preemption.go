@@ -66,6 +66,8 @@ type Options struct {
 	// Features are the kube-scheduler feature gates that change
 	// preemption; the zero value is upstream's default (all off).
 	Features Features
+	// Policy chooses the victims; the zero value is Upstream.
+	Policy Policy
 }
 
 // Candidate is a node where preemption would make the pod fit.
@@ -83,6 +85,10 @@ type Candidate struct {
 	NumPDBViolations int
 	// Broken maps a victim to the budget it breaks.
 	Broken map[*Victim][]*policyv1.PodDisruptionBudget
+	// Proven reports, under a policy other than Upstream, that the search
+	// for the node's victims finished: no better set exists. Otherwise it
+	// stopped at its work bound with the best set found.
+	Proven bool
 }
 
 // NodeStatus is why the dry run could not use a node.
@@ -123,6 +129,14 @@ type Result struct {
 	// Err is set when the dry run failed on a node with an error status
 	// and found no candidate.
 	Err error
+
+	// Policy is the victim policy that decided. Under a policy other than
+	// Upstream, Examined is how many potential nodes it examined, and
+	// Upstream is the candidate upstream's dry run would have chosen (nil
+	// when it had none), for comparison.
+	Policy   Policy
+	Examined int
+	Upstream *Candidate
 }
 
 // ErrNoClock is returned when Options.Now is not set: the engine never
@@ -227,10 +241,22 @@ func (e *Evaluator) Evaluate(c *filter.Cycle, fr filter.Result, opts Options) (*
 		}
 		res.NumCandidates = numCandidates(n, opts)
 	}
-	e.newDryRun(c, opts).run(res)
+	d := e.newDryRun(c, opts)
+	d.run(res)
 
 	// 4) Pick the best candidate.
 	pick(res, opts.Now.UnixNano(), rng)
+	res.Policy = Upstream
+	if opts.Policy != "" && opts.Policy != Upstream {
+		// 5) Beyond upstream: the policy's victims, from upstream's.
+		res.Policy, res.Upstream = opts.Policy, res.Chosen
+		res.Best, res.Chosen, res.DecidedBy = nil, nil, ""
+		d.improve(res, opts.Policy)
+		pick(res, opts.Now.UnixNano(), rng)
+		if res.Chosen != nil {
+			res.Err = nil
+		}
+	}
 	return res, nil
 }
 

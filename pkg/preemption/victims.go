@@ -67,6 +67,17 @@ func prepareBudgets(pdbs []*policyv1.PodDisruptionBudget) []budget {
 
 // chargeBudgets charges pod against the budgets and returns the first budget
 // it breaks, or nil.
+// matches reports whether evicting p charges the budget: same namespace,
+// selector matched, and p not already among its disrupted pods.
+func (b *budget) matches(p *snapshot.Pod) bool {
+	pod := p.Obj
+	if len(pod.Labels) == 0 || b.selector == nil || b.pdb.Namespace != pod.Namespace || !b.selector.Matches(labels.Set(pod.Labels)) {
+		return false
+	}
+	_, disrupted := b.pdb.Status.DisruptedPods[pod.Name]
+	return !disrupted
+}
+
 func chargeBudgets(pod *v1.Pod, budgets []budget, allowed []int32) *policyv1.PodDisruptionBudget {
 	if len(pod.Labels) == 0 {
 		return nil

@@ -1,0 +1,381 @@
+package preemption
+
+import (
+	"fmt"
+	"math"
+
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// Policy is how preemption chooses victims. The zero value is Upstream.
+type Policy string
+
+const (
+	// Upstream is kube-scheduler's DefaultPreemption, exactly.
+	Upstream Policy = "upstream"
+	// Minimal chooses, on each node, the victim set that is best under
+	// upstream's own node-choice criteria applied to sets (fewest budget
+	// violations, then the lowest highest victim priority, the smallest
+	// sum of priorities, the fewest victims, the latest start), found by
+	// branch and bound from upstream's own set, so that it is never worse
+	// than upstream's. The node is then chosen by upstream's criteria among
+	// every potential node when there are at most MaxPolicyNodes of them,
+	// else among the nodes upstream's dry run visits.
+	Minimal Policy = "minimal"
+	// StrictPDB is Minimal that never breaks a PodDisruptionBudget: nodes
+	// where every victim set that makes room breaks one are no candidates,
+	// and with no candidate left the pod is not preempted for.
+	StrictPDB Policy = "strict-pdb"
+)
+
+// Policies lists the policies, the default first.
+var Policies = []Policy{Upstream, Minimal, StrictPDB}
+
+// ParsePolicy parses a policy name; "" is Upstream.
+func ParsePolicy(s string) (Policy, error) {
+	if s == "" {
+		return Upstream, nil
+	}
+	for _, p := range Policies {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown victim policy %q (want one of %v)", s, Policies)
+}
+
+// MaxPolicyNodes is the number of potential nodes up to which a policy
+// other than Upstream examines every one of them.
+const MaxPolicyNodes = 1000
+
+// maxSearchSteps bounds the fit checks of one node's search; a search that
+// reaches it keeps the best set found (at worst upstream's) unproven.
+const maxSearchSteps = 20000
+
+// MsgBreaksBudget is the reason a node is no candidate under StrictPDB.
+const MsgBreaksBudget = "every victim set that makes room breaks a PodDisruptionBudget"
+
+// setCost is a victim set's standing under upstream's node-choice criteria,
+// lower is better, compared in field order (start: later is better).
+type setCost struct {
+	violations int
+	highest    int32
+	sum        int64
+	count      int
+	start      int64
+}
+
+// prefixLess compares the first four keys, which a search can bound.
+func (a setCost) prefixLess(b setCost) bool {
+	if a.violations != b.violations {
+		return a.violations < b.violations
+	}
+	if a.highest != b.highest {
+		return a.highest < b.highest
+	}
+	if a.sum != b.sum {
+		return a.sum < b.sum
+	}
+	return a.count < b.count
+}
+
+func (a setCost) less(b setCost) bool {
+	if a.prefixLess(b) || b.prefixLess(a) {
+		return a.prefixLess(b)
+	}
+	return a.start > b.start
+}
+
+// search is the branch and bound over one node's units.
+type search struct {
+	units    *unitList
+	budgets  []budget
+	order    []int32 // units in importance order
+	fit      fitChecker
+	monotone bool
+	// matches holds, for each member, the budgets its eviction charges.
+	matches [][]int
+	allowed []int32
+	now     int64
+
+	evicted   []int32
+	cost      setCost
+	best      []int32
+	bestCost  setCost
+	found     bool
+	steps     int
+	exhausted bool
+}
+
+// improve replaces the candidates of res by the policy's: for each node the
+// best victim set the search finds, starting from upstream's own. Nodes
+// without an upstream candidate have no set the search could start from
+// and stay no candidates.
+func (d *dryRun) improve(res *Result, policy Policy) {
+	w := &d.e.workers[0]
+	nodes := res.Visited
+	if len(res.PotentialNodes) <= MaxPolicyNodes && len(res.Visited) < len(res.PotentialNodes) {
+		// Every potential node, in the dry run's order from its offset.
+		n := len(res.PotentialNodes)
+		nodes = make([]*snapshot.Node, 0, n)
+		for i := range n {
+			nodes = append(nodes, res.PotentialNodes[(res.Offset+i)%n])
+		}
+	}
+	upstream := make(map[*snapshot.Node]*Candidate, len(res.Candidates))
+	for _, c := range res.Candidates {
+		upstream[c.Node] = c
+	}
+	visited := make(map[*snapshot.Node]bool, len(res.Visited))
+	for _, n := range res.Visited {
+		visited[n] = true
+	}
+	var nonViolating, violating []*Candidate
+	statuses := res.NodeStatuses
+	for _, node := range nodes {
+		base := upstream[node]
+		if base == nil && !visited[node] {
+			o := d.selectVictims(w, node)
+			if o.cand == nil {
+				statuses = append(statuses, NodeStatus{Node: node, Status: o.status})
+				continue
+			}
+			base = o.cand
+		}
+		if base == nil {
+			continue
+		}
+		cand := d.minimize(w, node, base)
+		if policy == StrictPDB && cand.NumPDBViolations > 0 {
+			statuses = append(statuses, NodeStatus{Node: node, Status: filter.Status{Code: filter.Unschedulable, Reasons: []string{MsgBreaksBudget}}})
+			continue
+		}
+		if cand.NumPDBViolations == 0 {
+			nonViolating = append(nonViolating, cand)
+		} else {
+			violating = append(violating, cand)
+		}
+	}
+	res.NodeStatuses = statuses
+	res.Candidates = append(nonViolating, violating...)
+	res.Examined = len(nodes)
+}
+
+// minimize searches node for the best victim set, starting from base,
+// upstream's candidate there.
+func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Candidate {
+	var units unitList
+	if d.groups != nil {
+		var err error
+		if units, err = d.groups.unitsOn(w, node, d.c.Pod().Priority, d.nowNanos); err != nil {
+			return base
+		}
+	} else {
+		units = d.potentialPods(w, node)
+	}
+	var fit fitChecker
+	if d.byResources {
+		w.sums.reset(d.c, &d.req, node, &units)
+		fit = &w.sums
+	} else {
+		w.overlay.reset(d.c, node, &units)
+		fit = &w.overlay
+	}
+	n := units.len()
+	for u := range n {
+		fit.remove(u)
+	}
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	if !units.sorted {
+		units.sortUnits(order)
+	}
+	s := &search{units: &units, budgets: d.budgets, order: order, fit: fit, now: d.nowNanos,
+		monotone: d.byResources || (len(d.c.Pod().RequiredAffinity()) == 0 && units.memberNodes == nil)}
+	s.matches = make([][]int, len(units.members))
+	s.allowed = make([]int32, len(d.budgets))
+	for i := range d.budgets {
+		s.allowed[i] = d.budgets[i].pdb.Status.DisruptionsAllowed
+	}
+	for m := range units.members {
+		s.matches[m] = matchingBudgets(units.members[m].Pod, d.budgets)
+	}
+	// Upstream's set is the incumbent.
+	inBase := make(map[*snapshot.Pod]bool, len(base.Victims))
+	for _, v := range base.Victims {
+		inBase[v.Pod] = true
+	}
+	var baseSet []int32
+	for _, u := range order {
+		lo, _ := units.bounds(int(u))
+		if inBase[units.members[lo].Pod] {
+			baseSet = append(baseSet, u)
+		}
+	}
+	s.best, s.bestCost, s.found = baseSet, s.costOf(baseSet), true
+	s.dfs(0)
+	cand := w.candidate(node, &units, s.best, 0, nil)
+	cand.NumPDBViolations, cand.Broken = s.violations(s.best, cand)
+	cand.Proven = !s.exhausted
+	return cand
+}
+
+// matchingBudgets lists the budgets that evicting p charges.
+func matchingBudgets(p *snapshot.Pod, budgets []budget) []int {
+	var out []int
+	for i := range budgets {
+		b := &budgets[i]
+		if b.matches(p) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// dfs decides the units order[i:], keeping each first (the greedy choice),
+// then evicting it, and records every better complete set.
+func (s *search) dfs(i int) {
+	if s.steps >= maxSearchSteps {
+		s.exhausted = true
+		return
+	}
+	if i == len(s.order) {
+		if len(s.evicted) == 0 {
+			return
+		}
+		if !s.monotone {
+			s.steps++
+			if !s.fit.fits(nil) {
+				return
+			}
+		}
+		s.cost.start = s.startOf(s.evicted)
+		if !s.found || s.cost.less(s.bestCost) {
+			s.best, s.bestCost, s.found = append(s.best[:0:0], s.evicted...), s.cost, true
+		}
+		return
+	}
+	u := s.order[i]
+	// Keep u: with every undecided unit removed, the preemptor must still
+	// fit when the filters are monotone.
+	s.fit.add(int(u))
+	s.steps++
+	if !s.monotone || s.fit.fits(nil) {
+		s.dfs(i + 1)
+	}
+	s.fit.remove(int(u))
+	// Evict u, unless the set is already no better than the best.
+	saved := s.cost
+	s.evict(u)
+	if s.cost.prefixLess(s.bestCost) || !s.bestCost.prefixLess(s.cost) {
+		s.dfs(i + 1)
+	}
+	s.unevict(u)
+	s.cost = saved
+}
+
+// evict adds unit u to the evicted set, charging its members' budgets.
+func (s *search) evict(u int32) {
+	lo, hi := s.units.bounds(int(u))
+	if len(s.evicted) == 0 {
+		s.cost.highest = s.units.members[lo].Priority
+	}
+	s.evicted = append(s.evicted, u)
+	for m := lo; m < hi; m++ {
+		s.cost.sum += int64(s.units.members[m].Priority) + math.MaxInt32 + 1
+		s.cost.count++
+		violating := false
+		for _, b := range s.matches[m] {
+			s.allowed[b]--
+			if s.allowed[b] < 0 {
+				violating = true
+			}
+		}
+		if violating {
+			s.cost.violations++
+		}
+	}
+}
+
+func (s *search) unevict(u int32) {
+	lo, hi := s.units.bounds(int(u))
+	s.evicted = s.evicted[:len(s.evicted)-1]
+	for m := lo; m < hi; m++ {
+		for _, b := range s.matches[m] {
+			s.allowed[b]++
+		}
+	}
+}
+
+// costOf is the cost of evicting set, in importance order.
+func (s *search) costOf(set []int32) setCost {
+	saved := append([]int32(nil), s.allowed...)
+	s.cost = setCost{}
+	for _, u := range set {
+		s.evict(u)
+	}
+	c := s.cost
+	c.start = s.startOf(set)
+	for i := len(set) - 1; i >= 0; i-- {
+		s.unevict(set[i])
+	}
+	copy(s.allowed, saved)
+	s.cost = setCost{}
+	return c
+}
+
+// startOf is EarliestStart of the victims of set, as Candidate.Score
+// computes it.
+func (s *search) startOf(set []int32) int64 {
+	lo, _ := s.units.bounds(int(set[0]))
+	maxPrio, earliest := s.units.members[lo].Priority, s.units.members[lo].Start
+	for _, u := range set {
+		lo, hi := s.units.bounds(int(u))
+		for m := lo; m < hi; m++ {
+			r := &s.units.members[m]
+			switch {
+			case r.Priority == maxPrio:
+				earliest = min(earliest, r.Start)
+			case r.Priority > maxPrio:
+				maxPrio, earliest = r.Priority, r.Start
+			}
+		}
+	}
+	return earliest
+}
+
+// violations counts the candidate's victims whose eviction breaks a budget,
+// charging them in order, and says which budget each breaks.
+func (s *search) violations(set []int32, cand *Candidate) (int, map[*Victim][]*policyv1.PodDisruptionBudget) {
+	allowed := append([]int32(nil), s.allowed...)
+	count := 0
+	var broken map[*Victim][]*policyv1.PodDisruptionBudget
+	k := 0
+	for _, u := range set {
+		lo, hi := s.units.bounds(int(u))
+		for m := lo; m < hi; m++ {
+			v := cand.Victims[k]
+			k++
+			violating := false
+			for _, b := range s.matches[m] {
+				allowed[b]--
+				if allowed[b] < 0 {
+					violating = true
+					if broken == nil {
+						broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
+					}
+					broken[v] = append(broken[v], s.budgets[b].pdb)
+				}
+			}
+			if violating {
+				count++
+			}
+		}
+	}
+	return count, broken
+}

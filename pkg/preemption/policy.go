@@ -167,23 +167,11 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 // minimize searches node for the best victim set, starting from base,
 // upstream's candidate there.
 func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Candidate {
-	var units unitList
-	if d.groups != nil {
-		var err error
-		if units, err = d.groups.unitsOn(w, node, d.c.Pod().Priority, d.nowNanos); err != nil {
-			return base
-		}
-	} else {
-		units = d.potentialPods(w, node)
+	fit, err := d.prepare(w, node)
+	if err != nil {
+		return base
 	}
-	var fit fitChecker
-	if d.byResources {
-		w.sums.reset(d.c, &d.req, node, &units)
-		fit = &w.sums
-	} else {
-		w.overlay.reset(d.c, node, &units)
-		fit = &w.overlay
-	}
+	units := &w.units
 	n := units.len()
 	for u := range n {
 		fit.remove(u)
@@ -195,7 +183,7 @@ func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Cand
 	if !units.sorted {
 		units.sortUnits(order)
 	}
-	s := &search{units: &units, budgets: d.budgets, order: order, fit: fit, now: d.nowNanos,
+	s := &search{units: units, budgets: d.budgets, order: order, fit: fit, now: d.nowNanos,
 		monotone: d.byResources || (len(d.c.Pod().RequiredAffinity()) == 0 && units.memberNodes == nil)}
 	s.matches = make([][]int, len(units.members))
 	s.allowed = make([]int32, len(d.budgets))
@@ -219,7 +207,7 @@ func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Cand
 	}
 	s.best, s.bestCost, s.found = baseSet, s.costOf(baseSet), true
 	s.dfs(0)
-	cand := w.candidate(node, &units, s.best, 0, nil)
+	cand := w.candidate(node, units, s.best, 0, nil)
 	cand.NumPDBViolations, cand.Broken = s.violations(s.best, cand)
 	cand.Proven = !s.exhausted
 	return cand

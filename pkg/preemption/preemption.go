@@ -171,10 +171,13 @@ type worker struct {
 	memberNodes []*snapshot.Node
 	spans       []span
 	seen        map[*snapshot.Group]bool
-	// overlay and sums are the two fit checkers, one of which serves a
-	// walk.
+	// units are the potential victims of the node being walked; overlay
+	// and sums are the two fit checkers, one of which serves a walk; why
+	// is the walk's first rejection.
+	units   unitList
 	overlay overlayFit
 	sums    sumsFit
+	why     filter.Status
 }
 
 // indexes returns *buf resized to n, holding 0..n-1.
@@ -433,27 +436,33 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 // selectVictims is the dry run on one node: its potential victims, the fit
 // checker that suits the preemptor, and the victim walk over them.
 func (d *dryRun) selectVictims(w *worker, node *snapshot.Node) nodeOutcome {
-	var units unitList
-	if d.groups != nil {
-		var err error
-		if units, err = d.groups.unitsOn(w, node, d.c.Pod().Priority, d.nowNanos); err != nil {
-			return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{err.Error()}}}
-		}
-	} else {
-		units = d.potentialPods(w, node)
+	fit, err := d.prepare(w, node)
+	if err != nil {
+		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{err.Error()}}}
 	}
-	if units.len() == 0 {
+	if w.units.len() == 0 {
 		return nodeOutcome{status: statusNoVictims}
 	}
-	var fit fitChecker
-	if d.byResources {
-		w.sums.reset(d.c, &d.req, node, &units)
-		fit = &w.sums
+	return d.selectVictimsOnNode(w, node, &w.units, fit)
+}
+
+// prepare lists node's potential victims in w.units and readies the fit
+// checker that suits the preemptor.
+func (d *dryRun) prepare(w *worker, node *snapshot.Node) (fitChecker, error) {
+	if d.groups != nil {
+		var err error
+		if w.units, err = d.groups.unitsOn(w, node, d.c.Pod().Priority, d.nowNanos); err != nil {
+			return nil, err
+		}
 	} else {
-		w.overlay.reset(d.c, node, &units)
-		fit = &w.overlay
+		w.units = d.potentialPods(w, node)
 	}
-	return d.selectVictimsOnNode(w, node, &units, fit)
+	if d.byResources {
+		w.sums.reset(d.c, &d.req, node, &w.units)
+		return &w.sums, nil
+	}
+	w.overlay.reset(d.c, node, &w.units)
+	return &w.overlay, nil
 }
 
 // DisruptedWorkloads counts the candidate's units that affect pod groups

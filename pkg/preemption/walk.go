@@ -128,9 +128,9 @@ func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unit
 	for u := range n {
 		fit.remove(u)
 	}
-	var why filter.Status
-	if !fit.fits(&why) {
-		return nodeOutcome{status: why}
+	// (The status lives in w: through the interface it would escape.)
+	if !fit.fits(&w.why) {
+		return nodeOutcome{status: w.why}
 	}
 	// 2) Rank the potential victims, most important first.
 	order := w.indexes(&w.order, n)
@@ -148,7 +148,7 @@ func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unit
 	// 4) Reprieve as many as possible, the budget-breaking ones first: add
 	// each back, and evict it again only if the preemptor then no longer
 	// fits.
-	evicted := w.indexes(&w.evicted, 0)
+	evicted := w.evicted[:0]
 	numViolating := 0
 	reprieve := func(u int32) bool {
 		fit.add(int(u))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project:
-#   1. the engine's unit tests (go vet + go test ./...);
+#   1. the engine's unit tests (go vet + go test ./...) and golangci-lint,
+#      installed from the Go module proxy at a pinned version;
 #   2. the conformance suite (test/conformance), which compares reprieve with
 #      kube-scheduler v1.37.2 on random clusters and on upstream's own cases;
 #   3. the integration suite (test/integration), which runs reprieve's
@@ -15,6 +16,14 @@ export GOFLAGS="${GOFLAGS:-} -mod=mod"
 echo "== unit tests"
 go vet ./...
 go test ./...
+
+echo "== lint (golangci-lint, .golangci.yml)"
+lint_version=2.15.0
+lint="$(go env GOPATH)/bin/golangci-lint"
+if ! "$lint" version 2>/dev/null | grep -q "version $lint_version "; then
+  GOBIN="$(go env GOPATH)/bin" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$lint_version"
+fi
+"$lint" run ./...
 
 echo "== conformance against kube-scheduler v1.37.2"
 (cd test/conformance && go vet ./... && REPRIEVE_SCENARIOS="${SCENARIOS:-500}" go test -timeout 50m ./...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -330,7 +331,7 @@ func checkWellFormed(t *testing.T, page string) {
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
-			if z.Err() != io.EOF {
+			if !errors.Is(z.Err(), io.EOF) {
 				t.Fatalf("tokenizing: %v", z.Err())
 			}
 			if len(stack) > 0 {

@@ -3,8 +3,8 @@ package report
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"

@@ -74,6 +74,25 @@ type Decision struct {
 	Message string `json:"message,omitempty"`
 	// Warnings lists parts of the pod the engine does not model.
 	Warnings []string `json:"warnings,omitempty"`
+	// Policy is the victim policy that decided, when it is not upstream's
+	// (preemption.Options.Policy); Upstream is then what kube-scheduler
+	// itself would have done, for comparison.
+	Policy   string          `json:"policy,omitempty"`
+	Upstream *PolicyBaseline `json:"upstream,omitempty"`
+}
+
+// PolicyBaseline is kube-scheduler's own preemption choice, beside the
+// decision of another victim policy.
+type PolicyBaseline struct {
+	// NominatedNode is the node upstream would nominate, "" when none.
+	NominatedNode string `json:"nominatedNode,omitempty"`
+	// Victims are the pods upstream would evict there.
+	Victims []string `json:"victims"`
+	// NumPDBViolations is upstream's count of budget-breaking victims.
+	NumPDBViolations int `json:"numPDBViolations"`
+	// Score is the standing of upstream's choice under the node-choice
+	// criteria.
+	Score *Score `json:"score,omitempty"`
 }
 
 // Victim is a pod preemption would evict.
@@ -134,6 +153,10 @@ type Candidate struct {
 	NumPDBViolations int      `json:"numPDBViolations"`
 	// Score is the node's standing under upstream's ordered criteria.
 	Score Score `json:"score"`
+	// Proven reports, under a victim policy other than upstream's, that
+	// no better victim set exists on the node (false: the search reached
+	// its work bound and kept the best set it found).
+	Proven bool `json:"proven,omitempty"`
 }
 
 // Score is a candidate's values for upstream's ordered node-choice criteria;
@@ -266,6 +289,17 @@ func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snap
 	if !res.Eligible {
 		d.Summary = "preemption cannot help: " + res.IneligibleReason
 		return
+	}
+	if res.Policy != preemption.Upstream {
+		d.Policy = string(res.Policy)
+		d.Upstream = &PolicyBaseline{Victims: []string{}}
+		if u := res.Upstream; u != nil {
+			d.Upstream.NominatedNode, d.Upstream.NumPDBViolations = u.Node.Name, u.NumPDBViolations
+			var c Candidate
+			candidate(&c, u, now, make([]string, len(u.Victims)))
+			d.Upstream.Victims, d.Upstream.Score = c.Victims, &c.Score
+		}
+		defer func() { d.Summary += upstreamComparison(d) }()
 	}
 	d.DryRun = &DryRun{PotentialNodes: len(res.PotentialNodes), Offset: res.Offset, WantedCandidates: res.NumCandidates, VisitedNodes: len(res.Visited)}
 	d.Candidates = make([]Candidate, len(res.Candidates))
@@ -502,6 +536,7 @@ func candidate(out *Candidate, c *preemption.Candidate, now int64, names []strin
 		NumVictims:       score.NumVictims,
 		EarliestStart:    metav1.NewTime(time.Unix(0, score.EarliestStart).UTC()),
 	}}
+	out.Proven = c.Proven
 	n := len(c.Victims)
 	out.Victims = names[:n:n]
 	for i, v := range c.Victims {
@@ -513,6 +548,29 @@ func candidate(out *Candidate, c *preemption.Candidate, now int64, names []strin
 		}
 	}
 	return names[n:]
+}
+
+// upstreamComparison says what upstream would have done instead, for the
+// summary of a decision under another victim policy.
+func upstreamComparison(d *Decision) string {
+	u := d.Upstream
+	if u.NominatedNode == "" {
+		return "; upstream would not preempt"
+	}
+	if u.NominatedNode == d.NominatedNode && slices.Equal(u.Victims, victimNames(d)) {
+		return "; upstream would evict the same"
+	}
+	return fmt.Sprintf("; upstream would evict %d %s on %s (highest priority %d, priority sum %d, %d %s broken)",
+		len(u.Victims), plural(len(u.Victims), "pod", "pods"), u.NominatedNode, u.Score.HighestPriority, u.Score.SumPriorities,
+		u.NumPDBViolations, plural(u.NumPDBViolations, "budget", "budgets"))
+}
+
+func victimNames(d *Decision) []string {
+	out := make([]string, len(d.Victims))
+	for i, v := range d.Victims {
+		out[i] = v.Pod
+	}
+	return out
 }
 
 // summarizeReasons says in a few words why no node could be preempted on.

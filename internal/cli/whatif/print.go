@@ -44,6 +44,14 @@ func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 	} else if d.DecidedBy == "tie" {
 		fmt.Fprintf(w, "WHY       %s tied with %s on every criterion; picked at random (seeded), as kube-scheduler does\n", d.NominatedNode, strings.Join(others(d.TiedNodes, d.NominatedNode), ", "))
 	}
+	if u := d.Upstream; u != nil {
+		fmt.Fprintf(w, "POLICY    %s\n", d.Policy)
+		if u.NominatedNode == "" {
+			fmt.Fprintln(w, "UPSTREAM  kube-scheduler would not preempt")
+		} else {
+			fmt.Fprintf(w, "UPSTREAM  kube-scheduler would evict %s on %s (%d budget(s) broken)\n", strings.Join(u.Victims, ", "), u.NominatedNode, u.NumPDBViolations)
+		}
+	}
 	for _, warn := range d.Warnings {
 		fmt.Fprintf(w, "WARNING   %s\n", warn)
 	}

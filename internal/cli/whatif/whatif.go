@@ -36,6 +36,9 @@ type Options struct {
 	Now string
 	// FeatureGates are kube-scheduler feature gates, "Name=bool,...".
 	FeatureGates string
+	// VictimPolicy chooses the victims: upstream (kube-scheduler's own),
+	// minimal or strict-pdb.
+	VictimPolicy string
 	// Kube connects to a live cluster when no --snapshot is given.
 	Kube kubeflags.Flags
 
@@ -43,6 +46,7 @@ type Options struct {
 	cfg         config.Config
 	now         time.Time
 	features    preemption.Features
+	policy      preemption.Policy
 }
 
 // NewCommand returns the whatif command writing to out and errOut.
@@ -81,6 +85,7 @@ node was rejected.`,
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the random dry-run offset and tie-break")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true adds composite groups; all off by default, as in v1.37")
+	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal (the best victim set under kube-scheduler's own criteria, never worse than upstream's) or strict-pdb (minimal, never breaking a PodDisruptionBudget)")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
 	o.Kube.AddTo(f)
@@ -99,6 +104,9 @@ func (o *Options) Complete() error {
 		return clierr.Usagef("--feature-gates: %v", err)
 	}
 	o.features = features
+	if o.policy, err = preemption.ParsePolicy(o.VictimPolicy); err != nil {
+		return clierr.Usagef("--victim-policy: %v", err)
+	}
 	o.now = time.Now()
 	if o.Now != "" {
 		t, err := time.Parse(time.RFC3339, o.Now)
@@ -152,6 +160,7 @@ func (o *Options) Run(ctx context.Context) error {
 		Seed:                        o.Seed,
 		Now:                         o.now,
 		Features:                    o.features,
+		Policy:                      o.policy,
 	}})
 	if err != nil {
 		return err

@@ -16,10 +16,14 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/score"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
@@ -34,6 +38,8 @@ type Decision struct {
 	Fits bool `json:"fits"`
 	// FeasibleNodes are the nodes it fits on, sorted.
 	FeasibleNodes []string `json:"feasibleNodes"`
+	// Placement is where kube-scheduler would bind a pod that fits.
+	Placement *Placement `json:"placement,omitempty"`
 	// Eligible reports whether the pod may preempt (only when !Fits).
 	Eligible bool `json:"eligible"`
 	// IneligibleReason is upstream's reason when it may not.
@@ -93,6 +99,27 @@ type PolicyBaseline struct {
 	// Score is the standing of upstream's choice under the node-choice
 	// criteria.
 	Score *Score `json:"score,omitempty"`
+}
+
+// Placement is the node a fresh kube-scheduler binds a pod that fits to: it
+// examines the nodes in order until it has found as many feasible nodes as
+// percentageOfNodesToScore asks for (all of them in a cluster of up to 100
+// nodes), scores those with the default profile's score plugins and takes
+// the best (ties resolved as upstream's score heap resolves them).
+type Placement struct {
+	// Node is the node the pod would be bound to.
+	Node string `json:"node"`
+	// Score is its total score; 0 when it was the only node examined,
+	// which upstream does not score.
+	Score int64 `json:"score"`
+	// RunnerUp is the best of the other scored nodes and RunnerUpScore its
+	// total score ("" when no other node was scored).
+	RunnerUp      string `json:"runnerUp,omitempty"`
+	RunnerUpScore int64  `json:"runnerUpScore,omitempty"`
+	// ScoredNodes is how many feasible nodes were scored.
+	ScoredNodes int `json:"scoredNodes"`
+	// Error is the PreScore error upstream would fail the cycle with.
+	Error string `json:"error,omitempty"`
 }
 
 // Victim is a pod preemption would evict.
@@ -211,6 +238,9 @@ type Options struct {
 	// included: 1 runs it on the caller's goroutine alone; 0 means
 	// GOMAXPROCS.
 	Parallelism int
+	// Score configures the scoring of a pod that fits (the selectors of
+	// its controllers for PodTopologySpread's default constraints).
+	Score score.Options
 }
 
 // Evaluator evaluates pods one after another, reusing its memory: the
@@ -253,7 +283,9 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 	slices.Sort(d.FeasibleNodes)
 	if len(fr.Feasible) > 0 {
 		d.Fits = true
-		d.Summary = fmt.Sprintf("fits on %d %s: %s", len(fr.Feasible), plural(len(fr.Feasible), "node", "nodes"), abbreviate(d.FeasibleNodes, 5))
+		d.Placement = place(snap, pod, fr.Feasible, opts.Score)
+		d.Summary = fmt.Sprintf("fits on %d %s: %s; kube-scheduler would bind it to %s", len(fr.Feasible), plural(len(fr.Feasible), "node", "nodes"),
+			abbreviate(d.FeasibleNodes, 5), d.Placement.Node)
 		d.NodeStatuses = nodeStatuses(snap, fr, nil)
 		return d, nil
 	}
@@ -280,6 +312,62 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 	describePreemption(d, res, snap, opts.Preemption.Now.UnixNano())
 	explained.Wait()
 	return d, nil
+}
+
+// ReplicaSetSelectors gives PodTopologySpread's default constraints the
+// selectors of the ReplicaSets that select a pod, as upstream's
+// DefaultSelector combines them (every requirement of every matching
+// ReplicaSet of the pod's namespace); nil when none selects it.
+func ReplicaSetSelectors(rss []*appsv1.ReplicaSet) score.Selectors {
+	if len(rss) == 0 {
+		return nil
+	}
+	return func(pod *v1.Pod) labels.Selector {
+		var sel labels.Selector
+		for _, rs := range rss {
+			if rs.Namespace != pod.Namespace || rs.Spec.Selector == nil {
+				continue
+			}
+			s, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+			if err != nil || s.Empty() || !s.Matches(labels.Set(pod.Labels)) {
+				continue
+			}
+			reqs, _ := s.Requirements()
+			if sel == nil {
+				sel = labels.NewSelector()
+			}
+			sel = sel.Add(reqs...)
+		}
+		return sel
+	}
+}
+
+// place is schedulePod for a pod that fits on the feasible nodes, given in
+// snapshot order: the first ones up to upstream's number of feasible nodes
+// to find are scored, and the best is taken.
+func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node, opts score.Options) *Placement {
+	feasible = feasible[:min(len(feasible), score.NumFeasibleNodesToFind(len(snap.Nodes)))]
+	p := &Placement{ScoredNodes: len(feasible)}
+	if len(feasible) == 1 {
+		p.Node, p.ScoredNodes = feasible[0].Name, 0
+		return p
+	}
+	plugins, err := score.ScorePlugins(snap, pod, feasible, opts)
+	if err != nil {
+		p.Error = err.Error()
+	}
+	scores := score.Total(plugins, len(feasible))
+	best := score.SelectHost(feasible, scores, nil)
+	runnerUp := -1
+	for i, n := range feasible {
+		if n == best {
+			p.Node, p.Score = n.Name, scores[i]
+		} else if runnerUp < 0 || scores[i] > scores[runnerUp] {
+			runnerUp = i
+		}
+	}
+	p.RunnerUp, p.RunnerUpScore = feasible[runnerUp].Name, scores[runnerUp]
+	return p
 }
 
 // describePreemption fills the preemption part of d from the dry run.

@@ -44,6 +44,17 @@ func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 	} else if d.DecidedBy == "tie" {
 		fmt.Fprintf(w, "WHY       %s tied with %s on every criterion; picked at random (seeded), as kube-scheduler does\n", d.NominatedNode, strings.Join(others(d.TiedNodes, d.NominatedNode), ", "))
 	}
+	if p := d.Placement; p != nil {
+		switch {
+		case p.ScoredNodes == 0:
+			fmt.Fprintf(w, "PLACE     %s (the only feasible node examined; not scored)\n", p.Node)
+		default:
+			fmt.Fprintf(w, "PLACE     %s (score %d; runner-up %s, %d; %d of %d feasible nodes scored)\n", p.Node, p.Score, p.RunnerUp, p.RunnerUpScore, p.ScoredNodes, len(d.FeasibleNodes))
+		}
+		if p.Error != "" {
+			fmt.Fprintf(w, "WARNING   kube-scheduler would fail the cycle: %s\n", p.Error)
+		}
+	}
 	if u := d.Upstream; u != nil {
 		fmt.Fprintf(w, "POLICY    %s\n", d.Policy)
 		if u.NominatedNode == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/reprieve/reprieve/pkg/kube"
 	"github.com/reprieve/reprieve/pkg/loader"
 	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/score"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
@@ -161,7 +162,7 @@ func (o *Options) Run(ctx context.Context) error {
 		Now:                         o.now,
 		Features:                    o.features,
 		Policy:                      o.policy,
-	}})
+	}, Score: score.Options{DefaultSelector: whatif.ReplicaSetSelectors(set.ReplicaSets)}})
 	if err != nil {
 		return err
 	}

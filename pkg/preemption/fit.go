@@ -82,7 +82,29 @@ func (f *sumsFit) reset(c *filter.Cycle, req *snapshot.Resources, node *snapshot
 }
 
 func (f *sumsFit) remove(u int) { f.update(u, -1) }
-func (f *sumsFit) add(u int)    { f.update(u, 1) }
+
+var _ removerOfAll = (*sumsFit)(nil)
+
+// removeAll sums what is left after removing every unit over the shorter
+// of the node's kept pods and its potential victims.
+func (f *sumsFit) removeAll() {
+	l := f.units
+	if l.kept == nil || len(l.kept) >= len(l.members) {
+		for u := range l.len() {
+			f.remove(u)
+		}
+		return
+	}
+	// f.used is the node's pods and the nominated ones: keep the latter.
+	all := f.node.Requested.Usage(int64(len(f.node.Pods)))
+	f.used = snapshot.Usage{MilliCPU: f.used.MilliCPU - all.MilliCPU, Memory: f.used.Memory - all.Memory,
+		EphemeralStorage: f.used.EphemeralStorage - all.EphemeralStorage, Pods: f.used.Pods - all.Pods}
+	for i := range l.kept {
+		r := &l.kept[i]
+		f.used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+	}
+}
+func (f *sumsFit) add(u int) { f.update(u, 1) }
 
 func (f *sumsFit) update(u int, sign int64) {
 	lo, hi := f.units.bounds(u)

@@ -27,6 +27,14 @@ type Score struct {
 // Score returns the candidate's values for the node-choice criteria; a pod
 // that has not started counts as starting at now (Unix nanoseconds).
 func (c *Candidate) Score(now int64) Score {
+	if c.scored && c.scoredAt == now {
+		return c.score
+	}
+	c.score, c.scored, c.scoredAt = c.computeScore(now), true, now
+	return c.score
+}
+
+func (c *Candidate) computeScore(now int64) Score {
 	s := Score{NumPDBViolations: c.NumPDBViolations, HighestPriority: c.Victims[0].Pod.Priority, NumVictims: len(c.Victims)}
 	for _, v := range c.Victims {
 		s.SumPriorities += int64(v.Pod.Priority)

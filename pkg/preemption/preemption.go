@@ -89,6 +89,11 @@ type Candidate struct {
 	// for the node's victims finished: no better set exists. Otherwise it
 	// stopped at its work bound with the best set found.
 	Proven bool
+
+	// score caches Score for scoredAt.
+	score    Score
+	scored   bool
+	scoredAt int64
 }
 
 // NodeStatus is why the dry run could not use a node.

@@ -28,6 +28,9 @@ type unitList struct {
 	// sorted reports that the units are already in importance order, as
 	// sorting them the way upstream does would leave them.
 	sorted bool
+	// kept, when not nil, are the node's other pods: with members, all of
+	// its pods (members are then a suffix of its importance order).
+	kept []snapshot.RankedPod
 }
 
 // span is one unit of a unitList: members[lo:hi], and the unit's keys in
@@ -115,6 +118,13 @@ type fitChecker interface {
 	fits(why *filter.Status) bool
 }
 
+// removerOfAll is a fit checker that removes every unit at once faster
+// than one by one.
+type removerOfAll interface {
+	// removeAll removes every unit, as remove on each would.
+	removeAll()
+}
+
 // selectVictimsOnNode is upstream's SelectVictimsOnNode: which units must
 // go for the preemptor to fit on node, given its potential victims and a
 // fit checker over them. w holds the walk's scratch memory.
@@ -125,8 +135,12 @@ func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unit
 	}
 	// 1) Remove every potential victim; the preemptor must fit then, or
 	// preemption cannot help on this node.
-	for u := range n {
-		fit.remove(u)
+	if all, ok := fit.(removerOfAll); ok {
+		all.removeAll()
+	} else {
+		for u := range n {
+			fit.remove(u)
+		}
 	}
 	// (The status lives in w: through the interface it would escape.)
 	if !fit.fits(&w.why) {
@@ -265,9 +279,9 @@ func (d *dryRun) potentialPods(w *worker, node *snapshot.Node) unitList {
 	if o := node.ImportanceOrder(); o.AllStarted {
 		i := o.Below(prio)
 		if n := len(o.Ranked) - i; n <= maxInsertion || o.LastTie <= i {
-			return unitList{members: o.Ranked[i:], sorted: true}
+			return unitList{members: o.Ranked[i:], sorted: true, kept: o.Ranked[:i:i]}
 		}
-		return unitList{members: o.SortedSuffix(i, sortRanked), sorted: true}
+		return unitList{members: o.SortedSuffix(i, sortRanked), sorted: true, kept: o.Ranked[:i:i]}
 	}
 	members := w.members[:0]
 	for i, p := range node.Pods {

@@ -3,6 +3,7 @@ package preemption
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	policyv1 "k8s.io/api/policy/v1"
 
@@ -108,6 +109,21 @@ type search struct {
 	found     bool
 	steps     int
 	exhausted bool
+
+	// The resource relaxation that bounds the search: used is what the
+	// node's pods, the nominated ones and the kept units request (the
+	// undecided and evicted ones removed); avail is what the preemptor
+	// leaves room for; per position i of order, suffix holds what the
+	// units order[i:] request in all and largest the most one of them
+	// does, and minPrio their lowest member priority.
+	used, avail snapshot.Usage
+	contrib     []snapshot.Usage
+	suffix      []snapshot.Usage
+	largest     []snapshot.Usage
+	minPrio     []int32
+	singles     bool
+	same        []bool
+	evictedAt   []bool
 }
 
 // improve replaces the candidates of res by the policy's: for each node the
@@ -206,11 +222,129 @@ func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Cand
 		}
 	}
 	s.best, s.bestCost, s.found = baseSet, s.costOf(baseSet), true
+	s.relax(d, node)
 	s.dfs(0)
 	cand := w.candidate(node, units, s.best, 0, nil)
 	cand.NumPDBViolations, cand.Broken = s.violations(s.best, cand)
 	cand.Proven = !s.exhausted
 	return cand
+}
+
+// relax prepares the resource relaxation of the search and, when the fit is
+// checked on resources alone, the units that are interchangeable.
+func (s *search) relax(d *dryRun, node *snapshot.Node) {
+	n := len(s.order)
+	units := s.units
+	s.singles = units.spans == nil
+	s.used = node.Requested.Usage(int64(len(node.Pods)))
+	for _, p := range d.c.NominatedPods(node) {
+		r := &p.Requests
+		s.used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+	}
+	s.contrib = make([]snapshot.Usage, n)
+	for u := range n {
+		lo, hi := units.bounds(u)
+		for m := lo; m < hi; m++ {
+			if units.memberNodes == nil || units.memberNodes[m] == node {
+				r := &units.members[m]
+				s.contrib[u].Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+			}
+		}
+		c := &s.contrib[u]
+		s.used.Add(c.MilliCPU, c.Memory, c.EphemeralStorage, -1)
+		s.used.Pods -= c.Pods - 1
+	}
+	alloc := node.Allocatable.Usage(node.Allocatable.AllowedPods)
+	req := &d.req
+	unbounded := int64(math.MaxInt64 / 4)
+	s.avail = snapshot.Usage{MilliCPU: unbounded, Memory: unbounded, EphemeralStorage: unbounded, Pods: alloc.Pods - 1}
+	if req.MilliCPU > 0 {
+		s.avail.MilliCPU = alloc.MilliCPU - req.MilliCPU
+	}
+	if req.Memory > 0 {
+		s.avail.Memory = alloc.Memory - req.Memory
+	}
+	if req.EphemeralStorage > 0 {
+		s.avail.EphemeralStorage = alloc.EphemeralStorage - req.EphemeralStorage
+	}
+	s.suffix = make([]snapshot.Usage, n+1)
+	s.largest = make([]snapshot.Usage, n+1)
+	s.minPrio = make([]int32, n+1)
+	s.minPrio[n] = math.MaxInt32
+	for i := n - 1; i >= 0; i-- {
+		c := &s.contrib[s.order[i]]
+		s.suffix[i] = s.suffix[i+1]
+		s.suffix[i].Add(c.MilliCPU, c.Memory, c.EphemeralStorage, 1)
+		s.suffix[i].Pods += c.Pods - 1
+		l := s.largest[i+1]
+		s.largest[i] = snapshot.Usage{MilliCPU: max(l.MilliCPU, c.MilliCPU), Memory: max(l.Memory, c.Memory),
+			EphemeralStorage: max(l.EphemeralStorage, c.EphemeralStorage), Pods: max(l.Pods, c.Pods)}
+		s.minPrio[i] = s.minPrio[i+1]
+		lo, hi := units.bounds(int(s.order[i]))
+		for m := lo; m < hi; m++ {
+			s.minPrio[i] = min(s.minPrio[i], units.members[m].Priority)
+		}
+	}
+	s.evictedAt = make([]bool, n)
+	s.same = make([]bool, n)
+	if !d.byResources || !s.singles {
+		return
+	}
+	// On resources alone, consecutive pods of one priority with the same
+	// requests and budgets are interchangeable: only the youngest of a run
+	// need be evicted (which also gives the latest start).
+	for i := 1; i < n; i++ {
+		a, b := &units.members[s.order[i-1]], &units.members[s.order[i]]
+		s.same[i] = a.Priority == b.Priority && a.MilliCPU == b.MilliCPU && a.Memory == b.Memory &&
+			a.EphemeralStorage == b.EphemeralStorage && slices.Equal(s.matches[s.order[i-1]], s.matches[s.order[i]])
+	}
+}
+
+// needed is a lower bound on how many more units must be evicted once the
+// units before position i are decided: what the undecided units request,
+// kept, must fit, and each frees at most the largest of them; -1 when even
+// evicting them all would not do.
+func (s *search) needed(i int) int64 {
+	need := int64(0)
+	for _, k := range [...]struct{ used, suffix, avail, largest int64 }{
+		{s.used.MilliCPU, s.suffix[i].MilliCPU, s.avail.MilliCPU, s.largest[i].MilliCPU},
+		{s.used.Memory, s.suffix[i].Memory, s.avail.Memory, s.largest[i].Memory},
+		{s.used.EphemeralStorage, s.suffix[i].EphemeralStorage, s.avail.EphemeralStorage, s.largest[i].EphemeralStorage},
+		{s.used.Pods, s.suffix[i].Pods, s.avail.Pods, s.largest[i].Pods},
+	} {
+		deficit := k.used + k.suffix - k.avail
+		if deficit <= 0 {
+			continue
+		}
+		if k.used-k.avail > 0 || k.largest <= 0 {
+			return -1
+		}
+		need = max(need, (deficit+k.largest-1)/k.largest)
+	}
+	return need
+}
+
+// hopeless reports whether no completion of the current set, with at
+// least more evictions among the units from position i, can beat the best.
+func (s *search) hopeless(i int, more int64) bool {
+	if more < 0 {
+		return true
+	}
+	lb := s.cost
+	if more > 0 {
+		if len(s.evicted) == 0 {
+			lb.highest = s.minPrio[i]
+		}
+		lb.sum += more * (int64(s.minPrio[i]) + math.MaxInt32 + 1)
+		lb.count += int(more)
+	}
+	if len(s.evicted) > 0 && s.singles {
+		// The start criterion is the start of the first victim, fixed:
+		// ties cannot win.
+		lb.start = s.cost.start
+		return !lb.less(s.bestCost)
+	}
+	return s.bestCost.prefixLess(lb)
 }
 
 // matchingBudgets lists the budgets that evicting p charges.
@@ -249,20 +383,35 @@ func (s *search) dfs(i int) {
 		return
 	}
 	u := s.order[i]
+	c := &s.contrib[u]
 	// Keep u: with every undecided unit removed, the preemptor must still
-	// fit when the filters are monotone.
-	s.fit.add(int(u))
-	s.steps++
-	if !s.monotone || s.fit.fits(nil) {
-		s.dfs(i + 1)
+	// fit when the filters are monotone. (Of interchangeable units only the
+	// youngest are evicted: once one is, the later ones are too.)
+	if !(s.same[i] && s.evictedAt[i-1]) {
+		s.used.Add(c.MilliCPU, c.Memory, c.EphemeralStorage, 1)
+		s.used.Pods += c.Pods - 1
+		if !s.hopeless(i+1, s.needed(i+1)) {
+			s.fit.add(int(u))
+			s.steps++
+			if !s.monotone || s.fit.fits(nil) {
+				s.dfs(i + 1)
+			}
+			s.fit.remove(int(u))
+		}
+		s.used.Add(c.MilliCPU, c.Memory, c.EphemeralStorage, -1)
+		s.used.Pods -= c.Pods - 1
 	}
-	s.fit.remove(int(u))
-	// Evict u, unless the set is already no better than the best.
+	// Evict u, unless no completion can beat the best.
 	saved := s.cost
 	s.evict(u)
-	if s.cost.prefixLess(s.bestCost) || !s.bestCost.prefixLess(s.cost) {
+	if len(s.evicted) == 1 && s.singles {
+		s.cost.start = s.units.members[u].Start
+	}
+	s.evictedAt[i] = true
+	if !s.hopeless(i+1, max(s.needed(i+1), 0)) {
 		s.dfs(i + 1)
 	}
+	s.evictedAt[i] = false
 	s.unevict(u)
 	s.cost = saved
 }

@@ -40,6 +40,10 @@ func benchCluster(nodes, podsPerNode int, constraints bool) (snapshot.Objects, *
 }
 
 func benchmarkWhatif(b *testing.B, nodes int, constraints bool) {
+	benchmarkPolicy(b, nodes, constraints, preemption.Upstream)
+}
+
+func benchmarkPolicy(b *testing.B, nodes int, constraints bool, policy preemption.Policy) {
 	objs, podObj := benchCluster(nodes, 30, constraints)
 	snap, err := snapshot.New(objs)
 	if err != nil {
@@ -49,7 +53,7 @@ func benchmarkWhatif(b *testing.B, nodes int, constraints bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := whatif.Options{Preemption: preemption.Options{Now: now}}
+	opts := whatif.Options{Preemption: preemption.Options{Now: now, Policy: policy}}
 	// One evaluator for every evaluation, as a scheduler or a whatif of
 	// many pods holds it; the first evaluation warms it up.
 	var e whatif.Evaluator
@@ -58,10 +62,21 @@ func benchmarkWhatif(b *testing.B, nodes int, constraints bool) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	var d *whatif.Decision
 	for b.Loop() {
-		if _, err := e.Evaluate(snap, pod, opts); err != nil {
+		if d, err = e.Evaluate(snap, pod, opts); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if policy != preemption.Upstream {
+		proven := 0
+		for _, c := range d.Candidates {
+			if c.Proven {
+				proven++
+			}
+		}
+		b.ReportMetric(100*float64(proven)/float64(max(len(d.Candidates), 1)), "%proven")
+		b.ReportMetric(float64(len(d.Candidates)), "candidates")
 	}
 }
 
@@ -69,6 +84,17 @@ func BenchmarkWhatif(b *testing.B) {
 	for _, nodes := range []int{500, 5000} {
 		b.Run(fmt.Sprintf("resources/nodes=%d", nodes), func(b *testing.B) { benchmarkWhatif(b, nodes, false) })
 		b.Run(fmt.Sprintf("constraints/nodes=%d", nodes), func(b *testing.B) { benchmarkWhatif(b, nodes, true) })
+	}
+}
+
+// BenchmarkPolicies measures the victim policies beside upstream's: every
+// potential node is searched up to 1,000 of them, the visited ones beyond.
+func BenchmarkPolicies(b *testing.B) {
+	for _, nodes := range []int{500, 5000} {
+		for _, p := range []preemption.Policy{preemption.Minimal, preemption.StrictPDB} {
+			b.Run(fmt.Sprintf("%s/resources/nodes=%d", p, nodes), func(b *testing.B) { benchmarkPolicy(b, nodes, false, p) })
+			b.Run(fmt.Sprintf("%s/constraints/nodes=%d", p, nodes), func(b *testing.B) { benchmarkPolicy(b, nodes, true, p) })
+		}
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +67,9 @@ func TestBenchPreemption(t *testing.T) {
 	if _, err := w.Admin.SchedulingV1().PriorityClasses().Create(ctx, prio10, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = w.Admin.SchedulingV1().PriorityClasses().Delete(context.Background(), prio10.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = w.Admin.SchedulingV1().PriorityClasses().Delete(context.Background(), prio10.Name, metav1.DeleteOptions{})
+	})
 
 	start := time.Now()
 	parallel(t, numNodes, 8, func(i int) error {

@@ -59,6 +59,8 @@ type preemptionState struct {
 	// victims are the victims not yet deleted from the cache; the value
 	// is true once the victim is terminating (deletionTimestamp set).
 	victims map[string]bool
+	// timestamp is the preemptor's place in the order when it was popped.
+	timestamp time.Time
 }
 
 // blocked reports whether the preemptor must stay out of scheduling: its
@@ -314,6 +316,9 @@ func (q *Queue) backoffDuration(qp *QueuedPod) time.Duration {
 // victim is deleted.
 func (q *Queue) Gate(key string, victims []*v1.Pod) {
 	p := &preemptionState{victims: make(map[string]bool, len(victims))}
+	if qp := q.pods[key]; qp != nil {
+		p.timestamp = qp.Timestamp
+	}
 	for _, v := range victims {
 		vk := podKey(v)
 		p.victims[vk] = v.DeletionTimestamp != nil
@@ -376,20 +381,26 @@ func (q *Queue) progress(key string, p *preemptionState) {
 }
 
 // activate ends a preemptor's preemption and moves it to the active queue,
-// skipping its backoff and keeping its timestamp: it goes before the pods
-// of its priority that arrived after it was popped, rather than behind
-// every one of them (which, with a queue full of untried preemptors, held
-// it back until all of them had been tried: the stall of issue 12).
+// skipping its backoff, with the timestamp it had when it was popped for
+// the preemption: it goes before the pods of its priority that arrived
+// after that, rather than behind every one of them (which, with a queue
+// full of untried preemptors, held it back until all of them had been
+// tried: the stall of issue 12). It may have been moved meanwhile, as an
+// ordinary unschedulable pod, once its victims were all terminating.
 func (q *Queue) activate(key string) {
+	p := q.preempting[key]
 	delete(q.preempting, key)
 	qp := q.pods[key]
-	if qp == nil {
+	if qp == nil || p == nil {
 		return
+	}
+	if !p.timestamp.IsZero() {
+		qp.Timestamp = p.timestamp
 	}
 	switch qp.where {
 	case inFlight:
 		qp.roomReady = true
-	case inUnschedulable, inBackoff:
+	case inUnschedulable, inBackoff, inActive:
 		q.detach(qp)
 		q.pushActive(qp)
 	}

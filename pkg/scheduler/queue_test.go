@@ -154,9 +154,11 @@ func TestPreemptorRetriedAtOnceWhenItsVictimsAreGone(t *testing.T) {
 		// steps run after the preemptor's Pop, Gate(victim) and Done.
 		steps []string
 	}{
-		"calls return, then the victim is deleted":      {steps: []string{"ungate", "gone"}},
-		"the victim is deleted before the calls return": {steps: []string{"gone", "ungate"}},
-		"the victim terminates, then is deleted":        {steps: []string{"ungate", "terminating", "gone"}},
+		"calls return, then the victim is deleted":         {steps: []string{"ungate", "gone"}},
+		"the victim is deleted before the calls return":    {steps: []string{"gone", "ungate"}},
+		"the victim terminates, then is deleted":           {steps: []string{"ungate", "terminating", "gone"}},
+		"moved by an event while its victim terminates":    {steps: []string{"ungate", "terminating", "event", "gone"}},
+		"moved, backoff over, while its victim terminates": {steps: []string{"ungate", "terminating", "event", "wait", "gone"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -180,6 +182,12 @@ func TestPreemptorRetriedAtOnceWhenItsVictimsAreGone(t *testing.T) {
 					q.VictimTerminating("ns/victim")
 				case "gone":
 					q.VictimGone("ns/victim")
+				case "event":
+					clk.Step(100 * time.Millisecond)
+					q.MoveAllToActiveOrBackoff()
+				case "wait":
+					clk.Step(2 * time.Second)
+					q.flush()
 				}
 			}
 			// No backoff, and before the pods of its priority that came

@@ -130,6 +130,10 @@ func TestBenchPreemption(t *testing.T) {
 	}
 	lags := tracker.lastVictimToBound(preempted)
 	t50, t99 := percentile(lags, 50), percentile(lags, 99)
+	t.Logf("last victim gone to bound: t90 %v, max %v", percentile(lags, 90), percentile(lags, 100))
+	if os.Getenv("REPRIEVE_BENCH_DEBUG") != "" {
+		tracker.debug(t, preempted, t1)
+	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	t.Logf("BENCH PreemptionBasic, %d nodes, client QPS %g burst %d: init %d pods in %v: %.1f pods/s; preemption %d preemptors (created in %v) bound in %v: %.1f preemptors/s; victims %d (needed %d, %d deleted more than once), Preempted events %d; last victim gone to bound: t50 %v, t99 %v (%d preemptors); peak RSS of the test process (API server, etcd and scheduler) %d MiB",
@@ -325,4 +329,31 @@ func envInt(t *testing.T, name string, def int) int {
 		t.Fatalf("%s=%q: want a positive integer", name, v)
 	}
 	return n
+}
+
+func (bt *bindTracker) debug(t *testing.T, preempted []eventsv1.Event, t1 time.Time) {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	type row struct {
+		p     string
+		gone  []time.Duration
+		bound time.Duration
+	}
+	rows := map[string]*row{}
+	for _, ev := range preempted {
+		r := rows[ev.Related.Name]
+		if r == nil {
+			r = &row{p: ev.Related.Name, bound: bt.boundAt[ev.Related.Name].Sub(t1)}
+			rows[ev.Related.Name] = r
+		}
+		r.gone = append(r.gone, bt.goneAt[ev.Regarding.Name].Sub(t1))
+	}
+	var all []*row
+	for _, r := range rows {
+		all = append(all, r)
+	}
+	slices.SortFunc(all, func(a, b *row) int { return int(a.bound - b.bound) })
+	for _, r := range all {
+		t.Logf("DEBUG %s gone %v bound %v", r.p, r.gone, r.bound)
+	}
 }

@@ -57,11 +57,11 @@ func (c *Cluster) SetUnschedulable(ctx context.Context, pod *v1.Pod, message str
 
 // Preempt adds the DisruptionTarget condition to the victim through the
 // status subresource, then deletes it with its own grace period. A victim
-// already gone is not an error.
+// already gone returns an error wrapping scheduler.ErrVictimGone.
 func (c *Cluster) Preempt(ctx context.Context, victim *v1.Pod, condition v1.PodCondition) error {
 	err := c.patchStatus(ctx, victim, func(st *v1.PodStatus) { setCondition(st, condition) })
 	if apierrors.IsNotFound(err) {
-		return nil
+		return fmt.Errorf("%w: %v", scheduler.ErrVictimGone, err)
 	}
 	if err != nil {
 		return fmt.Errorf("adding DisruptionTarget condition: %w", err)
@@ -69,7 +69,7 @@ func (c *Cluster) Preempt(ctx context.Context, victim *v1.Pod, condition v1.PodC
 	err = c.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &victim.UID}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		// Gone, or replaced by a new pod of the same name: nothing to evict.
-		return nil
+		return fmt.Errorf("%w: %v", scheduler.ErrVictimGone, err)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 
 func actions(c *fake.Clientset) []string {
@@ -52,8 +54,8 @@ func TestPreemptPatchesConditionBeforeDeleting(t *testing.T) {
 func TestPreemptToleratesVictimsAlreadyGone(t *testing.T) {
 	client := fake.NewClientset()
 	c := NewCluster(client, events.NewFakeRecorder(10))
-	if err := c.Preempt(context.Background(), rt.Pod("ns", "gone").On("n1").Obj(), v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue}); err != nil {
-		t.Errorf("preempting a victim already gone: %v", err)
+	if err := c.Preempt(context.Background(), rt.Pod("ns", "gone").On("n1").Obj(), v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue}); !errors.Is(err, scheduler.ErrVictimGone) {
+		t.Errorf("preempting a victim already gone: %v, want ErrVictimGone", err)
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -43,7 +42,12 @@ type LeaderElection struct {
 
 // Config configures Run.
 type Config struct {
-	Client        kubernetes.Interface
+	// Client makes the scheduler's calls: watches, bindings, status
+	// patches, deletes, the lease.
+	Client kubernetes.Interface
+	// EventClient records events, with its own rate limiter as
+	// kube-scheduler's event client (see NewClients); nil uses Client.
+	EventClient   kubernetes.Interface
 	SchedulerName string
 	Preemption    preemption.Options
 	// MetricsAddr serves /metrics, /healthz and /readyz; "" disables.
@@ -64,12 +68,17 @@ func Run(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cfg.Client.EventsV1()})
-	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
-		return err
+	// Events go through upstream's broadcaster adapter with its settings:
+	// events.k8s.io/v1 when the server serves it, a queue of 1,000 events
+	// dropped when full, series for repeated events.
+	eventClient := cfg.EventClient
+	if eventClient == nil {
+		eventClient = cfg.Client
 	}
+	broadcaster := events.NewEventBroadcasterAdapterWithContext(ctx, eventClient)
+	broadcaster.StartRecordingToSink(ctx.Done())
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, cfg.SchedulerName)
+	recorder := broadcaster.NewRecorder(cfg.SchedulerName)
 
 	reg := cfg.Registry
 	if reg == nil {
@@ -125,7 +134,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	var leading atomic.Bool
 	var result error
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   le.LeaseDuration,
 		RenewDeadline:   le.RenewDeadline,
@@ -151,6 +160,10 @@ func Run(ctx context.Context, cfg Config) error {
 			},
 		},
 	})
+	if err != nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	elector.Run(ctx)
 	return result
 }
 

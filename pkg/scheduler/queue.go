@@ -43,6 +43,39 @@ type QueuedPod struct {
 	where int // which sub-queue holds it
 	index int // position in its heap
 	seq   int // arrival order, the last tie-break
+	// roomReady is set when the pod's preemption completed (every victim
+	// deleted) while it was in flight: Done then sends it to the active
+	// queue at once.
+	roomReady bool
+}
+
+// preemptionState is a preemptor's preemption as the queue follows it, as
+// upstream's DefaultPreemption PreEnqueue check and its queueing hint on
+// assigned-pod deletions do.
+type preemptionState struct {
+	// callsDone is set when the API calls (status patches and deletes)
+	// have returned.
+	callsDone bool
+	// victims are the victims not yet deleted from the cache; the value
+	// is true once the victim is terminating (deletionTimestamp set).
+	victims map[string]bool
+	// timestamp is the preemptor's place in the order when it was popped.
+	timestamp time.Time
+}
+
+// blocked reports whether the preemptor must stay out of scheduling: its
+// calls are in flight, or a victim is still in the cache and not
+// terminating, so that a retry would see it and might preempt again.
+func (p *preemptionState) blocked() bool {
+	if !p.callsDone {
+		return true
+	}
+	for _, terminating := range p.victims {
+		if !terminating {
+			return true
+		}
+	}
+	return false
 }
 
 const (
@@ -71,11 +104,13 @@ type Queue struct {
 	backoff       podHeap
 	unschedulable map[string]*QueuedPod
 	pods          map[string]*QueuedPod
-	// gated are pods whose preemption is in flight: they stay out of the
-	// active and backoff queues until Ungate. The value records a cluster
-	// event that would have moved the pod meanwhile, so that Ungate moves
-	// it then (the victims may all be gone before the calls return).
-	gated map[string]bool
+	// preempting are the preemptors whose preemption is not complete,
+	// by pod key; victimOf indexes them by victim key. A blocked
+	// preemptor stays out of the active and backoff queues; once all its
+	// victims are deleted (and the calls have returned) it goes straight
+	// to the active queue.
+	preempting map[string]*preemptionState
+	victimOf   map[string][]string
 	// start anchors the unschedulable-pool flush ticks; lastFlush is the
 	// last tick handled.
 	start, lastFlush time.Time
@@ -95,7 +130,8 @@ func NewQueue(clk clock.PassiveClock) *Queue {
 		maxUnschedulableTime: DefaultMaxUnschedulableTime,
 		unschedulable:        map[string]*QueuedPod{},
 		pods:                 map[string]*QueuedPod{},
-		gated:                map[string]bool{},
+		preempting:           map[string]*preemptionState{},
+		victimOf:             map[string][]string{},
 		start:                clk.Now(),
 	}
 	q.lastFlush = q.start
@@ -159,7 +195,7 @@ func (q *Queue) Update(pod *v1.Pod) {
 	case inBackoff:
 		heap.Fix(&q.backoff, qp.index)
 	case inUnschedulable:
-		if specChanged {
+		if specChanged && !q.Gated(qp.Key) {
 			q.requeue(qp)
 		}
 	}
@@ -190,7 +226,7 @@ func (q *Queue) Delete(key string) {
 	}
 	q.detach(qp)
 	delete(q.pods, key)
-	delete(q.gated, key)
+	delete(q.preempting, key)
 }
 
 // Pop returns the next pod to schedule: the head of the active queue, or,
@@ -228,6 +264,22 @@ func (q *Queue) Done(qp *QueuedPod, unschedulable bool) {
 	}
 	qp.UnschedulableCount++
 	qp.BackoffExpiry = q.clock.Now().Add(q.backoffDuration(qp))
+	if qp.roomReady {
+		// Its victims are gone: retry it at once, in its place.
+		qp.roomReady = false
+		q.pushActive(qp)
+		return
+	}
+	if p := q.preempting[qp.Key]; p != nil {
+		// A preemptor keeps its place in the order (see activate).
+		if p.blocked() || unschedulable && !q.moveRequested {
+			qp.where = inUnschedulable
+			q.unschedulable[qp.Key] = qp
+			return
+		}
+		q.toBackoffOrActive(qp)
+		return
+	}
 	if unschedulable && !q.moveRequested {
 		qp.Timestamp = q.clock.Now()
 		qp.where = inUnschedulable
@@ -241,7 +293,7 @@ func (q *Queue) Done(qp *QueuedPod, unschedulable bool) {
 func (q *Queue) Forget(qp *QueuedPod) {
 	if q.pods[qp.Key] == qp {
 		delete(q.pods, qp.Key)
-		delete(q.gated, qp.Key)
+		delete(q.preempting, qp.Key)
 	}
 }
 
@@ -256,25 +308,109 @@ func (q *Queue) backoffDuration(qp *QueuedPod) time.Duration {
 	return q.initialBackoff << shift
 }
 
-// Gate keeps a pod out of scheduling while its preemption is in flight.
-func (q *Queue) Gate(key string) { q.gated[key] = false }
+// Gate records that the popped pod key is preempting victims,
+// as upstream's asynchronous preemption marks its preemptor: the pod stays
+// out of the active and backoff queues until Ungate and until each victim
+// is deleted or terminating (so that it never preempts again while its
+// victims are still visible), and it is retried at once when the last
+// victim is deleted.
+func (q *Queue) Gate(key string, victims []*v1.Pod) {
+	p := &preemptionState{victims: make(map[string]bool, len(victims))}
+	if qp := q.pods[key]; qp != nil {
+		p.timestamp = qp.Timestamp
+	}
+	for _, v := range victims {
+		vk := podKey(v)
+		p.victims[vk] = v.DeletionTimestamp != nil
+		q.victimOf[vk] = append(q.victimOf[vk], key)
+	}
+	q.preempting[key] = p
+}
 
-// Ungate lets a pod be scheduled again once its preemption finished. If a
-// cluster event came while it was gated and it waits as unschedulable, it
-// moves now.
-func (q *Queue) Ungate(key string) {
-	moved, ok := q.gated[key]
-	if !ok {
+// Ungate records that the API calls of a pod's preemption have returned.
+// ok false means some failed: as upstream activates its preemptor then
+// (no deletion may come), the pod is retried, after its backoff.
+func (q *Queue) Ungate(key string, ok bool) {
+	p := q.preempting[key]
+	if p == nil {
 		return
 	}
-	delete(q.gated, key)
-	if qp, waiting := q.unschedulable[key]; waiting && moved {
-		q.requeue(qp)
+	p.callsDone = true
+	if !ok {
+		delete(q.preempting, key)
+		if qp := q.pods[key]; qp != nil && qp.where == inUnschedulable {
+			q.requeue(qp)
+		}
+		return
+	}
+	q.progress(key, p)
+}
+
+// VictimTerminating records that a pod got its deletionTimestamp.
+func (q *Queue) VictimTerminating(victim string) {
+	for _, key := range q.victimOf[victim] {
+		if p := q.preempting[key]; p != nil {
+			if _, ok := p.victims[victim]; ok {
+				p.victims[victim] = true
+			}
+		}
 	}
 }
 
-// Gated reports whether a pod's preemption is in flight.
-func (q *Queue) Gated(key string) bool { _, ok := q.gated[key]; return ok }
+// VictimGone records that a pod was deleted from the cache. A preemptor
+// whose last victim it was, and whose calls have returned, moves to the
+// active queue at once: the deletion is the event that makes room for it
+// (upstream's queueing hint on assigned-pod deletions, without waiting for
+// the backoff).
+func (q *Queue) VictimGone(victim string) {
+	keys := q.victimOf[victim]
+	delete(q.victimOf, victim)
+	for _, key := range keys {
+		if p := q.preempting[key]; p != nil {
+			delete(p.victims, victim)
+			q.progress(key, p)
+		}
+	}
+}
+
+// progress activates a preemptor whose preemption is complete.
+func (q *Queue) progress(key string, p *preemptionState) {
+	if p.callsDone && len(p.victims) == 0 {
+		q.activate(key)
+	}
+}
+
+// activate ends a preemptor's preemption and moves it to the active queue,
+// skipping its backoff, with the timestamp it had when it was popped for
+// the preemption: it goes before the pods of its priority that arrived
+// after that, rather than behind every one of them (which, with a queue
+// full of untried preemptors, held it back until all of them had been
+// tried: the stall of issue 12). It may have been moved meanwhile, as an
+// ordinary unschedulable pod, once its victims were all terminating.
+func (q *Queue) activate(key string) {
+	p := q.preempting[key]
+	delete(q.preempting, key)
+	qp := q.pods[key]
+	if qp == nil || p == nil {
+		return
+	}
+	if !p.timestamp.IsZero() {
+		qp.Timestamp = p.timestamp
+	}
+	switch qp.where {
+	case inFlight:
+		qp.roomReady = true
+	case inUnschedulable, inBackoff, inActive:
+		q.detach(qp)
+		q.pushActive(qp)
+	}
+}
+
+// Gated reports whether a pod's preemption keeps it out of scheduling.
+func (q *Queue) Gated(key string) bool {
+	p := q.preempting[key]
+	return p != nil && p.blocked()
+}
 
 // MoveAllToActiveOrBackoff is a cluster event that may make unschedulable
 // pods schedulable (a pod deleted or finished, a node added or changed):
@@ -282,14 +418,8 @@ func (q *Queue) Gated(key string) bool { _, ok := q.gated[key]; return ok }
 // backoff is not over, else to the active queue. Gated pods stay.
 func (q *Queue) MoveAllToActiveOrBackoff() {
 	q.moveRequested = true
-	if len(q.unschedulable) == 0 && len(q.gated) == 0 {
-		return
-	}
-	for key := range q.gated {
-		q.gated[key] = true
-	}
 	for _, qp := range q.sortedUnschedulable() {
-		if _, gated := q.gated[qp.Key]; !gated {
+		if !q.Gated(qp.Key) {
 			q.requeue(qp)
 		}
 	}
@@ -312,6 +442,11 @@ func (q *Queue) toBackoffOrActive(qp *QueuedPod) {
 
 func (q *Queue) toActive(qp *QueuedPod) {
 	qp.Timestamp = q.clock.Now()
+	q.pushActive(qp)
+}
+
+// pushActive adds qp to the active queue with its timestamp unchanged.
+func (q *Queue) pushActive(qp *QueuedPod) {
 	qp.where = inActive
 	heap.Push(&q.active, qp)
 }
@@ -343,7 +478,7 @@ func (q *Queue) flush() {
 	}
 	q.lastFlush = tick
 	for _, qp := range q.sortedUnschedulable() {
-		if _, gated := q.gated[qp.Key]; !gated && tick.Sub(qp.Timestamp) > q.maxUnschedulableTime {
+		if !q.Gated(qp.Key) && tick.Sub(qp.Timestamp) > q.maxUnschedulableTime {
 			q.requeue(qp)
 		}
 	}
@@ -376,7 +511,7 @@ func (q *Queue) NextWakeup() (t time.Time, ok bool) {
 		return q.clock.Now(), true
 	}
 	for key, qp := range q.unschedulable {
-		if _, gated := q.gated[key]; gated {
+		if q.Gated(key) {
 			continue
 		}
 		due := q.nextTick(qp.Timestamp)

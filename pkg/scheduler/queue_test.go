@@ -1,10 +1,13 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
@@ -121,17 +124,115 @@ func TestGatedPodsStayOut(t *testing.T) {
 	q := NewQueue(clk)
 	q.Add(rt.Pod("ns", "p").Obj())
 	qp := q.Pop()
-	q.Gate(qp.Key)
+	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v1").Obj(), rt.Pod("ns", "v2").Obj()})
+	// Another pod's victims leave during the attempt: an ungated pod would
+	// back off and be retried, seeing its own victims still there.
+	q.MoveAllToActiveOrBackoff()
 	q.Done(qp, true)
 	q.MoveAllToActiveOrBackoff()
 	clk.Step(10 * time.Minute)
 	if q.Pop() != nil {
 		t.Fatal("a pod whose preemption is in flight was popped")
 	}
-	q.Ungate(qp.Key)
+	q.Ungate(qp.Key, true)
 	q.MoveAllToActiveOrBackoff()
-	if q.Pop() == nil {
-		t.Fatal("ungated pod not popped after an event")
+	if q.Pop() != nil {
+		t.Fatal("a preemptor was popped while its victims were still in the cache, not terminating")
+	}
+	q.VictimGone("ns/v1")
+	if q.Pop() != nil {
+		t.Fatal("a preemptor was popped while one of its victims was still in the cache")
+	}
+	q.VictimGone("ns/v2")
+	if got := q.Pop(); got == nil || got.Pod.Name != "p" {
+		t.Fatalf("after its last victim's deletion: popped %v, want p", got)
+	}
+}
+
+func TestPreemptorRetriedAtOnceWhenItsVictimsAreGone(t *testing.T) {
+	tests := map[string]struct {
+		// steps run after the preemptor's Pop, Gate(victim) and Done.
+		steps []string
+	}{
+		"calls return, then the victim is deleted":         {steps: []string{"ungate", "gone"}},
+		"the victim is deleted before the calls return":    {steps: []string{"gone", "ungate"}},
+		"the victim terminates, then is deleted":           {steps: []string{"ungate", "terminating", "gone"}},
+		"moved by an event while its victim terminates":    {steps: []string{"ungate", "terminating", "event", "gone"}},
+		"moved, backoff over, while its victim terminates": {steps: []string{"ungate", "terminating", "event", "wait", "gone"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(t0)
+			q := NewQueue(clk)
+			q.Add(rt.Pod("ns", "preemptor").Priority(10).Obj())
+			clk.Step(time.Second)
+			for i := range 3 {
+				q.Add(rt.Pod("ns", fmt.Sprint("later-", i)).Priority(10).Obj())
+			}
+			qp := q.Pop()
+			q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "victim").Obj()})
+			q.Done(qp, true)
+			for _, step := range tc.steps {
+				switch step {
+				case "ungate":
+					q.Ungate(qp.Key, true)
+				case "fail":
+					q.Ungate(qp.Key, false)
+				case "terminating":
+					q.VictimTerminating("ns/victim")
+				case "gone":
+					q.VictimGone("ns/victim")
+				case "event":
+					clk.Step(100 * time.Millisecond)
+					q.MoveAllToActiveOrBackoff()
+				case "wait":
+					clk.Step(2 * time.Second)
+					q.flush()
+				}
+			}
+			// No backoff, and before the pods of its priority that came
+			// after it.
+			want := []string{"preemptor", "later-0", "later-1", "later-2"}
+			if diff := cmp.Diff(want, popAll(q)); diff != "" {
+				t.Errorf("pop order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTerminatingVictimsUnblockButDoNotMove(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "p").Obj())
+	qp := q.Pop()
+	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
+	q.Done(qp, true)
+	q.Ungate(qp.Key, true)
+	q.VictimTerminating("ns/v")
+	if q.Gated(qp.Key) {
+		t.Fatal("still gated once its victim terminates")
+	}
+	if q.Pop() != nil {
+		t.Fatal("moved by its victim's deletionTimestamp alone")
+	}
+	// Any cluster event now moves it, as an ordinary unschedulable pod.
+	q.MoveAllToActiveOrBackoff()
+	if got := q.Pop(); got == nil {
+		t.Fatal("not moved by a cluster event once its victim terminates")
+	}
+}
+
+func TestVictimsGoneWhileInFlight(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "p").Obj())
+	qp := q.Pop()
+	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
+	q.Ungate(qp.Key, true)
+	q.VictimGone("ns/v")
+	q.Done(qp, true) // the failed attempt ends after its victims are gone
+	if got := q.Pop(); got == nil {
+		t.Fatal("a preemptor whose victims left during its attempt was not retried at once")
 	}
 }
 
@@ -148,19 +249,51 @@ func TestDeleteForgetsEverywhere(t *testing.T) {
 	}
 }
 
-func TestEventWhileGatedMovesOnUngate(t *testing.T) {
+func TestFailedPreemptionRetriesAfterBackoff(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	q := NewQueue(clk)
 	q.Add(rt.Pod("ns", "p").Obj())
 	qp := q.Pop()
-	q.Gate(qp.Key)
+	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
 	q.Done(qp, true)
-	q.MoveAllToActiveOrBackoff() // the victims are gone before the calls return
-	if q.Pop() != nil {
-		t.Fatal("gated pod popped")
+	q.Ungate(qp.Key, false)
+	if q.Gated(qp.Key) {
+		t.Fatal("still gated after a failed call")
 	}
-	q.Ungate(qp.Key)
+	if got := q.Pop(); got == nil {
+		t.Fatal("a preemptor whose calls failed was not retried (it waits for no deletion)")
+	}
+}
+
+func TestVictimsAlreadyTerminatingAtGate(t *testing.T) {
+	q := NewQueue(testingclock.NewFakeClock(t0))
+	q.Add(rt.Pod("ns", "p").Obj())
+	qp := q.Pop()
+	going := rt.Pod("ns", "going").Obj()
+	now := metav1.Now()
+	going.DeletionTimestamp = &now
+	q.Gate(qp.Key, []*v1.Pod{going})
+	q.Ungate(qp.Key, true)
+	q.Done(qp, true)
+	if q.Pop() != nil {
+		t.Fatal("retried while its only victim still terminates")
+	}
+	q.VictimGone("ns/going")
 	if q.Pop() == nil {
-		t.Fatal("a pod whose victims left while it was gated was not moved when ungated")
+		t.Fatal("not retried once its terminating victim was deleted")
+	}
+}
+
+func TestDeletedPreemptorIsForgotten(t *testing.T) {
+	q := NewQueue(testingclock.NewFakeClock(t0))
+	q.Add(rt.Pod("ns", "p").Obj())
+	qp := q.Pop()
+	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
+	q.Done(qp, true)
+	q.Delete(qp.Key)
+	q.Ungate(qp.Key, true)
+	q.VictimGone("ns/v")
+	if q.Len() != 0 || q.Pop() != nil || q.Gated(qp.Key) {
+		t.Fatal("a deleted preemptor came back")
 	}
 }

@@ -13,9 +13,11 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -52,14 +54,19 @@ type Cluster interface {
 	// true ("" clears it).
 	SetUnschedulable(ctx context.Context, pod *v1.Pod, message string, setNominated bool, nominated string) error
 	// Preempt adds condition (DisruptionTarget) to victim's status, then
-	// deletes it with its own grace period. A victim already gone is not an
-	// error.
+	// deletes it with its own grace period. For a victim already gone it
+	// may return an error wrapping ErrVictimGone: no Preempted event is
+	// then recorded, as upstream records none.
 	Preempt(ctx context.Context, victim *v1.Pod, condition v1.PodCondition) error
 	// ClearNominatedNode clears status.nominatedNodeName of a pending pod.
 	ClearNominatedNode(ctx context.Context, pod *v1.Pod) error
 	// Event records an event about regarding (related may be nil).
 	Event(regarding, related *v1.Pod, eventType, reason, action, note string)
 }
+
+// ErrVictimGone is wrapped by Cluster.Preempt when the victim was already
+// deleted (or replaced by a pod of the same name): nothing was preempted.
+var ErrVictimGone = errors.New("victim already gone")
 
 // Observer is told what the scheduler does, for metrics and reports. With
 // Options.Async its methods are also called from actuation goroutines, so
@@ -225,6 +232,9 @@ func (s *Scheduler) OnPodUpdate(old, pod *v1.Pod) {
 		delete(s.assumed, key)
 		s.queue.Delete(key)
 		s.upsert(pod)
+		if pod.DeletionTimestamp != nil {
+			s.queue.VictimTerminating(key)
+		}
 	case s.responsible(pod) && pod.DeletionTimestamp == nil:
 		s.upsert(pod)
 		s.queue.Update(pod)
@@ -246,6 +256,7 @@ func (s *Scheduler) podGone(key string, wasAssigned bool) {
 	wasAssigned = wasAssigned || p != nil && assigned(p.Obj)
 	s.snap.RemovePod(key)
 	s.queue.Delete(key)
+	s.queue.VictimGone(key)
 	delete(s.assumed, key)
 	if wasAssigned {
 		s.queue.MoveAllToActiveOrBackoff()
@@ -455,7 +466,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 			s.nominate(np, "")
 		}
 		s.nominate(p.Obj, node)
-		s.queue.Gate(qp.Key)
+		s.queue.Gate(qp.Key, d.plan.victims)
 	case res.Eligible && res.Err == nil:
 		// No candidate: the pod's nomination, if any, is cleared.
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
@@ -560,9 +571,10 @@ func (s *Scheduler) preempt(ctx context.Context, d *decision) {
 	logger := klog.FromContext(ctx)
 	plan := d.plan
 	node := plan.node
+	var failed atomic.Bool
 	defer func() {
 		s.mu.Lock()
-		s.queue.Ungate(d.qp.Key)
+		s.queue.Ungate(d.qp.Key, !failed.Load())
 		s.mu.Unlock()
 		s.notify()
 	}()
@@ -584,7 +596,11 @@ func (s *Scheduler) preempt(ctx context.Context, d *decision) {
 		}
 	}
 	one := func(v *v1.Pod) {
-		if err := s.cluster.Preempt(ctx, v, condition); err != nil {
+		if err := s.cluster.Preempt(ctx, v, condition); errors.Is(err, ErrVictimGone) {
+			logger.V(2).Info("Victim pod is already deleted", "victim", klog.KObj(v), "preemptor", klog.KObj(pod), "node", node)
+			return
+		} else if err != nil {
+			failed.Store(true)
 			logger.Error(err, "Preempting victim failed", "victim", klog.KObj(v), "preemptor", klog.KObj(pod))
 			return
 		}

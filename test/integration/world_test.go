@@ -22,9 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
 	"github.com/reprieve/reprieve/pkg/reprievetest"
 )
@@ -504,6 +506,10 @@ type schedOpts struct {
 	le *kube.LeaderElection
 	// noWait does not wait for the informer caches (standby replicas).
 	noWait bool
+	// clientConnection, when set, configures the clients as the product
+	// does (kube.ApplyClientConnection, a separate events client);
+	// otherwise the scheduler shares the harness's unthrottled settings.
+	clientConnection *config.ClientConnection
 }
 
 // startScheduler runs reprieve's scheduler for the world's pods, with a
@@ -517,10 +523,16 @@ func (w *world) startScheduler(o schedOpts) *runningScheduler {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &runningScheduler{name: w.sched, tap: newTap(), cancel: cancel, done: make(chan struct{}),
 		metrics: fmt.Sprintf("127.0.0.1:%d", freePort(w.t)), registry: prometheus.NewRegistry()}
+	var eventClient kubernetes.Interface
+	if o.clientConnection != nil {
+		cfg = kube.ApplyClientConnection(cfg, *o.clientConnection)
+		eventClient = r.tap.client(cfg)
+	}
 	go func() {
 		defer close(r.done)
 		r.err = kube.Run(ctx, kube.Config{
 			Client:         r.tap.client(cfg),
+			EventClient:    eventClient,
 			SchedulerName:  w.sched,
 			MetricsAddr:    r.metrics,
 			Registry:       r.registry,

@@ -10,6 +10,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // Flags are the connection flags.
@@ -74,4 +76,51 @@ func (f *Flags) DefaultNamespace() string {
 		return "default"
 	}
 	return ns
+}
+
+// APIFlags are kube-scheduler's client flags (--kube-api-qps,
+// --kube-api-burst, --kube-api-content-type), with its defaults.
+type APIFlags struct {
+	QPS         float32
+	Burst       int32
+	ContentType string
+}
+
+// Names of the API flags.
+const (
+	FlagQPS         = "kube-api-qps"
+	FlagBurst       = "kube-api-burst"
+	FlagContentType = "kube-api-content-type"
+)
+
+// AddTo registers the flags.
+func (a *APIFlags) AddTo(fs *pflag.FlagSet) {
+	fs.Float32Var(&a.QPS, FlagQPS, config.DefaultQPS, "QPS to use while talking with the API server; ignored when --config is given (set clientConnection.qps), as kube-scheduler does")
+	fs.Int32Var(&a.Burst, FlagBurst, config.DefaultBurst, "burst to use while talking with the API server; ignored when --config is given (set clientConnection.burst), as kube-scheduler does")
+	fs.StringVar(&a.ContentType, FlagContentType, config.DefaultContentType, "content type of requests sent to the API server; ignored when --config is given (set clientConnection.contentType), as kube-scheduler does")
+}
+
+// ApplyTo sets the flags given on the command line in cc, as kube-scheduler
+// applies its deprecated client flags when it runs without --config.
+func (a *APIFlags) ApplyTo(fs *pflag.FlagSet, cc *config.ClientConnection) {
+	if fs.Changed(FlagQPS) {
+		cc.QPS = a.QPS
+	}
+	if fs.Changed(FlagBurst) {
+		cc.Burst = a.Burst
+	}
+	if fs.Changed(FlagContentType) {
+		cc.ContentType = a.ContentType
+	}
+}
+
+// Changed lists the API flags given on the command line.
+func (a *APIFlags) Changed(fs *pflag.FlagSet) []string {
+	var out []string
+	for _, n := range []string{FlagQPS, FlagBurst, FlagContentType} {
+		if fs.Changed(n) {
+			out = append(out, "--"+n)
+		}
+	}
+	return out
 }

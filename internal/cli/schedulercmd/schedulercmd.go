@@ -4,12 +4,16 @@ package schedulercmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
@@ -18,37 +22,62 @@ import (
 	"github.com/reprieve/reprieve/pkg/preemption"
 )
 
+// userAgent is the scheduler client's user agent (the events client keeps
+// client-go's, as kube-scheduler's does).
+const userAgent = "reprieve-scheduler"
+
+// Leader-election flag names, as kube-scheduler's.
+const (
+	flagLeaderElect       = "leader-elect"
+	flagLeaseDuration     = "leader-elect-lease-duration"
+	flagRenewDeadline     = "leader-elect-renew-deadline"
+	flagRetryPeriod       = "leader-elect-retry-period"
+	flagResourceLock      = "leader-elect-resource-lock"
+	flagResourceName      = "leader-elect-resource-name"
+	flagResourceNamespace = "leader-elect-resource-namespace"
+)
+
 // Options are the flags of `reprieve scheduler`.
 type Options struct {
 	Kube          kubeflags.Flags
+	API           kubeflags.APIFlags
 	SchedulerName string
 	ConfigFile    string
 	MetricsAddr   string
-	LeaderElect   bool
-	LeaseName     string
-	LeaseNS       string
-	LeaseDuration time.Duration
-	RenewDeadline time.Duration
-	RetryPeriod   time.Duration
-	Identity      string
+	// LeaderElection holds the leader-election flags; only those given on
+	// the command line override the configuration, as in kube-scheduler.
+	LeaderElection config.LeaderElection
+	Identity       string
 
 	errOut io.Writer
 	cfg    config.Config
+	conn   config.Connection
 }
 
 // NewCommand returns the scheduler command.
 func NewCommand(errOut io.Writer) *cobra.Command {
-	o := &Options{errOut: errOut}
+	return newCommand(&Options{errOut: errOut})
+}
+
+// newCommand returns the command filling o.
+func newCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scheduler [--kubeconfig FILE]",
 		Short: "Run reprieve as a secondary scheduler for pods with spec.schedulerName: reprieve",
 		Long: `scheduler watches the cluster and schedules the pods whose spec.schedulerName
 matches --scheduler-name, preempting exactly as kube-scheduler v1.37.2 does:
 DisruptionTarget condition, graceful delete, Preempted events, nomination.
-Without --kubeconfig it uses the in-cluster configuration.`,
+
+The client is configured as kube-scheduler's: QPS 50, burst 100, protobuf,
+from --config's clientConnection, else from --kube-api-qps, --kube-api-burst
+and --kube-api-content-type (ignored with --config, as kube-scheduler does).
+Leader election comes from --config's leaderElection, each --leader-elect-*
+flag given overriding it. --kubeconfig, when given, takes precedence over
+clientConnection.kubeconfig; without either, the in-cluster configuration
+is used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(cmd); err != nil {
+			if err := o.Complete(cmd.Flags()); err != nil {
 				return err
 			}
 			return o.Run(cmd.Context())
@@ -56,21 +85,25 @@ Without --kubeconfig it uses the in-cluster configuration.`,
 	}
 	f := cmd.Flags()
 	o.Kube.AddTo(f)
+	o.API.AddTo(f)
 	f.StringVar(&o.SchedulerName, "scheduler-name", "", "schedule pods with this spec.schedulerName (default: the config's profile, else reprieve)")
-	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (scheduler name, DefaultPreemption args)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (scheduler name, DefaultPreemption args, clientConnection, leaderElection)")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", ":10259", "address for /metrics, /healthz and /readyz (empty disables)")
-	f.BoolVar(&o.LeaderElect, "leader-elect", true, "run only while holding the lease, so several replicas can run")
-	f.StringVar(&o.LeaseName, "leader-elect-resource-name", "reprieve", "name of the Lease")
-	f.StringVar(&o.LeaseNS, "leader-elect-resource-namespace", "kube-system", "namespace of the Lease")
-	f.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "lease duration")
-	f.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "renew deadline")
-	f.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "retry period")
-	f.StringVar(&o.Identity, "identity", "", "leader election identity (default: hostname)")
+	le := &o.LeaderElection
+	f.BoolVar(&le.LeaderElect, flagLeaderElect, true, "run only while holding the lease, so several replicas can run")
+	f.DurationVar(&le.LeaseDuration, flagLeaseDuration, config.DefaultLeaseDuration, "lease duration")
+	f.DurationVar(&le.RenewDeadline, flagRenewDeadline, config.DefaultRenewDeadline, "renew deadline")
+	f.DurationVar(&le.RetryPeriod, flagRetryPeriod, config.DefaultRetryPeriod, "retry period")
+	f.StringVar(&le.ResourceLock, flagResourceLock, config.DefaultResourceLock, `kind of lock; only "leases"`)
+	f.StringVar(&le.ResourceName, flagResourceName, config.DefaultResourceName, "name of the Lease")
+	f.StringVar(&le.ResourceNamespace, flagResourceNamespace, config.DefaultResourceNamespace, "namespace of the Lease")
+	f.StringVar(&o.Identity, "identity", "", "leader election identity (default: hostname and a unique suffix)")
 	return cmd
 }
 
-// Complete reads the configuration and fills defaults.
-func (o *Options) Complete(cmd *cobra.Command) error {
+// Complete reads the configuration, applies the flags given in fs over it
+// as kube-scheduler does, and validates the result.
+func (o *Options) Complete(fs *pflag.FlagSet) error {
 	cfg, err := clierr.LoadConfig(o.ConfigFile)
 	if err != nil {
 		return err
@@ -79,24 +112,101 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 	if o.SchedulerName == "" {
 		o.SchedulerName = o.cfg.SchedulerName
 	}
+	if o.ConfigFile == "" {
+		o.conn = config.DefaultConnection()
+		o.API.ApplyTo(fs, &o.conn.ClientConnection)
+	} else {
+		if o.conn, err = config.LoadConnection(o.ConfigFile); err != nil {
+			return fmt.Errorf("%w: %v", clierr.ErrInvalidConfig, err)
+		}
+		if ignored := o.API.Changed(fs); len(ignored) > 0 {
+			fmt.Fprintf(o.errOut, "warning: %s ignored because --config is given (as kube-scheduler does); set clientConnection in %s\n", strings.Join(ignored, ", "), o.ConfigFile)
+		}
+	}
+	if o.Kube.Kubeconfig != "" {
+		o.conn.ClientConnection.Kubeconfig = o.Kube.Kubeconfig
+	}
+	o.applyLeaderElection(fs)
+	if err := o.conn.Validate(); err != nil {
+		if o.ConfigFile != "" {
+			return fmt.Errorf("%w: %s (with the flags applied): %v", clierr.ErrInvalidConfig, o.ConfigFile, flatten(err))
+		}
+		return clierr.Usagef("leader election or client flags: %v", flatten(err))
+	}
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = host + "_" + fmt.Sprint(time.Now().UnixNano())
 	}
-	if o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod {
-		return clierr.Usagef("need lease duration > renew deadline > retry period")
-	}
 	return nil
 }
 
+// flatten keeps a validation error on one line.
+func flatten(err error) string {
+	return strings.ReplaceAll(strings.Trim(err.Error(), "[]"), "\n", " ")
+}
+
+// applyLeaderElection overrides the configuration with the leader-election
+// flags given on the command line, as kube-scheduler's ApplyLeaderElectionTo.
+func (o *Options) applyLeaderElection(fs *pflag.FlagSet) {
+	le, flag := &o.conn.LeaderElection, &o.LeaderElection
+	if fs.Changed(flagLeaderElect) {
+		le.LeaderElect = flag.LeaderElect
+	}
+	if fs.Changed(flagLeaseDuration) {
+		le.LeaseDuration = flag.LeaseDuration
+	}
+	if fs.Changed(flagRenewDeadline) {
+		le.RenewDeadline = flag.RenewDeadline
+	}
+	if fs.Changed(flagRetryPeriod) {
+		le.RetryPeriod = flag.RetryPeriod
+	}
+	if fs.Changed(flagResourceLock) {
+		le.ResourceLock = flag.ResourceLock
+	}
+	if fs.Changed(flagResourceName) {
+		le.ResourceName = flag.ResourceName
+	}
+	if fs.Changed(flagResourceNamespace) {
+		le.ResourceNamespace = flag.ResourceNamespace
+	}
+}
+
+// Connection returns the completed client and leader-election settings.
+func (o *Options) Connection() config.Connection { return o.conn }
+
+// RESTConfig returns the client configuration the scheduler runs with: the
+// kubeconfig (or in-cluster configuration) with the clientConnection
+// settings applied.
+func (o *Options) RESTConfig() (*rest.Config, error) {
+	kf := o.Kube
+	kf.Kubeconfig = o.conn.ClientConnection.Kubeconfig
+	base, err := kf.RESTConfig(true)
+	if err != nil {
+		return nil, err
+	}
+	return kube.ApplyClientConnection(base, o.conn.ClientConnection), nil
+}
+
+// errNotCompleted guards Run against a missing Complete.
+var errNotCompleted = errors.New("scheduler options not completed")
+
 // Run runs the scheduler until ctx is cancelled (SIGTERM) or leadership is lost.
 func (o *Options) Run(ctx context.Context) error {
-	client, err := o.Kube.Client(true, "reprieve-scheduler")
+	if o.conn.ClientConnection.ContentType == "" {
+		return errNotCompleted
+	}
+	rc, err := o.RESTConfig()
+	if err != nil {
+		return err
+	}
+	client, eventClient, err := kube.NewClients(rc, userAgent)
 	if err != nil {
 		return err
 	}
 	cfg := kube.Config{
 		Client:        client,
+		EventClient:   eventClient,
 		SchedulerName: o.SchedulerName,
 		MetricsAddr:   o.MetricsAddr,
 		Preemption: preemption.Options{
@@ -104,10 +214,10 @@ func (o *Options) Run(ctx context.Context) error {
 			MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
 		},
 	}
-	if o.LeaderElect {
+	if le := o.conn.LeaderElection; le.LeaderElect {
 		cfg.LeaderElection = &kube.LeaderElection{
-			Namespace: o.LeaseNS, Name: o.LeaseName, Identity: o.Identity,
-			LeaseDuration: o.LeaseDuration, RenewDeadline: o.RenewDeadline, RetryPeriod: o.RetryPeriod,
+			Namespace: le.ResourceNamespace, Name: le.ResourceName, Identity: o.Identity,
+			LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
 			ReleaseOnCancel: true,
 		}
 	}

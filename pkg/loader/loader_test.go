@@ -79,9 +79,17 @@ func TestBadInput(t *testing.T) {
 		"name of the wrong type": {data: "apiVersion: v1\nkind: Node\nmetadata: {name: 12}\n", want: "f.yaml: metadata.name: cannot use number as string"},
 		"invalid request":        {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {memory: 1Gb}}}]}\n", want: "f.yaml: Pod default/p: spec.containers[0].resources.requests.memory: quantities must match"},
 		"wrong type":             {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: oops}\n", want: "f.yaml: Pod default/p: spec.containers: cannot use string as []v1.Container"},
-		"pod without container":  {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n", want: "f.yaml: Pod default/p: spec.containers: a pod needs at least one container"},
-		"duplicate":              {data: nodeDoc + "---\n" + nodeDoc, want: "f.yaml#2: Node n1: metadata.name: duplicate object (first defined in f.yaml#1)"},
-		"nested list":            {data: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", want: "f.yaml items[0]: kind: nested List"},
+		"pod without container":  {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n", want: "f.yaml: Pod default/p: spec.containers: Required value: a pod needs at least one container"},
+		"invalid PDB selector": {
+			data: "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {selector: {matchExpressions: [{key: a, operator: Bogus}]}}\n",
+			want: `f.yaml: PodDisruptionBudget default/b: spec.selector.matchExpressions[0].operator: Invalid value: "Bogus": not a valid selector operator`,
+		},
+		"invalid affinity selector": {
+			data: nodeDoc + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: k, labelSelector: {matchExpressions: [{key: a, operator: In}]}}]}}\n",
+			want: "f.yaml#2: Pod default/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].values: Required value",
+		},
+		"duplicate":   {data: nodeDoc + "---\n" + nodeDoc, want: "f.yaml#2: Node n1: metadata.name: duplicate object (first defined in f.yaml#1)"},
+		"nested list": {data: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", want: "f.yaml items[0]: kind: nested List"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -112,14 +120,6 @@ func TestBuildErrorsNameTheFile(t *testing.T) {
 		"unknown priority class": {
 			data: nodeDoc + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: gold, containers: [{name: c}]}\n",
 			want: `f.yaml#2: Pod default/p: spec.priorityClassName: PriorityClass "gold" not found`,
-		},
-		"invalid PDB selector": {
-			data: "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {selector: {matchExpressions: [{key: a, operator: Bogus}]}}\n",
-			want: "f.yaml: PodDisruptionBudget default/b: spec.selector: ",
-		},
-		"invalid affinity selector": {
-			data: nodeDoc + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: k, labelSelector: {matchExpressions: [{key: a, operator: In}]}}]}}\n",
-			want: "f.yaml#2: Pod default/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: ",
 		},
 	}
 	for name, tc := range tests {
@@ -253,7 +253,7 @@ spec:
 
 	bad := []struct{ data, want string }{
 		{"apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {name: g}\n", `f.yaml: PodGroup default/g: apiVersion: unsupported "scheduling.k8s.io/v1alpha3" (want "scheduling.k8s.io/v1beta1")`},
-		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {schedulingGroup: {}, containers: [{name: c}]}\n", "f.yaml: Pod default/p: spec.schedulingGroup.podGroupName: missing"},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {schedulingGroup: {}, containers: [{name: c}]}\n", "f.yaml: Pod default/p: spec.schedulingGroup.podGroupName: Required value: missing"},
 	}
 	for _, tc := range bad {
 		err := NewSet().AddBytes("f.yaml", []byte(tc.data))

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -165,7 +166,18 @@ func TestValidate(t *testing.T) {
 		"request above limit": {obj: pod(func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("2")}, Limits: v1.ResourceList{v1.ResourceCPU: q("1")}}
 		}), wantField: "spec.containers[0].resources.requests[cpu]", wantIn: "less than or equal to cpu limit"},
-		"sum over containers":       {obj: rt.Pod("ns", "p").Req("9000000000000000", "").Container("d", "9000000000000000").Obj(), wantField: "spec.containers[*].resources.requests[cpu]"},
+		"sum over containers": {obj: rt.Pod("ns", "p").Req("9000000000000000", "").Container("d", "9000000000000000").Obj(), wantField: "spec.containers[*].resources.requests[cpu]"},
+		"scoring defaults overflow": {obj: pod(func(p *v1.Pod) {
+			// 807m short of the largest count, and nine containers the
+			// scorers count 100m for.
+			p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: q("9223372036854775")}
+			for i := range 9 {
+				p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: fmt.Sprintf("d%d", i)})
+			}
+		}), wantField: "spec.containers[*].resources.requests[cpu]"},
+		"resize status overflow": {obj: pod(func(p *v1.Pod) {
+			p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c", AllocatedResources: v1.ResourceList{v1.ResourceCPU: q("1e20")}}}
+		}), wantField: "status.containerStatuses[0].allocatedResources[cpu]"},
 		"invalid pod name":          {obj: rt.Pod("ns", "Bad_Name").Obj(), wantField: "metadata.name"},
 		"invalid namespace":         {obj: rt.Pod("Bad.NS", "p").Obj(), wantField: "metadata.namespace"},
 		"toleration operator Maybe": {obj: pod(func(p *v1.Pod) { p.Spec.Tolerations = []v1.Toleration{{Key: "k", Operator: "Maybe"}} }), wantField: "spec.tolerations[0].operator", wantIn: "Unsupported value"},

@@ -52,10 +52,46 @@ var (
 func ValidatePod(p *v1.Pod) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, metadata)
 	errs = append(errs, validatePodSpec(&p.Spec, spec)...)
+	errs = append(errs, validatePodStatusResources(&p.Status)...)
 	if len(errs) == 0 {
-		// The scheduler sums the containers; the sum must fit too.
-		req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
-		errs = append(errs, validateResourceList(req, spec.Child("containers").Key("*").Child("resources", "requests"), false)...)
+		// The scheduler sums the containers, counting 100m and 200Mi for
+		// a container without a CPU or memory request when it scores, and
+		// the resources a resize allocated: every such sum must fit too.
+		sum := spec.Child("containers").Key("*").Child("resources", "requests")
+		for _, opts := range []resourcehelper.PodResourcesOptions{
+			{},
+			{UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true},
+			{UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true, NonMissingContainerRequests: v1.ResourceList{
+				v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("200Mi")}},
+		} {
+			if errs = validateResourceList(resourcehelper.PodRequests(p, opts), sum, false); len(errs) > 0 {
+				return errs
+			}
+		}
+	}
+	return errs
+}
+
+// validatePodStatusResources checks the resources a kubelet reported (a
+// snapshot's bound pods), which the scheduler counts for assigned pods.
+func validatePodStatusResources(st *v1.PodStatus) field.ErrorList {
+	var errs field.ErrorList
+	status := field.NewPath("status")
+	for _, list := range []struct {
+		name string
+		cs   []v1.ContainerStatus
+	}{{"initContainerStatuses", st.InitContainerStatuses}, {"containerStatuses", st.ContainerStatuses}} {
+		for i, c := range list.cs {
+			p := status.Child(list.name).Index(i)
+			errs = append(errs, validateResourceList(c.AllocatedResources, p.Child("allocatedResources"), false)...)
+			if c.Resources != nil {
+				errs = append(errs, validateResourceList(c.Resources.Requests, p.Child("resources", "requests"), false)...)
+				errs = append(errs, validateResourceList(c.Resources.Limits, p.Child("resources", "limits"), false)...)
+			}
+		}
+	}
+	if st.Resources != nil {
+		errs = append(errs, validateResourceList(st.Resources.Requests, status.Child("resources", "requests"), false)...)
 	}
 	return errs
 }

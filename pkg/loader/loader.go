@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -261,7 +262,7 @@ func fileError(path string, err error) error {
 
 // AddBytes reads manifests from data; name is used in messages.
 func (s *Set) AddBytes(name string, data []byte) error {
-	docs, err := splitDocuments(name, data)
+	docs, err := splitDocuments(name, data, s.opts.Validation != ValidateIgnore)
 	if err != nil {
 		return err
 	}
@@ -314,8 +315,9 @@ type document struct {
 
 // splitDocuments splits a YAML stream or a JSON document into raw JSON
 // documents, dropping empty ones. YAML turned into JSON loses duplicate
-// keys, so each YAML document's first duplicate key is found first.
-func splitDocuments(name string, data []byte) ([]document, error) {
+// keys, so each YAML document's first duplicate key is found first (unless
+// duplicates is false: under --validate=ignore they do not matter).
+func splitDocuments(name string, data []byte, duplicates bool) ([]document, error) {
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		return splitJSON(name, data)
 	}
@@ -336,7 +338,11 @@ func splitDocuments(name string, data []byte) ([]document, error) {
 		if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 			continue
 		}
-		docs = append(docs, document{data: raw, duplicate: duplicateKey(doc)})
+		d := document{data: raw}
+		if duplicates {
+			d.duplicate = duplicateKey(doc)
+		}
+		docs = append(docs, d)
 	}
 	return docs, nil
 }
@@ -825,11 +831,66 @@ func oneLine(s string) string {
 
 // Build builds the snapshot, naming the file of any offending object.
 func (s *Set) Build() (*snapshot.Snapshot, error) {
+	if err := CheckNodeSums(s.Objects.Pods, s.Origin); err != nil {
+		return nil, err
+	}
 	snap, err := snapshot.New(s.Objects)
 	if err != nil {
 		return nil, s.locate(err)
 	}
 	return snap, nil
+}
+
+// CheckNodeSums refuses pods bound to a node whose requests, added up as
+// the scheduler adds them (also with the defaults it counts for scoring),
+// do not fit the scheduler's 64-bit arithmetic: each pod is representable
+// after admission, but many together could still wrap around. origin names
+// a pod's file.
+func CheckNodeSums(pods []*v1.Pod, origin func(any) string) error {
+	type sums struct{ cpu, mem, eph, nzCPU, nzMem int64 }
+	byNode := map[string]*sums{}
+	scalars := map[string]int64{}
+	add := func(total *int64, v int64) bool {
+		if v > 0 && *total > math.MaxInt64-v {
+			return false
+		}
+		*total += v
+		return true
+	}
+	for _, p := range pods {
+		node := p.Spec.NodeName
+		if node == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		t := byNode[node]
+		if t == nil {
+			t = &sums{}
+			byNode[node] = t
+		}
+		r := snapshot.AssignedPodRequests(p)
+		nzCPU, nzMem := snapshot.NonZeroRequests(p)
+		what := ""
+		switch {
+		case !add(&t.cpu, r.MilliCPU) || !add(&t.nzCPU, nzCPU):
+			what = "cpu"
+		case !add(&t.mem, r.Memory) || !add(&t.nzMem, nzMem):
+			what = "memory"
+		case !add(&t.eph, r.EphemeralStorage):
+			what = "ephemeral-storage"
+		}
+		for _, sc := range r.Scalars {
+			total := scalars[node+"\x00"+string(sc.Name)]
+			if what == "" && !add(&total, sc.Value) {
+				what = string(sc.Name)
+			}
+			scalars[node+"\x00"+string(sc.Name)] = total
+		}
+		if what != "" {
+			return &InputError{Source: origin(p), Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName",
+				Detail: fmt.Sprintf("the pods bound to node %q together request more %s than the scheduler can count (%d units)", node, what, int64(math.MaxInt64))}
+		}
+	}
+	return nil
 }
 
 // locate turns a snapshot.ObjectError into an InputError with its file.

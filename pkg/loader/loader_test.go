@@ -370,3 +370,26 @@ func TestStdinAndMissingFiles(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestNodeSums checks that bound pods whose requests each fit but together
+// overflow the scheduler's arithmetic are refused.
+func TestNodeSums(t *testing.T) {
+	bound := func(name, cpu string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: %q}}}]}\n", name, cpu)
+	}
+	s := NewSet()
+	if err := s.AddBytes("f.yaml", []byte(nodeDoc+"---\n"+bound("a", "5000000000000000")+"---\n"+bound("b", "5000000000000000"))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Build()
+	if err == nil || !errors.Is(err, ErrInput) || !strings.HasPrefix(err.Error(), `f.yaml#3: Pod default/b: spec.nodeName: the pods bound to node "n1" together request more cpu than the scheduler can count`) {
+		t.Errorf("error %v", err)
+	}
+	s = NewSet()
+	if err := s.AddBytes("f.yaml", []byte(nodeDoc+"---\n"+bound("a", "4000000000000000")+"---\n"+bound("b", "4000000000000000"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Build(); err != nil {
+		t.Errorf("sums that fit refused: %v", err)
+	}
+}

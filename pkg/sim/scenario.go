@@ -326,6 +326,17 @@ func NewScenarioWith(set *loader.Set, limits Limits) (*Scenario, error) {
 		sc.Actions = append(sc.Actions, ta)
 	}
 	slices.SortStableFunc(sc.Actions, func(a, b TimedAction) int { return cmp.Compare(a.At, b.At) })
+	var bound []*v1.Pod
+	origins := map[any]string{}
+	for _, cs := range created {
+		for _, p := range cs.Objects.Pods {
+			bound = append(bound, p)
+			origins[p] = cs.Origin(p)
+		}
+	}
+	if err := loader.CheckNodeSums(bound, func(o any) string { return origins[o] }); err != nil {
+		return nil, err
+	}
 	sc.Estimate = estimate(sc)
 	if err := checkLimits(sc, limits, doc.Source, id); err != nil {
 		return nil, err

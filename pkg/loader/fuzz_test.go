@@ -2,8 +2,11 @@ package loader
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
@@ -82,4 +85,49 @@ func FuzzLoadJSON(f *testing.F) {
 		f.Add([]byte(in))
 	}
 	f.Fuzz(fuzzLoad)
+}
+
+// FuzzQuantities fuzzes the quantities of a node and of two pods bound to
+// it: whatever is accepted is non-negative, and the snapshot built from it
+// counts what the pods request without wrapping around.
+func FuzzQuantities(f *testing.F) {
+	for _, q := range [][3]string{{"4", "3", "1Gi"}, {"-4", "-1", "-5Gi"}, {"4", "1e20", "1e30"}, {"4", "9223372036854775", "9223372036854775807"},
+		{"4", "9223372036854776", "9223372036854775808"}, {"1e-10000000", "0.0001", "1Ei"}, {"4", "5000000000000000", "8Ei"}} {
+		f.Add(q[0], q[1], q[2])
+	}
+	f.Fuzz(func(t *testing.T, alloc, cpu, mem string) {
+		pod := func(name string) string {
+			return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec: {nodeName: n1, containers: [{name: c, resources: {limits: {cpu: %q, memory: %q}}}]}\n", name, cpu, mem)
+		}
+		doc := fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: %q, memory: %q, pods: \"10\"}}\n---\n", alloc, mem) + pod("a") + "---\n" + pod("b")
+		s := NewSet()
+		if err := s.AddBytes("f", []byte(doc)); err != nil {
+			if !errors.Is(err, ErrInput) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("bad error %q", err)
+			}
+			return
+		}
+		for _, q := range []string{alloc, cpu, mem} {
+			if v, err := resource.ParseQuantity(q); err == nil && v.Sign() < 0 {
+				t.Fatalf("negative quantity %q accepted", q)
+			}
+		}
+		snap, err := s.Build()
+		if err != nil {
+			if !errors.Is(err, ErrInput) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("bad build error %q", err)
+			}
+			return
+		}
+		n := snap.Node("n1")
+		if n == nil {
+			t.Fatal("node lost")
+		}
+		for _, p := range s.Objects.Pods {
+			r := snapshot.AssignedPodRequests(p)
+			if r.MilliCPU < 0 || r.Memory < 0 {
+				t.Fatalf("pod %s counts negative requests %+v", p.Name, r)
+			}
+		}
+	})
 }

@@ -379,6 +379,9 @@ func admitTemplate[T interface {
 // ("spec.actions[2].at: time: invalid duration \"soon\"").
 func checkDurations(doc loader.RawDocument) error {
 	var probe struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
 		Spec struct {
 			End     json.RawMessage `json:"end"`
 			Start   json.RawMessage `json:"start"`
@@ -395,7 +398,7 @@ func checkDurations(doc loader.RawDocument) error {
 			return nil
 		}
 		if err := json.Unmarshal(raw, into); err != nil {
-			return &loader.InputError{Source: doc.Source, Object: "Simulation", Field: field, Detail: strings.TrimPrefix(oneLine(err.Error()), "json: ")}
+			return &loader.InputError{Source: doc.Source, Object: strings.TrimSpace("Simulation " + probe.Metadata.Name), Field: field, Detail: strings.TrimPrefix(oneLine(err.Error()), "json: ")}
 		}
 		return nil
 	}

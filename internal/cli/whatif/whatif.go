@@ -38,7 +38,7 @@ type Options struct {
 	FeatureGates string
 	// Kube connects to a live cluster when no --snapshot is given.
 	Kube kubeflags.Flags
-	// Validate is kubectl's --validate: strict, warn or ignore unknown and
+	// FieldValidation is kubectl's --validate: strict, warn or ignore unknown and
 	// duplicate fields.
 	FieldValidation string
 

@@ -201,6 +201,7 @@ func TestIssue13Simulate(t *testing.T) {
 		"delete ghost":    {oneNode + simulation("  - {at: 1m, delete: [{kind: Pod, name: ghost}]}\n"), nil, "spec.actions[0].delete[0]: Pod default/ghost does not exist at 1m0s"},
 		"removed before":  {oneNode + simulation("  - {at: 1m, removeNode: node-1}\n  - {at: 2m, uncordon: node-1}\n"), nil, "spec.actions[1].uncordon: Node node-1 does not exist at 2m0s"},
 		"scale unknown":   {oneNode + simulation("  - {at: 1m, scale: {kind: Deployment, name: web, replicas: 2}}\n"), nil, "spec.actions[0].scale: Deployment default/web does not exist"},
+		"node exists":     {oneNode + simulation("  - at: 1m\n    create: [{apiVersion: v1, kind: Node, metadata: {name: node-1}}]\n"), nil, "spec.actions[0].create: Node node-1 already exists at 1m0s"},
 		"at soon":         {oneNode + simulation("  - {at: soon, cordon: node-1}\n"), nil, `<stdin>#2: Simulation s: spec.actions[0].at: time: invalid duration "soon"`},
 		"unknown field":   {oneNode + simulation("  - {at: 1s, cordn: node-1}\n"), nil, `<stdin>#2: Simulation s: unknown field "spec.actions[0].cordn"`},
 		"template typo":   {oneNode + simulation("  - at: 1s\n    createPods: {count: 1, template: {metadata: {name: p}, spec: {nodeSelectr: {}, containers: [{name: c}]}}}\n"), nil, `unknown field "spec.actions[0].createPods.template.spec.nodeSelectr"`},

@@ -203,6 +203,36 @@ func (p *population) add(set *loader.Set) {
 	}
 }
 
+// existing names the first object of set that exists already, or "".
+func (p *population) existing(set *loader.Set) string {
+	for _, n := range set.Objects.Nodes {
+		if p.hasNode(n.Name) {
+			return "Node " + n.Name
+		}
+	}
+	for _, pod := range set.Objects.Pods {
+		if key := pod.Namespace + "/" + pod.Name; p.pods[key] {
+			return "Pod " + key
+		}
+	}
+	for _, d := range set.Deployments {
+		if key := "Deployment " + d.Namespace + "/" + d.Name; p.controllers[key] {
+			return key
+		}
+	}
+	for _, rs := range set.ReplicaSets {
+		if key := "ReplicaSet " + rs.Namespace + "/" + rs.Name; p.controllers[key] {
+			return key
+		}
+	}
+	for _, j := range set.Jobs {
+		if key := "Job " + j.Namespace + "/" + j.Name; p.controllers[key] {
+			return key
+		}
+	}
+	return ""
+}
+
 func (p *population) hasNode(name string) bool {
 	if p.nodes[name] {
 		return true
@@ -261,6 +291,10 @@ func checkReferences(sc *Scenario, src, id string) error {
 				Detail: fmt.Sprintf("%s does not exist at %s: no object of the scenario has that name then", what, a.At)}
 		}
 		if a.Create != nil {
+			if what := p.existing(a.Create); what != "" {
+				return &loader.InputError{Source: src, Object: id, Field: field + ".create",
+					Detail: fmt.Sprintf("%s already exists at %s", what, a.At)}
+			}
 			p.add(a.Create)
 		}
 		if cn := x.CreateNodes; cn != nil {

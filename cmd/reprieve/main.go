@@ -11,7 +11,14 @@ import (
 )
 
 func main() {
+	// The first SIGINT or SIGTERM cancels the context: a simulation stops
+	// within a second and the command exits non-zero. A second one kills
+	// the process at once, as the default handlers do.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := cli.Execute(ctx, os.Args[1:], cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()
 	os.Exit(code)

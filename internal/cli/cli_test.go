@@ -131,7 +131,7 @@ func TestErrors(t *testing.T) {
 		"unknown pod":  {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b"}, 2, "no such pod in the snapshot"},
 		"bound pod":    {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "jobs/batch-1"}, 2, "already bound to node-a"},
 		"bad output":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "-o", "xml"}, 2, "--output must be table, json or yaml"},
-		"missing file": {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "--pod", "a/b"}, 1, "no such file or directory"},
+		"missing file": {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "--pod", "a/b"}, 2, "--snapshot: " + filepath.Join(dir, "nope.yaml") + ": cannot read: no such file or directory"},
 		"unknown flag": {[]string{"whatif", "--bogus"}, 2, "unknown flag"},
 	}
 	for name, tc := range tests {

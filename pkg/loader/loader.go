@@ -6,17 +6,21 @@
 package loader
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
@@ -27,7 +31,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
 
+	"github.com/reprieve/reprieve/internal/admission"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
@@ -45,6 +52,8 @@ type InputError struct {
 	Field string
 	// Detail says what is wrong.
 	Detail string
+	// Err is the underlying error, if any (such as a *fs.PathError).
+	Err error
 }
 
 func (e *InputError) Error() string {
@@ -63,6 +72,45 @@ func (e *InputError) Error() string {
 // Is makes errors.Is(err, ErrInput) true for every InputError.
 func (e *InputError) Is(target error) bool { return target == ErrInput }
 
+// Unwrap returns the underlying error.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// FieldValidation says what to do with unknown and duplicate fields, as
+// kubectl's --validate does.
+type FieldValidation string
+
+// The field validation modes.
+const (
+	// ValidateStrict refuses unknown and duplicate fields (the default).
+	ValidateStrict FieldValidation = "strict"
+	// ValidateWarn reports them as warnings and goes on.
+	ValidateWarn FieldValidation = "warn"
+	// ValidateIgnore drops unknown fields silently; of duplicates the last wins.
+	ValidateIgnore FieldValidation = "ignore"
+)
+
+// ParseFieldValidation parses a --validate value; "true" and "false" mean
+// strict and ignore, as for kubectl.
+func ParseFieldValidation(s string) (FieldValidation, error) {
+	switch strings.ToLower(s) {
+	case "", "strict", "true":
+		return ValidateStrict, nil
+	case "warn":
+		return ValidateWarn, nil
+	case "ignore", "false":
+		return ValidateIgnore, nil
+	}
+	return "", fmt.Errorf("--validate must be strict, warn or ignore, got %q", s)
+}
+
+// Options configure how a Set reads its input.
+type Options struct {
+	// Validation handles unknown and duplicate fields ("" is strict).
+	Validation FieldValidation
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+}
+
 // Set is what a load produced: the objects and where each came from.
 type Set struct {
 	Objects snapshot.Objects
@@ -74,15 +122,23 @@ type Set struct {
 	Simulations []RawDocument
 	// Skipped lists one line per object of a kind the engine does not use.
 	Skipped []string
+	// Warnings lists unknown and duplicate fields under --validate=warn.
+	Warnings []string
 
+	opts      Options
+	stdinRead bool
 	origin    map[any]string
 	seen      map[string]string
 	defaulted map[any]bool
+	globals   admission.GlobalDefaults
 }
 
-// NewSet returns an empty set.
-func NewSet() *Set {
-	return &Set{origin: map[any]string{}, seen: map[string]string{}, defaulted: map[any]bool{}}
+// NewSet returns an empty set that validates strictly.
+func NewSet() *Set { return NewSetWith(Options{}) }
+
+// NewSetWith returns an empty set reading with opts.
+func NewSetWith(opts Options) *Set {
+	return &Set{opts: opts, origin: map[any]string{}, seen: map[string]string{}, defaulted: map[any]bool{}}
 }
 
 // RawDocument is a document kept as JSON, with where it came from.
@@ -114,8 +170,11 @@ func (s *Set) WorkloadLines() []string {
 func (s *Set) Origin(obj any) string { return s.origin[obj] }
 
 // Load reads every path (file or directory) into a new Set.
-func Load(paths ...string) (*Set, error) {
-	s := NewSet()
+func Load(paths ...string) (*Set, error) { return LoadWith(Options{}, paths...) }
+
+// LoadWith is Load with options.
+func LoadWith(opts Options, paths ...string) (*Set, error) {
+	s := NewSetWith(opts)
 	for _, p := range paths {
 		if err := s.AddPath(p); err != nil {
 			return nil, err
@@ -125,11 +184,15 @@ func Load(paths ...string) (*Set, error) {
 }
 
 // AddPath reads a file, or every .yaml, .yml and .json file under a
-// directory in lexical order.
+// directory in lexical order, or standard input for "-". A path that cannot
+// be read is an *InputError wrapping the *fs.PathError.
 func (s *Set) AddPath(path string) error {
+	if path == "-" {
+		return s.addStdin()
+	}
 	info, err := os.Stat(path)
 	if err != nil {
-		return err
+		return fileError(path, err)
 	}
 	if !info.IsDir() {
 		return s.addFile(path)
@@ -165,14 +228,41 @@ func (s *Set) AddPath(path string) error {
 func (s *Set) addFile(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return fileError(path, err)
 	}
 	return s.AddBytes(path, data)
 }
 
+// StdinName is how standard input is named in messages.
+const StdinName = "<stdin>"
+
+func (s *Set) addStdin() error {
+	if s.stdinRead {
+		return &InputError{Source: StdinName, Detail: "standard input (-) given more than once"}
+	}
+	s.stdinRead = true
+	if s.opts.Stdin == nil {
+		return &InputError{Source: StdinName, Detail: "no standard input to read"}
+	}
+	data, err := io.ReadAll(s.opts.Stdin)
+	if err != nil {
+		return &InputError{Source: StdinName, Detail: "cannot read: " + err.Error(), Err: err}
+	}
+	return s.AddBytes(StdinName, data)
+}
+
+func fileError(path string, err error) error {
+	detail := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		detail = pe.Err.Error()
+	}
+	return &InputError{Source: path, Detail: "cannot read: " + detail, Err: err}
+}
+
 // AddBytes reads manifests from data; name is used in messages.
 func (s *Set) AddBytes(name string, data []byte) error {
-	docs, err := splitDocuments(name, data)
+	docs, err := splitDocuments(name, data, s.opts.Validation != ValidateIgnore)
 	if err != nil {
 		return err
 	}
@@ -181,18 +271,85 @@ func (s *Set) AddBytes(name string, data []byte) error {
 		if len(docs) > 1 {
 			src = fmt.Sprintf("%s#%d", name, i+1)
 		}
-		if err := s.addDocument(src, doc, 0); err != nil {
+		if doc.duplicate != "" {
+			if err := s.strict(src, "", doc.duplicate); err != nil {
+				return err
+			}
+		}
+		if err := s.addDocument(src, doc.data, 0); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// Options returns the options the set reads with.
+func (s *Set) Options() Options { return s.opts }
+
+// Strict handles an unknown or duplicate field found outside the loader
+// (such as in a Simulation document) as the set's Validation says: an
+// *InputError, a warning, or nothing.
+func (s *Set) Strict(src, object, problem string) error { return s.strict(src, object, problem) }
+
+// strict handles an unknown or duplicate field as --validate says.
+func (s *Set) strict(src, object, problem string) error {
+	switch s.opts.Validation {
+	case ValidateIgnore:
+		return nil
+	case ValidateWarn:
+		w := src
+		if object != "" {
+			w += ": " + object
+		}
+		s.Warnings = append(s.Warnings, w+": "+problem)
+		return nil
+	}
+	return &InputError{Source: src, Object: object, Detail: problem + " (strict decoding; --validate=warn or ignore to accept)"}
+}
+
+// document is one document as JSON, with its first duplicate key if any.
+type document struct {
+	data      []byte
+	duplicate string
+}
+
 // splitDocuments splits a YAML stream or a JSON document into raw JSON
-// documents, dropping empty ones.
-func splitDocuments(name string, data []byte) ([]json.RawMessage, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var docs []json.RawMessage
+// documents, dropping empty ones. YAML turned into JSON loses duplicate
+// keys, so each YAML document's first duplicate key is found first (unless
+// duplicates is false: under --validate=ignore they do not matter).
+func splitDocuments(name string, data []byte, duplicates bool) ([]document, error) {
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
+		return splitJSON(name, data)
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs []document
+	for i := 1; ; i++ {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML: " + oneLine(err.Error())}
+		}
+		raw, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML/JSON: " + oneLine(err.Error())}
+		}
+		if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+			continue
+		}
+		d := document{data: raw}
+		if duplicates {
+			d.duplicate = duplicateKey(doc)
+		}
+		docs = append(docs, d)
+	}
+	return docs, nil
+}
+
+func splitJSON(name string, data []byte) ([]document, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var docs []document
 	for i := 1; ; i++ {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
@@ -205,9 +362,53 @@ func splitDocuments(name string, data []byte) ([]json.RawMessage, error) {
 		if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 			continue
 		}
-		docs = append(docs, raw)
+		docs = append(docs, document{data: raw})
 	}
 	return docs, nil
+}
+
+// duplicateKey returns `duplicate field "a.b[0].c"` for the first mapping
+// key of a YAML document given twice, or "". Aliases are not followed.
+func duplicateKey(doc []byte) string {
+	var root yamlv3.Node
+	if yamlv3.Unmarshal(doc, &root) != nil {
+		return ""
+	}
+	var walk func(n *yamlv3.Node, path string) string
+	walk = func(n *yamlv3.Node, path string) string {
+		switch n.Kind {
+		case yamlv3.DocumentNode:
+			for _, c := range n.Content {
+				if d := walk(c, path); d != "" {
+					return d
+				}
+			}
+		case yamlv3.MappingNode:
+			seen := map[string]bool{}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				key := n.Content[i].Value
+				p := key
+				if path != "" {
+					p = path + "." + key
+				}
+				if n.Content[i].Tag != "!!merge" && seen[key] {
+					return fmt.Sprintf("duplicate field %q", p)
+				}
+				seen[key] = true
+				if d := walk(n.Content[i+1], p); d != "" {
+					return d
+				}
+			}
+		case yamlv3.SequenceNode:
+			for i, c := range n.Content {
+				if d := walk(c, fmt.Sprintf("%s[%d]", path, i)); d != "" {
+					return d
+				}
+			}
+		}
+		return ""
+	}
+	return walk(&root, "")
 }
 
 type header struct {
@@ -236,7 +437,7 @@ const SimulationAPIVersion = "reprieve.dev/v1alpha1"
 
 func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	var h header
-	if err := json.Unmarshal(raw, &h); err != nil {
+	if err := sjson.UnmarshalCaseSensitivePreserveInts(raw, &h); err != nil {
 		if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 			return &InputError{Source: src, Detail: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
 		}
@@ -279,49 +480,53 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	}
 	s.seen[key] = src
 
-	obj, err := decodeTyped(h.Kind, raw)
+	id := objectName(h.Kind, ns, h.Name)
+	if f, detail := checkQuantities(raw); f != "" {
+		return &InputError{Source: src, Object: id, Field: f, Detail: detail}
+	}
+	obj, unknown, err := decodeTyped(h.Kind, raw)
 	if err != nil {
 		field, detail := splitJSONError(err)
 		if field == "" {
 			field = findBadQuantity(raw)
 		}
-		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: field, Detail: detail}
+		return &InputError{Source: src, Object: id, Field: field, Detail: detail}
+	}
+	for _, u := range unknown {
+		if err := s.strict(src, id, oneLine(u.Error())); err != nil {
+			return err
+		}
 	}
 	s.origin[obj] = src
 	if namespaced && h.Namespace == "" {
 		s.defaulted[obj] = true
 	}
+	if namespaced {
+		setNamespace(obj, ns)
+	}
+	if err := s.Admit(src, obj); err != nil {
+		return err
+	}
 	switch o := obj.(type) {
 	case *v1.Node:
 		s.Objects.Nodes = append(s.Objects.Nodes, o)
 	case *v1.Pod:
-		o.Namespace = ns
-		if err := validatePod(o); err != nil {
-			err.Source = src
-			return err
-		}
 		s.Objects.Pods = append(s.Objects.Pods, o)
 	case *v1.Namespace:
 		s.Objects.Namespaces = append(s.Objects.Namespaces, o)
 	case *policyv1.PodDisruptionBudget:
-		o.Namespace = ns
 		s.Objects.PDBs = append(s.Objects.PDBs, o)
 	case *schedulingv1.PriorityClass:
 		s.Objects.PriorityClasses = append(s.Objects.PriorityClasses, o)
 	case *schedulingv1beta1.PodGroup:
-		o.Namespace = ns
 		s.Objects.PodGroups = append(s.Objects.PodGroups, o)
 	case *schedulingv1alpha3.CompositePodGroup:
-		o.Namespace = ns
 		s.Objects.CompositePodGroups = append(s.Objects.CompositePodGroups, o)
 	case *appsv1.Deployment:
-		o.Namespace = ns
 		s.Deployments = append(s.Deployments, o)
 	case *appsv1.ReplicaSet:
-		o.Namespace = ns
 		s.ReplicaSets = append(s.ReplicaSets, o)
 	case *batchv1.Job:
-		o.Namespace = ns
 		s.Jobs = append(s.Jobs, o)
 	}
 	return nil
@@ -334,10 +539,18 @@ func (s *Set) addList(src string, raw []byte, h header, depth int) error {
 		return &InputError{Source: src, Field: "kind", Detail: "nested List"}
 	}
 	var list struct {
-		Items []json.RawMessage `json:"items"`
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ListMeta   `json:"metadata"`
+		Items           []json.RawMessage `json:"items"`
 	}
-	if err := json.Unmarshal(raw, &list); err != nil {
+	unknown, err := sjson.UnmarshalStrict(raw, &list)
+	if err != nil {
 		return &InputError{Source: src, Object: h.Kind, Field: "items", Detail: oneLine(err.Error())}
+	}
+	for _, u := range unknown {
+		if err := s.strict(src, h.Kind, oneLine(u.Error())); err != nil {
+			return err
+		}
 	}
 	itemKind := strings.TrimSuffix(h.Kind, "List")
 	for i, item := range list.Items {
@@ -360,8 +573,9 @@ func (s *Set) addList(src string, raw []byte, h header, depth int) error {
 	return nil
 }
 
-func decodeTyped(kind string, raw []byte) (any, error) {
-	var obj any
+// decodeTyped decodes raw as the API server does: field names are case
+// sensitive; unknown and duplicate fields come back as strict errors.
+func decodeTyped(kind string, raw []byte) (obj any, strict []error, err error) {
 	switch kind {
 	case "Node":
 		obj = &v1.Node{}
@@ -384,28 +598,78 @@ func decodeTyped(kind string, raw []byte) (any, error) {
 	case "Job":
 		obj = &batchv1.Job{}
 	}
-	if err := json.Unmarshal(raw, obj); err != nil {
-		return nil, err
+	strict, err = sjson.UnmarshalStrict(raw, obj)
+	if err != nil {
+		return nil, nil, err
 	}
-	return obj, nil
+	return obj, strict, nil
 }
 
-// validatePod checks what the API server would have refused and the engine
-// relies on.
-func validatePod(p *v1.Pod) *InputError {
-	id := objectName("Pod", p.Namespace, p.Name)
-	if len(p.Spec.Containers) == 0 {
-		return &InputError{Object: id, Field: "spec.containers", Detail: "a pod needs at least one container"}
+// DecodeStrict decodes data into obj as the loader decodes objects: case
+// sensitive field names; unknown and duplicate fields are returned as
+// strict errors naming their path.
+func DecodeStrict(data []byte, obj any) (strict []error, err error) {
+	return sjson.UnmarshalStrict(data, obj)
+}
+
+func setNamespace(obj any, ns string) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetNamespace(ns)
 	}
-	for i, c := range p.Spec.Containers {
-		if c.Name == "" {
-			return &InputError{Object: id, Field: fmt.Sprintf("spec.containers[%d].name", i), Detail: "missing"}
+}
+
+// Admit defaults and validates obj as the API server would on create
+// (see internal/admission), and refuses a second globalDefault
+// PriorityClass in the set. src names where obj came from.
+func (s *Set) Admit(src string, obj any) error {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil
+	}
+	kind := kindOf(obj)
+	if fe := admission.Admit(obj); fe != nil {
+		return &InputError{Source: src, Object: objectName(kind, m.GetNamespace(), m.GetName()), Field: fe.Field, Detail: fe.ErrorBody()}
+	}
+	if pc, ok := obj.(*schedulingv1.PriorityClass); ok {
+		if fe := s.globals.Add(pc); fe != nil {
+			return &InputError{Source: src, Object: objectName(kind, "", pc.Name), Field: fe.Field, Detail: fe.ErrorBody()}
 		}
 	}
-	if sg := p.Spec.SchedulingGroup; sg != nil && (sg.PodGroupName == nil || *sg.PodGroupName == "") {
-		return &InputError{Object: id, Field: "spec.schedulingGroup.podGroupName", Detail: "missing"}
-	}
 	return nil
+}
+
+// AdmitFrom records in s the globalDefault PriorityClass of other, so that
+// objects added to s later are checked against it.
+func (s *Set) AdmitFrom(other *Set) {
+	for _, pc := range other.Objects.PriorityClasses {
+		_ = s.globals.Add(pc)
+	}
+}
+
+func kindOf(obj any) string {
+	switch obj.(type) {
+	case *v1.Node:
+		return "Node"
+	case *v1.Pod:
+		return "Pod"
+	case *v1.Namespace:
+		return "Namespace"
+	case *policyv1.PodDisruptionBudget:
+		return "PodDisruptionBudget"
+	case *schedulingv1.PriorityClass:
+		return "PriorityClass"
+	case *schedulingv1beta1.PodGroup:
+		return "PodGroup"
+	case *schedulingv1alpha3.CompositePodGroup:
+		return "CompositePodGroup"
+	case *appsv1.Deployment:
+		return "Deployment"
+	case *appsv1.ReplicaSet:
+		return "ReplicaSet"
+	case *batchv1.Job:
+		return "Job"
+	}
+	return fmt.Sprintf("%T", obj)
 }
 
 func objectName(kind, ns, name string) string {
@@ -432,7 +696,91 @@ func splitJSONError(err error) (field, detail string) {
 }
 
 // quantityMaps are the fields whose values are resource quantities.
-var quantityMaps = map[string]bool{"requests": true, "limits": true, "allocatable": true, "capacity": true, "overhead": true}
+var quantityMaps = map[string]bool{"requests": true, "limits": true, "allocatable": true, "capacity": true, "overhead": true, "allocatedResources": true}
+
+// quantityFields are fields that are one quantity.
+var quantityFields = map[string]bool{"sizeLimit": true}
+
+// maxQuantityLen bounds the text of a quantity: resource.ParseQuantity
+// takes time growing with the square of a negative exponent ("1e-10000000"
+// takes seconds), and no real quantity is longer.
+const maxQuantityLen = 64
+
+// maxExponent bounds a quantity's decimal exponent, for the same reason.
+const maxExponent = 1000
+
+// checkQuantities refuses quantities too long or with too large an
+// exponent to parse in bounded time, before they are parsed. It returns
+// the field and what is wrong, or "".
+func checkQuantities(raw []byte) (field, detail string) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "", ""
+	}
+	check := func(x any) string {
+		var s string
+		switch q := x.(type) {
+		case string:
+			s = q
+		case json.Number:
+			s = string(q)
+		default:
+			return ""
+		}
+		if len(s) > maxQuantityLen {
+			return fmt.Sprintf("quantity of %d characters is too long (at most %d)", len(s), maxQuantityLen)
+		}
+		if i := strings.LastIndexAny(s, "eE"); i >= 0 {
+			if e, err := strconv.Atoi(s[i+1:]); err == nil && (e > maxExponent || e < -maxExponent) {
+				return fmt.Sprintf("quantity %q has an exponent out of range [-%d, %d]", s, maxExponent, maxExponent)
+			}
+		}
+		return ""
+	}
+	var walk func(v any, path string) (string, string)
+	walk = func(v any, path string) (string, string) {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				if quantityFields[k] {
+					if d := check(x[k]); d != "" {
+						return p, d
+					}
+				}
+				if m, ok := x[k].(map[string]any); ok && quantityMaps[k] {
+					for name, q := range m {
+						if d := check(q); d != "" {
+							return p + "." + name, d
+						}
+					}
+					continue
+				}
+				if f, d := walk(x[k], p); f != "" {
+					return f, d
+				}
+			}
+		case []any:
+			for i, e := range x {
+				if f, d := walk(e, fmt.Sprintf("%s[%d]", path, i)); f != "" {
+					return f, d
+				}
+			}
+		}
+		return "", ""
+	}
+	return walk(v, "")
+}
 
 // findBadQuantity returns the path of the first quantity in raw that does
 // not parse, or "". encoding/json does not say where a Quantity failed.
@@ -483,11 +831,66 @@ func oneLine(s string) string {
 
 // Build builds the snapshot, naming the file of any offending object.
 func (s *Set) Build() (*snapshot.Snapshot, error) {
+	if err := CheckNodeSums(s.Objects.Pods, s.Origin); err != nil {
+		return nil, err
+	}
 	snap, err := snapshot.New(s.Objects)
 	if err != nil {
 		return nil, s.locate(err)
 	}
 	return snap, nil
+}
+
+// CheckNodeSums refuses pods bound to a node whose requests, added up as
+// the scheduler adds them (also with the defaults it counts for scoring),
+// do not fit the scheduler's 64-bit arithmetic: each pod is representable
+// after admission, but many together could still wrap around. origin names
+// a pod's file.
+func CheckNodeSums(pods []*v1.Pod, origin func(any) string) error {
+	type sums struct{ cpu, mem, eph, nzCPU, nzMem int64 }
+	byNode := map[string]*sums{}
+	scalars := map[string]int64{}
+	add := func(total *int64, v int64) bool {
+		if v > 0 && *total > math.MaxInt64-v {
+			return false
+		}
+		*total += v
+		return true
+	}
+	for _, p := range pods {
+		node := p.Spec.NodeName
+		if node == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		t := byNode[node]
+		if t == nil {
+			t = &sums{}
+			byNode[node] = t
+		}
+		r := snapshot.AssignedPodRequests(p)
+		nzCPU, nzMem := snapshot.NonZeroRequests(p)
+		what := ""
+		switch {
+		case !add(&t.cpu, r.MilliCPU) || !add(&t.nzCPU, nzCPU):
+			what = "cpu"
+		case !add(&t.mem, r.Memory) || !add(&t.nzMem, nzMem):
+			what = "memory"
+		case !add(&t.eph, r.EphemeralStorage):
+			what = "ephemeral-storage"
+		}
+		for _, sc := range r.Scalars {
+			total := scalars[node+"\x00"+string(sc.Name)]
+			if what == "" && !add(&total, sc.Value) {
+				what = string(sc.Name)
+			}
+			scalars[node+"\x00"+string(sc.Name)] = total
+		}
+		if what != "" {
+			return &InputError{Source: origin(p), Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName",
+				Detail: fmt.Sprintf("the pods bound to node %q together request more %s than the scheduler can count (%d units)", node, what, int64(math.MaxInt64))}
+		}
+	}
+	return nil
 }
 
 // locate turns a snapshot.ObjectError into an InputError with its file.
@@ -505,24 +908,50 @@ func (s *Set) Locate(err error) error { return s.locate(err) }
 // LoadPod reads a file that must hold exactly one Pod. A pod without a
 // namespace gets "default"; namespaced reports whether the file named one.
 func LoadPod(path string) (pod *v1.Pod, namespaced bool, err error) {
-	data, err := os.ReadFile(path)
+	p, s, err := loadPod(Options{}, path)
 	if err != nil {
 		return nil, false, err
 	}
-	return ParsePod(path, data)
+	return p, s.NamespaceGiven(p), nil
+}
+
+// LoadPodSet reads, with opts, a file that must hold exactly one Pod; the
+// path "-" reads standard input. It returns the set the pod was read into,
+// for its Warnings and NamespaceGiven.
+func LoadPodSet(opts Options, path string) (*v1.Pod, *Set, error) { return loadPod(opts, path) }
+
+// NamespaceGiven reports whether obj's document named its namespace.
+func (s *Set) NamespaceGiven(obj any) bool { return !s.defaulted[obj] }
+
+func loadPod(opts Options, path string) (*v1.Pod, *Set, error) {
+	s := NewSetWith(opts)
+	name := path
+	var data []byte
+	var err error
+	if path == "-" {
+		name = StdinName
+		if opts.Stdin == nil {
+			return nil, nil, &InputError{Source: name, Detail: "no standard input to read"}
+		}
+		if data, err = io.ReadAll(opts.Stdin); err != nil {
+			return nil, nil, &InputError{Source: name, Detail: "cannot read: " + err.Error(), Err: err}
+		}
+	} else if data, err = os.ReadFile(path); err != nil {
+		return nil, nil, fileError(path, err)
+	}
+	return parsePodInto(s, name, data)
 }
 
 // ParsePod parses data that must hold exactly one Pod (see LoadPod).
 func ParsePod(name string, data []byte) (*v1.Pod, bool, error) {
-	p, s, err := parsePod(name, data)
+	p, s, err := parsePodInto(NewSet(), name, data)
 	if err != nil {
 		return nil, false, err
 	}
 	return p, !s.defaulted[p], nil
 }
 
-func parsePod(name string, data []byte) (*v1.Pod, *Set, error) {
-	s := NewSet()
+func parsePodInto(s *Set, name string, data []byte) (*v1.Pod, *Set, error) {
 	if err := s.AddBytes(name, data); err != nil {
 		return nil, nil, err
 	}

@@ -2,10 +2,13 @@ package loader
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 const nodeDoc = `apiVersion: v1
@@ -79,9 +82,17 @@ func TestBadInput(t *testing.T) {
 		"name of the wrong type": {data: "apiVersion: v1\nkind: Node\nmetadata: {name: 12}\n", want: "f.yaml: metadata.name: cannot use number as string"},
 		"invalid request":        {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {memory: 1Gb}}}]}\n", want: "f.yaml: Pod default/p: spec.containers[0].resources.requests.memory: quantities must match"},
 		"wrong type":             {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: oops}\n", want: "f.yaml: Pod default/p: spec.containers: cannot use string as []v1.Container"},
-		"pod without container":  {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n", want: "f.yaml: Pod default/p: spec.containers: a pod needs at least one container"},
-		"duplicate":              {data: nodeDoc + "---\n" + nodeDoc, want: "f.yaml#2: Node n1: metadata.name: duplicate object (first defined in f.yaml#1)"},
-		"nested list":            {data: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", want: "f.yaml items[0]: kind: nested List"},
+		"pod without container":  {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n", want: "f.yaml: Pod default/p: spec.containers: Required value: a pod needs at least one container"},
+		"invalid PDB selector": {
+			data: "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {selector: {matchExpressions: [{key: a, operator: Bogus}]}}\n",
+			want: `f.yaml: PodDisruptionBudget default/b: spec.selector.matchExpressions[0].operator: Invalid value: "Bogus": not a valid selector operator`,
+		},
+		"invalid affinity selector": {
+			data: nodeDoc + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: k, labelSelector: {matchExpressions: [{key: a, operator: In}]}}]}}\n",
+			want: "f.yaml#2: Pod default/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].values: Required value",
+		},
+		"duplicate":   {data: nodeDoc + "---\n" + nodeDoc, want: "f.yaml#2: Node n1: metadata.name: duplicate object (first defined in f.yaml#1)"},
+		"nested list": {data: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", want: "f.yaml items[0]: kind: nested List"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -112,14 +123,6 @@ func TestBuildErrorsNameTheFile(t *testing.T) {
 		"unknown priority class": {
 			data: nodeDoc + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: gold, containers: [{name: c}]}\n",
 			want: `f.yaml#2: Pod default/p: spec.priorityClassName: PriorityClass "gold" not found`,
-		},
-		"invalid PDB selector": {
-			data: "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {selector: {matchExpressions: [{key: a, operator: Bogus}]}}\n",
-			want: "f.yaml: PodDisruptionBudget default/b: spec.selector: ",
-		},
-		"invalid affinity selector": {
-			data: nodeDoc + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: k, labelSelector: {matchExpressions: [{key: a, operator: In}]}}]}}\n",
-			want: "f.yaml#2: Pod default/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: ",
 		},
 	}
 	for name, tc := range tests {
@@ -253,12 +256,140 @@ spec:
 
 	bad := []struct{ data, want string }{
 		{"apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {name: g}\n", `f.yaml: PodGroup default/g: apiVersion: unsupported "scheduling.k8s.io/v1alpha3" (want "scheduling.k8s.io/v1beta1")`},
-		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {schedulingGroup: {}, containers: [{name: c}]}\n", "f.yaml: Pod default/p: spec.schedulingGroup.podGroupName: missing"},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {schedulingGroup: {}, containers: [{name: c}]}\n", "f.yaml: Pod default/p: spec.schedulingGroup.podGroupName: Required value: missing"},
 	}
 	for _, tc := range bad {
 		err := NewSet().AddBytes("f.yaml", []byte(tc.data))
 		if err == nil || !errors.Is(err, ErrInput) || err.Error() != tc.want {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// TestStrictDecoding checks unknown, duplicate and mis-cased fields under
+// each --validate mode, in YAML and in JSON.
+func TestStrictDecoding(t *testing.T) {
+	tests := map[string]struct {
+		data string
+		want string // the problem, named with its path
+	}{
+		"unknown pod field":      {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelectr: {disk: ssd}\n  containers: [{name: c}]\n", want: `unknown field "spec.nodeSelectr"`},
+		"unknown node status":    {data: "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatabel: {cpu: 4}}\n", want: `unknown field "status.allocatabel"`},
+		"mis-cased field":        {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeselector: {a: b}, containers: [{name: c}]}\n", want: `unknown field "spec.nodeselector"`},
+		"duplicate YAML key":     {data: "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: 4}\n  allocatable: {cpu: 64}\n", want: `duplicate field "status.allocatable"`},
+		"duplicate in a list":    {data: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 1, cpu: 2}}\n", want: `duplicate field "spec.containers[0].resources.requests.cpu"`},
+		"duplicate JSON key":     {data: `{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "4", "cpu": "64"}}}`, want: `duplicate field "status.allocatable.cpu"`},
+		"unknown field in JSON":  {data: `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "imag": "x"}]}}`, want: `unknown field "spec.containers[0].imag"`},
+		"unknown field of List":  {data: "apiVersion: v1\nkind: List\nitemz: []\nitems: []\n", want: `unknown field "itemz"`},
+		"unknown field in items": {data: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: n1, labelz: {}}}\n", want: `unknown field "metadata.labelz"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := NewSet().AddBytes("f.yaml", []byte(tc.data))
+			if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("strict: error %v, want one line containing %q", err, tc.want)
+			}
+			warn := NewSetWith(Options{Validation: ValidateWarn})
+			if err := warn.AddBytes("f.yaml", []byte(tc.data)); err != nil {
+				t.Fatalf("warn: %v", err)
+			}
+			if len(warn.Warnings) != 1 || !strings.Contains(warn.Warnings[0], tc.want) {
+				t.Errorf("warn: warnings %q, want one containing %q", warn.Warnings, tc.want)
+			}
+			ignore := NewSetWith(Options{Validation: ValidateIgnore})
+			if err := ignore.AddBytes("f.yaml", []byte(tc.data)); err != nil || len(ignore.Warnings) != 0 {
+				t.Errorf("ignore: %v, warnings %q", err, ignore.Warnings)
+			}
+		})
+	}
+}
+
+func TestParseFieldValidation(t *testing.T) {
+	for in, want := range map[string]FieldValidation{"": ValidateStrict, "strict": ValidateStrict, "true": ValidateStrict, "warn": ValidateWarn, "Ignore": ValidateIgnore, "false": ValidateIgnore} {
+		if got, err := ParseFieldValidation(in); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseFieldValidation("maybe"); err == nil {
+		t.Error("maybe accepted")
+	}
+}
+
+// TestAdmission checks that loaded objects are defaulted and validated as
+// the API server would, each refusal naming file, object and field.
+func TestAdmission(t *testing.T) {
+	s := NewSet()
+	doc := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {cpu: \"3\"}}}]}\n"
+	if err := s.AddBytes("f.yaml", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	p := s.Objects.Pods[0]
+	if got := p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU]; got.String() != "3" {
+		t.Errorf("cpu request %s, want 3 (from the limit)", got.String())
+	}
+	if p.Spec.SchedulerName != v1.DefaultSchedulerName {
+		t.Errorf("schedulerName %q", p.Spec.SchedulerName)
+	}
+	pc := func(name string, def bool) string {
+		return fmt.Sprintf("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: %s}\nvalue: 10\nglobalDefault: %v\n", name, def)
+	}
+	bad := map[string]struct{ data, want string }{
+		"negative cpu":      {"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: \"-1\"}}}]}\n", `f.yaml: Pod default/p: spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0`},
+		"1e30 memory":       {"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {memory: 1e30}}}]}\n", "f.yaml: Pod default/p: spec.containers[0].resources.requests[memory]: Invalid value: \"1e+30\": must be at most"},
+		"negative capacity": {"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: \"-4\"}}\n", `f.yaml: Node n1: status.capacity[cpu]: Invalid value: "-4"`},
+		"two defaults":      {pc("a", true) + "---\n" + pc("b", false) + "---\n" + pc("c", true), "f.yaml#3: PriorityClass c: globalDefault: Forbidden: PriorityClass a is already marked as default"},
+		"huge exponent":     {"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"1e-10000000\"}}\n", "f.yaml: Node n1: status.allocatable.cpu: quantity \"1e-10000000\" has an exponent out of range"},
+		"long quantity":     {"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"0." + strings.Repeat("0", 100) + "1\"}}\n", "f.yaml: Node n1: status.allocatable.cpu: quantity of 103 characters is too long"},
+		"selector mismatch": {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: b}}, spec: {containers: [{name: c}]}}}\n", "f.yaml: Deployment default/d: spec.template.metadata.labels: Invalid value"},
+	}
+	for name, tc := range bad {
+		t.Run(name, func(t *testing.T) {
+			err := NewSet().AddBytes("f.yaml", []byte(tc.data))
+			if err == nil || !errors.Is(err, ErrInput) || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error:\n got %v\nwant prefix %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestStdinAndMissingFiles(t *testing.T) {
+	s, err := LoadWith(Options{Stdin: strings.NewReader(nodeDoc)}, "-")
+	if err != nil || len(s.Objects.Nodes) != 1 || s.Origin(s.Objects.Nodes[0]) != StdinName {
+		t.Fatalf("stdin: %v", err)
+	}
+	if _, err := LoadWith(Options{Stdin: strings.NewReader(nodeDoc)}, "-", "-"); err == nil || !strings.Contains(err.Error(), "more than once") {
+		t.Errorf("stdin twice: %v", err)
+	}
+	pending := strings.Replace(podDoc, "  nodeName: n1\n", "", 1)
+	p, ps, err := LoadPodSet(Options{Stdin: strings.NewReader(pending)}, "-")
+	if err != nil || p.Name != "p1" || ps.NamespaceGiven(p) {
+		t.Errorf("pod from stdin: %v %v", p, err)
+	}
+	_, err = Load(filepath.Join(t.TempDir(), "nope.yaml"))
+	if !errors.Is(err, ErrInput) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "nope.yaml: cannot read: no such file or directory") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestNodeSums checks that bound pods whose requests each fit but together
+// overflow the scheduler's arithmetic are refused.
+func TestNodeSums(t *testing.T) {
+	bound := func(name, cpu string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: %q}}}]}\n", name, cpu)
+	}
+	s := NewSet()
+	if err := s.AddBytes("f.yaml", []byte(nodeDoc+"---\n"+bound("a", "5000000000000000")+"---\n"+bound("b", "5000000000000000"))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Build()
+	if err == nil || !errors.Is(err, ErrInput) || !strings.HasPrefix(err.Error(), `f.yaml#3: Pod default/b: spec.nodeName: the pods bound to node "n1" together request more cpu than the scheduler can count`) {
+		t.Errorf("error %v", err)
+	}
+	s = NewSet()
+	if err := s.AddBytes("f.yaml", []byte(nodeDoc+"---\n"+bound("a", "4000000000000000")+"---\n"+bound("b", "4000000000000000"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Build(); err != nil {
+		t.Errorf("sums that fit refused: %v", err)
 	}
 }

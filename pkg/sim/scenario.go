@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +15,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/reprieve/reprieve/internal/admission"
 	"github.com/reprieve/reprieve/pkg/loader"
 )
 
@@ -125,6 +129,8 @@ type Scenario struct {
 	Actions     []TimedAction
 	HasSeed     bool
 	Description string
+	// Estimate is the work the scenario was found to ask for at load.
+	Estimate Estimate
 }
 
 // TimedAction is an action with its objects decoded.
@@ -133,20 +139,84 @@ type TimedAction struct {
 	Source string
 	Create *loader.Set
 	Action Action
+	// Index is the action's position in spec.actions.
+	Index int
 }
+
+// DefaultMaxObjects is the default bound on the objects a scenario may
+// create over its run.
+const DefaultMaxObjects = 1_000_000
+
+// bytesPerObject is about how much memory one simulated object costs over a
+// run (the object, the scheduler's copy, its history and events): a run of
+// 20,000 pending and bound pods on one node held 172 MB. It is used for the
+// up-front estimate only.
+const bytesPerObject = 10 << 10
+
+// retryPeriod is how often, at the least, kube-scheduler retries an
+// unschedulable pod (podMaxInUnschedulablePodsDuration).
+const retryPeriod = 5 * time.Minute
+
+// attemptsPerObject bounds scheduling attempts relative to MaxObjects.
+const attemptsPerObject = 1000
+
+// Limits bound the work a scenario may ask for; the zero value means the
+// defaults.
+type Limits struct {
+	// MaxObjects bounds the objects (nodes, pods, controllers and so on)
+	// created over the run; 0 means DefaultMaxObjects.
+	MaxObjects int64
+}
+
+func (l Limits) maxObjects() int64 {
+	if l.MaxObjects <= 0 {
+		return DefaultMaxObjects
+	}
+	return l.MaxObjects
+}
+
+// Estimate is the work a scenario asks for, counted before it runs.
+type Estimate struct {
+	// Objects is how many objects the run creates at most, counting every
+	// pod its controllers create (replicas, parallelism, completions) but
+	// not replacements of preempted pods.
+	Objects int64
+	// Pods is the part of Objects that are pods.
+	Pods int64
+	// Attempts bounds the scheduling attempts: each pod retried at least
+	// every five minutes until the end.
+	Attempts int64
+}
+
+// Bytes is about how much memory the run needs.
+func (e Estimate) Bytes() int64 { return satMul(e.Objects, bytesPerObject) }
+
+// ErrTooBig marks a scenario that asks for more work than its limits.
+var ErrTooBig = errors.New("scenario too big")
 
 // LoadScenario reads a scenario from files or directories: plain Kubernetes
 // manifests for the starting cluster plus exactly one Simulation document.
 func LoadScenario(paths ...string) (*Scenario, error) {
-	set, err := loader.Load(paths...)
+	return LoadScenarioWith(loader.Options{}, Limits{}, paths...)
+}
+
+// LoadScenarioWith is LoadScenario with loader options and limits.
+func LoadScenarioWith(opts loader.Options, limits Limits, paths ...string) (*Scenario, error) {
+	set, err := loader.LoadWith(opts, paths...)
 	if err != nil {
 		return nil, err
 	}
-	return NewScenario(set)
+	return NewScenarioWith(set, limits)
 }
 
-// NewScenario builds a scenario from loaded documents.
-func NewScenario(set *loader.Set) (*Scenario, error) {
+// NewScenario builds a scenario from loaded documents, with the default limits.
+func NewScenario(set *loader.Set) (*Scenario, error) { return NewScenarioWith(set, Limits{}) }
+
+// NewScenarioWith builds a scenario from loaded documents. It refuses, each
+// with an *loader.InputError naming the field, a malformed Simulation,
+// actions on objects that will not exist when they happen, and counts over
+// the limits.
+func NewScenarioWith(set *loader.Set, limits Limits) (*Scenario, error) {
 	src := strings.Join(sources(set), ", ")
 	switch len(set.Simulations) {
 	case 0:
@@ -157,12 +227,19 @@ func NewScenario(set *loader.Set) (*Scenario, error) {
 	}
 	doc := set.Simulations[0]
 	var simDoc Simulation
-	dec := json.NewDecoder(strings.NewReader(string(doc.Data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&simDoc); err != nil {
-		return nil, &loader.InputError{Source: doc.Source, Object: "Simulation " + simDoc.Name, Detail: strings.TrimPrefix(err.Error(), "json: ")}
+	if err := checkDurations(doc); err != nil {
+		return nil, err
+	}
+	unknown, err := loader.DecodeStrict(doc.Data, &simDoc)
+	if err != nil {
+		return nil, &loader.InputError{Source: doc.Source, Object: "Simulation " + simDoc.Name, Detail: strings.TrimPrefix(oneLine(err.Error()), "json: ")}
 	}
 	id := "Simulation " + simDoc.Name
+	for _, u := range unknown {
+		if err := set.Strict(doc.Source, id, oneLine(u.Error())); err != nil {
+			return nil, err
+		}
+	}
 	sc := &Scenario{Objects: set, Name: simDoc.Name, End: simDoc.Spec.End.Duration, Start: DefaultStart, Description: simDoc.Annotations["description"]}
 	if simDoc.Spec.Start != nil {
 		sc.Start = simDoc.Spec.Start.UTC()
@@ -173,6 +250,10 @@ func NewScenario(set *loader.Set) (*Scenario, error) {
 	if sc.End <= 0 {
 		return nil, &loader.InputError{Source: doc.Source, Object: id, Field: "spec.end", Detail: "must be a positive duration such as 10m"}
 	}
+	fail := func(field, detail string) error {
+		return &loader.InputError{Source: doc.Source, Object: id, Field: field, Detail: detail}
+	}
+	created := []*loader.Set{set}
 	for i, a := range simDoc.Spec.Actions {
 		field := fmt.Sprintf("spec.actions[%d]", i)
 		n := len(a.Delete)
@@ -182,55 +263,173 @@ func NewScenario(set *loader.Set) (*Scenario, error) {
 			}
 		}
 		if n == 0 {
-			return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field, Detail: "says nothing to do: set one of create, createPods, createNodes, delete, scale, cordon, uncordon, removeNode"}
+			return nil, fail(field, "says nothing to do: set one of create, createPods, createNodes, delete, scale, cordon, uncordon, removeNode")
 		}
 		if a.At.Duration < 0 || a.At.Duration > sc.End {
-			return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".at", Detail: fmt.Sprintf("%s is outside [0, end=%s]", a.At.Duration, sc.End)}
+			return nil, fail(field+".at", fmt.Sprintf("%s is outside [0, end=%s]", a.At.Duration, sc.End))
 		}
-		ta := TimedAction{At: a.At.Duration, Source: doc.Source, Action: a}
+		ta := TimedAction{At: a.At.Duration, Source: doc.Source, Action: a, Index: i}
 		if len(a.Create) > 0 {
-			cs := loader.NewSet()
+			cs := loader.NewSetWith(set.Options())
+			for _, prev := range created {
+				cs.AdmitFrom(prev)
+			}
 			for j, raw := range a.Create {
 				if err := cs.AddBytes(fmt.Sprintf("%s %s.create[%d]", doc.Source, field, j), raw); err != nil {
 					return nil, err
 				}
 			}
 			if len(cs.Skipped) > 0 {
-				return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".create", Detail: cs.Skipped[0]}
+				return nil, fail(field+".create", cs.Skipped[0])
 			}
+			if len(cs.Simulations) > 0 {
+				return nil, fail(field+".create", "a Simulation cannot be created by a Simulation")
+			}
+			set.Warnings = append(set.Warnings, cs.Warnings...)
+			created = append(created, cs)
 			ta.Create = cs
 		}
 		if cp := a.CreatePods; cp != nil {
 			if cp.Count <= 0 {
-				return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".createPods.count", Detail: "must be positive"}
+				return nil, fail(field+".createPods.count", "must be positive")
 			}
 			if cp.Template.Name == "" || len(cp.Template.Spec.Containers) == 0 {
-				return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".createPods.template", Detail: "needs metadata.name and at least one container"}
+				return nil, fail(field+".createPods.template", "needs metadata.name and at least one container")
+			}
+			if err := admitTemplate(set, doc.Source, field+".createPods.template", &cp.Template, cp.Count); err != nil {
+				return nil, err
 			}
 		}
-		if cn := a.CreateNodes; cn != nil && (cn.Count <= 0 || cn.Template.Name == "") {
-			return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".createNodes", Detail: "needs a positive count and template.metadata.name"}
+		if cn := a.CreateNodes; cn != nil {
+			if cn.Count <= 0 || cn.Template.Name == "" {
+				return nil, fail(field+".createNodes", "needs a positive count and template.metadata.name")
+			}
+			if err := admitTemplate(set, doc.Source, field+".createNodes.template", &cn.Template, cn.Count); err != nil {
+				return nil, err
+			}
 		}
 		if s := a.Scale; s != nil {
 			switch s.Kind {
 			case "Deployment", "ReplicaSet", "Job":
 			default:
-				return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".scale.kind", Detail: fmt.Sprintf("%q cannot be scaled (Deployment, ReplicaSet or Job)", s.Kind)}
+				return nil, fail(field+".scale.kind", fmt.Sprintf("%q cannot be scaled (Deployment, ReplicaSet or Job)", s.Kind))
 			}
 			if s.Replicas < 0 {
-				return nil, &loader.InputError{Source: doc.Source, Object: id, Field: field + ".scale.replicas", Detail: "must not be negative"}
+				return nil, fail(field+".scale.replicas", "must not be negative")
 			}
 		}
 		for j, d := range a.Delete {
 			if d.Kind == "" || d.Name == "" {
-				return nil, &loader.InputError{Source: doc.Source, Object: id, Field: fmt.Sprintf("%s.delete[%d]", field, j), Detail: "needs kind and name"}
+				return nil, fail(fmt.Sprintf("%s.delete[%d]", field, j), "needs kind and name")
 			}
 		}
 		sc.Actions = append(sc.Actions, ta)
 	}
-	slices.SortStableFunc(sc.Actions, func(a, b TimedAction) int { return int(a.At - b.At) })
+	slices.SortStableFunc(sc.Actions, func(a, b TimedAction) int { return cmp.Compare(a.At, b.At) })
+	var bound []*v1.Pod
+	origins := map[any]string{}
+	for _, cs := range created {
+		for _, p := range cs.Objects.Pods {
+			bound = append(bound, p)
+			origins[p] = cs.Origin(p)
+		}
+	}
+	if err := loader.CheckNodeSums(bound, func(o any) string { return origins[o] }); err != nil {
+		return nil, err
+	}
+	sc.Estimate = estimate(sc)
+	if err := checkLimits(sc, limits, doc.Source, id); err != nil {
+		return nil, err
+	}
+	if err := checkReferences(sc, doc.Source, id); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
+
+// admitTemplate defaults and validates a createPods or createNodes
+// template as the API server will see the objects made from it, named as
+// the last of them.
+func admitTemplate[T interface {
+	*v1.Pod | *v1.Node
+	metav1.Object
+}](set *loader.Set, src, field string, t T, count int) error {
+	last := any(t).(runtime.Object).DeepCopyObject().(T)
+	last.SetName(fmt.Sprintf("%s-%05d", t.GetName(), count))
+	if last.GetNamespace() == "" {
+		if _, pod := any(last).(*v1.Pod); pod {
+			last.SetNamespace(metav1.NamespaceDefault)
+		}
+	}
+	if err := set.Admit(src+" "+field, last); err != nil {
+		return err
+	}
+	// The template itself is what the run copies: default it too.
+	switch x := any(t).(type) {
+	case *v1.Pod:
+		admission.DefaultPod(x)
+	case *v1.Node:
+		admission.DefaultNode(x)
+	}
+	return nil
+}
+
+// checkDurations parses spec.end, spec.start and every action's at before
+// the document is decoded, so that a bad value is reported with its field
+// ("spec.actions[2].at: time: invalid duration \"soon\"").
+func checkDurations(doc loader.RawDocument) error {
+	var probe struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			End     json.RawMessage `json:"end"`
+			Start   json.RawMessage `json:"start"`
+			Actions []struct {
+				At json.RawMessage `json:"at"`
+			} `json:"actions"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal(doc.Data, &probe) != nil {
+		return nil // the strict decode reports it
+	}
+	check := func(field string, raw json.RawMessage, into any) error {
+		if len(raw) == 0 {
+			return nil
+		}
+		if err := json.Unmarshal(raw, into); err != nil {
+			return &loader.InputError{Source: doc.Source, Object: strings.TrimSpace("Simulation " + probe.Metadata.Name), Field: field, Detail: strings.TrimPrefix(oneLine(err.Error()), "json: ")}
+		}
+		return nil
+	}
+	if err := check("spec.end", probe.Spec.End, new(metav1.Duration)); err != nil {
+		return err
+	}
+	if err := check("spec.start", probe.Spec.Start, new(metav1.Time)); err != nil {
+		return err
+	}
+	for i, a := range probe.Spec.Actions {
+		if err := check(fmt.Sprintf("spec.actions[%d].at", i), a.At, new(metav1.Duration)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HasNodes reports whether the scenario starts with a node or creates one.
+func (sc *Scenario) HasNodes() bool {
+	if len(sc.Objects.Objects.Nodes) > 0 {
+		return true
+	}
+	for _, a := range sc.Actions {
+		if a.Action.CreateNodes != nil || a.Create != nil && len(a.Create.Objects.Nodes) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func sources(set *loader.Set) []string {
 	seen := map[string]bool{}

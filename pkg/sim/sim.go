@@ -74,6 +74,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	}
 	rec := newRecorder(sc.Start)
 	w := newWorld(sc.Start, seed, rec)
+	w.done = ctx.Done()
 	var obs scheduler.Observer = rec
 	if opts.Observer != nil {
 		obs = observers{rec, opts.Observer}
@@ -88,6 +89,9 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	if err := w.apply(sc.Objects); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, interrupted(err, 0)
+	}
 	for _, a := range sc.Actions {
 		w.after(a.At, func() {
 			if err := w.act(a); err != nil {
@@ -100,12 +104,15 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	lastProgress := time.Duration(-1)
 	for steps := 0; ; steps++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, interrupted(err, w.now().Sub(sc.Start))
 		}
 		w.runDue()
-		for w.sched.ScheduleOne(ctx) {
+		for !w.stopped() && w.sched.ScheduleOne(ctx) {
 			w.reconcile()
 			w.runDue()
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, interrupted(err, w.now().Sub(sc.Start))
 		}
 		next, ok := w.sched.NextWakeup()
 		if len(w.timers) > 0 && (!ok || w.timers[0].at.Before(next)) {
@@ -146,6 +153,11 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// interrupted says where a cancelled run stopped.
+func interrupted(err error, at time.Duration) error {
+	return fmt.Errorf("simulation stopped at virtual time %s: %w", at, err)
 }
 
 // selectorFor is PodTopologySpread's default selector: the selector of the
@@ -216,6 +228,9 @@ func (w *world) act(a TimedAction) error {
 	}
 	if cn := x.CreateNodes; cn != nil {
 		for i := 1; i <= cn.Count; i++ {
+			if i%1024 == 0 && w.stopped() {
+				return nil
+			}
 			n := cn.Template.DeepCopy()
 			n.Name = fmt.Sprintf("%s-%05d", cn.Template.Name, i)
 			if n.Labels == nil {
@@ -230,6 +245,9 @@ func (w *world) act(a TimedAction) error {
 	}
 	if cp := x.CreatePods; cp != nil {
 		for i := 1; i <= cp.Count; i++ {
+			if i%1024 == 0 && w.stopped() {
+				return nil
+			}
 			p := cp.Template.DeepCopy()
 			p.Name = fmt.Sprintf("%s-%05d", cp.Template.Name, i)
 			if err := w.createPod(p); err != nil {
@@ -243,12 +261,12 @@ func (w *world) act(a TimedAction) error {
 		}
 	}
 	if s := x.Scale; s != nil {
-		c := w.findController(s.Kind, s.Namespace, s.Name)
+		c := w.findController(s.Kind, nsOrDefault(s.Namespace), s.Name)
 		if c == nil {
 			return fmt.Errorf("scale: %s %s/%s not found", s.Kind, s.Namespace, s.Name)
 		}
 		c.replicas = s.Replicas
-		w.event(&v1.ObjectReference{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name}, v1.EventTypeNormal, "Scaled", fmt.Sprintf("Scaled to %d", s.Replicas))
+		w.event(&v1.ObjectReference{Kind: s.Kind, Namespace: c.namespace, Name: s.Name}, v1.EventTypeNormal, "Scaled", fmt.Sprintf("Scaled to %d", s.Replicas))
 		w.dirty[c] = true
 	}
 	if x.Cordon != "" {

@@ -245,7 +245,7 @@ func TestBadScenarios(t *testing.T) {
 		"no end":          {twoNodes + "---\napiVersion: reprieve.dev/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {}\n", "spec.end: must be a positive duration"},
 		"action past end": {twoNodes + "---\napiVersion: reprieve.dev/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {end: 1m, actions: [{at: 2m, cordon: n1}]}\n", "spec.actions[0].at: 2m0s is outside"},
 		"empty action":    {twoNodes + "---\napiVersion: reprieve.dev/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {end: 1m, actions: [{at: 1s}]}\n", "spec.actions[0]: says nothing to do"},
-		"unknown field":   {twoNodes + "---\napiVersion: reprieve.dev/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {end: 1m, bogus: 1}\n", `unknown field "bogus"`},
+		"unknown field":   {twoNodes + "---\napiVersion: reprieve.dev/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {end: 1m, bogus: 1}\n", `unknown field "spec.bogus"`},
 		"bad scale kind":  {twoNodes + "---\napiVersion: reprieve.dev/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {end: 1m, actions: [{at: 1s, scale: {kind: Pod, name: x, replicas: 1}}]}\n", `spec.actions[0].scale.kind: "Pod" cannot be scaled`},
 	}
 	for name, tc := range tests {

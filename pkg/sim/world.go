@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/reprieve/reprieve/internal/admission"
 	"github.com/reprieve/reprieve/pkg/scheduler"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
@@ -50,6 +51,10 @@ type world struct {
 	timerSeq int
 	uidSeq   int
 	dirty    map[*controller]bool
+
+	// done is closed when the run must stop (its context's Done); long
+	// loops check it through stopped.
+	done <-chan struct{}
 }
 
 // controller is a ReplicaSet, Deployment (modelled as its ReplicaSet) or Job.
@@ -59,7 +64,7 @@ type controller struct {
 	selector              labels.Selector
 	template              v1.PodTemplateSpec
 	replicas              int32 // ReplicaSet/Deployment: desired pods; Job: parallelism
-	completions           int32 // Job only
+	completions           int32 // Job only; -1 for a work queue (completions unset)
 	succeeded             int32
 	runFor                time.Duration // Job only
 	podPrefix             string
@@ -84,6 +89,16 @@ func newWorld(start time.Time, seed uint64, rec *recorder) *world {
 }
 
 func (w *world) now() time.Time { return w.clock.Now() }
+
+// stopped reports whether the run was cancelled.
+func (w *world) stopped() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
 
 func (w *world) newUID() types.UID {
 	w.uidSeq++
@@ -123,7 +138,7 @@ func (w *world) after(d time.Duration, fn func()) {
 
 // runDue runs every timer due now; timers may add more.
 func (w *world) runDue() {
-	for len(w.timers) > 0 && !w.timers[0].at.After(w.now()) {
+	for len(w.timers) > 0 && !w.timers[0].at.After(w.now()) && !w.stopped() {
 		t := heap.Pop(&w.timers).(*timer)
 		t.fn()
 		w.reconcile()
@@ -134,6 +149,7 @@ func (w *world) runDue() {
 
 func (w *world) addNode(n *v1.Node) {
 	n = n.DeepCopy()
+	admission.DefaultNode(n)
 	if n.UID == "" {
 		n.UID = w.newUID()
 	}
@@ -179,14 +195,15 @@ func (w *world) removeNode(name string) error {
 }
 
 // createPod stores a new pod as the API server would: namespace, UID and
-// creation time filled in, scheduler name defaulted, priority and
-// preemption policy resolved by admission. A pod created bound starts at
-// once.
+// creation time filled in, defaulted (requests from limits, scheduler
+// name, grace period), priority and preemption policy resolved by
+// admission. A pod created bound starts at once.
 func (w *world) createPod(p *v1.Pod) error {
 	p = p.DeepCopy()
 	if p.Namespace == "" {
 		p.Namespace = metav1.NamespaceDefault
 	}
+	admission.DefaultPod(p)
 	key := p.Namespace + "/" + p.Name
 	if _, exists := w.pods[key]; exists {
 		return fmt.Errorf("pods %q already exists", key)
@@ -331,7 +348,7 @@ func (w *world) scheduleCompletion(p *v1.Pod) {
 		w.event(&v1.ObjectReference{Kind: "Job", Namespace: c.namespace, Name: c.name}, v1.EventTypeNormal, "PodSucceeded", "Pod "+q.Name+" succeeded")
 		w.updatePod(old, q)
 		w.rec.podFinished(q, w.now())
-		if c.succeeded >= c.completions {
+		if c.completions < 0 || c.succeeded >= c.completions {
 			w.event(&v1.ObjectReference{Kind: "Job", Namespace: c.namespace, Name: c.name}, v1.EventTypeNormal, "Completed", "Job completed")
 		}
 	})
@@ -376,12 +393,16 @@ func (w *world) addDeployment(d *appsv1.Deployment) error {
 }
 
 func (w *world) addJob(j *batchv1.Job) error {
-	parallelism, completions := int32(1), int32(1)
+	// The loader defaulted parallelism (1) and, when neither was set,
+	// completions (1); completions unset is a work queue.
+	parallelism, completions := int32(1), int32(-1)
 	if j.Spec.Parallelism != nil {
 		parallelism = *j.Spec.Parallelism
 	}
 	if j.Spec.Completions != nil {
 		completions = *j.Spec.Completions
+	} else if j.Spec.Parallelism == nil {
+		completions = 1
 	}
 	var runFor time.Duration
 	for _, a := range []map[string]string{j.Annotations, j.Spec.Template.Annotations} {
@@ -417,7 +438,7 @@ func (w *world) suffix(n int) string {
 
 // reconcile runs the controllers whose pods changed, in creation order.
 func (w *world) reconcile() {
-	for len(w.dirty) > 0 {
+	for len(w.dirty) > 0 && !w.stopped() {
 		for _, c := range w.ctrls {
 			if !w.dirty[c] {
 				continue
@@ -444,14 +465,24 @@ func (w *world) reconcileOne(c *controller) {
 	slices.Sort(active)
 	want := c.replicas
 	if c.kind == "Job" {
-		want = min(c.replicas, c.completions-c.succeeded)
+		switch {
+		case c.completions >= 0:
+			want = min(c.replicas, c.completions-c.succeeded)
+		case c.succeeded > 0:
+			// A work queue creates no pods once one has succeeded.
+			want = 0
+		}
 	}
+	want = max(want, 0)
 	ref := &v1.ObjectReference{Kind: c.kind, Namespace: c.namespace, Name: c.name}
 	if c.kind == "Deployment" {
 		ref.Kind = "ReplicaSet"
 		ref.Name = c.podPrefix[:len(c.podPrefix)-1]
 	}
 	for n := int32(len(active)); n < want; n++ {
+		if n%1024 == 0 && w.stopped() {
+			return
+		}
 		p := &v1.Pod{ObjectMeta: *c.template.ObjectMeta.DeepCopy(), Spec: *c.template.Spec.DeepCopy()}
 		p.Namespace = c.namespace
 		p.Name = c.podPrefix + w.suffix(5)

@@ -4,6 +4,7 @@ package clierr
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/reprieve/reprieve/pkg/loader"
 )
@@ -23,3 +24,13 @@ func IsInput(err error) bool {
 
 // ErrInvalidConfig marks an invalid --config file.
 var ErrInvalidConfig = errors.New("invalid configuration")
+
+// NameFlag prefixes an error reading a file with the flag that named it
+// ("--snapshot: nope.yaml: cannot read: no such file or directory"); other
+// errors, and nil, are returned unchanged.
+func NameFlag(flag string, err error) error {
+	if err == nil || !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", flag, err)
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/pkg/loader"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/sim"
 	"github.com/reprieve/reprieve/pkg/sim/report"
@@ -29,7 +30,13 @@ type Options struct {
 	Seed       uint64
 	ConfigFile string
 	NoProgress bool
+	// FieldValidation is kubectl's --validate for the scenario's manifests.
+	FieldValidation string
+	// MaxObjects bounds the objects the scenario may create.
+	MaxObjects int64
 
+	in          io.Reader
+	load        loader.Options
 	out, errOut io.Writer
 	seedSet     bool
 	cfg         config.Config
@@ -39,7 +46,7 @@ type Options struct {
 func NewCommand(out, errOut io.Writer) *cobra.Command {
 	o := &Options{out: out, errOut: errOut}
 	cmd := &cobra.Command{
-		Use:   "simulate SCENARIO... [-o table|events|json] [--report FILE.html]",
+		Use:   "simulate SCENARIO... [-o table|events|json] [--report FILE.html]  (- reads standard input)",
 		Short: "Replay a workload over virtual time and show what preemption costs",
 		Long: `simulate runs a scenario — a starting cluster in plain Kubernetes YAML plus a
 Simulation document of timed actions — through reprieve's scheduler in virtual
@@ -47,11 +54,13 @@ time: the scheduling queue, nomination, victims' graceful termination,
 controllers re-creating their pods. It never sleeps, and the same scenario and
 seed give the same output byte for byte.`,
 		Example: `  reprieve simulate examples/simulate/story.yaml
+  cat story.yaml | reprieve simulate -
   reprieve simulate examples/simulate/story.yaml -o events
   reprieve simulate examples/simulate/story.yaml --report story.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
+			o.in = cmd.InOrStdin()
 			o.seedSet = cmd.Flags().Changed("seed")
 			if err := o.Validate(); err != nil {
 				return err
@@ -65,6 +74,8 @@ seed give the same output byte for byte.`,
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
+	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
+	f.Int64Var(&o.MaxObjects, "max-objects", sim.DefaultMaxObjects, "refuse, before running, a scenario that creates more objects than this over its run (each needs memory)")
 	return cmd
 }
 
@@ -75,6 +86,23 @@ func (o *Options) Validate() error {
 	default:
 		return clierr.Usagef("--output must be table, events or json, got %q", o.Output)
 	}
+	v, err := loader.ParseFieldValidation(o.FieldValidation)
+	if err != nil {
+		return clierr.Usagef("%v", err)
+	}
+	if o.MaxObjects <= 0 {
+		return clierr.Usagef("--max-objects must be positive, got %d", o.MaxObjects)
+	}
+	stdin := 0
+	for _, p := range o.Paths {
+		if p == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return clierr.Usagef("standard input (-) can be read only once")
+	}
+	o.load = loader.Options{Validation: v, Stdin: o.in}
 	cfg, err := clierr.LoadConfig(o.ConfigFile)
 	if err != nil {
 		return err
@@ -85,12 +113,15 @@ func (o *Options) Validate() error {
 
 // Run simulates and prints.
 func (o *Options) Run(ctx context.Context) error {
-	sc, err := sim.LoadScenario(o.Paths...)
+	sc, err := sim.LoadScenarioWith(o.load, sim.Limits{MaxObjects: o.MaxObjects}, o.Paths...)
 	if err != nil {
-		return err
+		return clierr.NameFlag("scenario", err)
 	}
-	for _, line := range sc.Objects.Skipped {
+	for _, line := range append(sc.Objects.Warnings, sc.Objects.Skipped...) {
 		fmt.Fprintln(o.errOut, "warning:", line)
+	}
+	if !sc.HasNodes() {
+		fmt.Fprintln(o.errOut, "warning: the scenario has no nodes and creates none: every pod stays pending")
 	}
 	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Preemption: preemption.Options{
 		MinCandidateNodesPercentage: o.cfg.MinCandidateNodesPercentage,

@@ -42,7 +42,12 @@ type Options struct {
 	VictimPolicy string
 	// Kube connects to a live cluster when no --snapshot is given.
 	Kube kubeflags.Flags
+	// FieldValidation is kubectl's --validate: strict, warn or ignore unknown and
+	// duplicate fields.
+	FieldValidation string
 
+	in          io.Reader
+	load        loader.Options
 	out, errOut io.Writer
 	cfg         config.Config
 	now         time.Time
@@ -68,6 +73,7 @@ node was rejected.`,
   kubectl reprieve whatif -f pod.yaml                           # as a kubectl plugin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.in = cmd.InOrStdin()
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -78,8 +84,8 @@ node was rejected.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "cluster snapshot: a YAML/JSON file or a directory of them (repeatable)")
-	f.StringVarP(&o.PodFile, "filename", "f", "", "file holding the pod to schedule")
+	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "cluster snapshot: a YAML/JSON file or a directory of them, - for standard input (repeatable)")
+	f.StringVarP(&o.PodFile, "filename", "f", "", "file holding the pod to schedule, - for standard input")
 	f.StringVar(&o.PodKey, "pod", "", "pending pod of the snapshot to schedule, as NAMESPACE/NAME")
 	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, json or yaml")
 	f.BoolVar(&o.Explain, "explain", false, "explain every node: why it was rejected, or its victims and score")
@@ -89,12 +95,18 @@ node was rejected.`,
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal (the best victim set under kube-scheduler's own criteria, never worse than upstream's) or strict-pdb (minimal, never breaking a PodDisruptionBudget)")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
+	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	o.Kube.AddTo(f)
 	return cmd
 }
 
 // Complete reads the configuration.
 func (o *Options) Complete() error {
+	v, err := loader.ParseFieldValidation(o.FieldValidation)
+	if err != nil {
+		return clierr.Usagef("%v", err)
+	}
+	o.load = loader.Options{Validation: v, Stdin: o.in}
 	cfg, err := clierr.LoadConfig(o.ConfigFile)
 	if err != nil {
 		return err
@@ -127,6 +139,15 @@ func (o *Options) Validate() error {
 	if (o.PodFile == "") == (o.PodKey == "") {
 		return clierr.Usagef("exactly one of -f/--filename and --pod is required")
 	}
+	stdin := 0
+	for _, p := range append([]string{o.PodFile}, o.Snapshots...) {
+		if p == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return clierr.Usagef("standard input (-) can be read only once: give it to one of -f and --snapshot")
+	}
 	if o.PodKey != "" && strings.Count(o.PodKey, "/") != 1 {
 		return clierr.Usagef("--pod must be NAMESPACE/NAME, got %q", o.PodKey)
 	}
@@ -140,12 +161,15 @@ func (o *Options) Validate() error {
 
 // Run loads the snapshot, decides and prints.
 func (o *Options) Run(ctx context.Context) error {
-	set, err := o.load(ctx)
+	set, err := o.loadSet(ctx)
 	if err != nil {
 		return err
 	}
-	for _, line := range append(set.Skipped, set.WorkloadLines()...) {
+	for _, line := range append(append(set.Warnings, set.Skipped...), set.WorkloadLines()...) {
 		fmt.Fprintln(o.errOut, "warning:", line)
+	}
+	if len(set.Objects.Nodes) == 0 {
+		fmt.Fprintln(o.errOut, "warning: the snapshot has no nodes: every pod is unschedulable")
 	}
 	snap, err := set.Build()
 	if err != nil {
@@ -169,10 +193,11 @@ func (o *Options) Run(ctx context.Context) error {
 	return Print(o.out, d, o.Output, o.Explain)
 }
 
-// load reads the snapshot files, or lists the live cluster when none are given.
-func (o *Options) load(ctx context.Context) (*loader.Set, error) {
+// loadSet reads the snapshot files, or lists the live cluster when none are given.
+func (o *Options) loadSet(ctx context.Context) (*loader.Set, error) {
 	if len(o.Snapshots) > 0 {
-		return loader.Load(o.Snapshots...)
+		set, err := loader.LoadWith(o.load, o.Snapshots...)
+		return set, clierr.NameFlag("--snapshot", err)
 	}
 	client, err := o.Kube.Client(false, "reprieve-whatif")
 	if err != nil {
@@ -204,11 +229,14 @@ func (o *Options) pod(snap *snapshot.Snapshot, set *loader.Set) (*snapshot.Pod, 
 		}
 		return p, nil
 	}
-	obj, namespaced, err := loader.LoadPod(o.PodFile)
+	obj, podSet, err := loader.LoadPodSet(o.load, o.PodFile)
 	if err != nil {
-		return nil, err
+		return nil, clierr.NameFlag("-f", err)
 	}
-	if !namespaced {
+	for _, line := range podSet.Warnings {
+		fmt.Fprintln(o.errOut, "warning:", line)
+	}
+	if !podSet.NamespaceGiven(obj) {
 		switch {
 		case o.Kube.Namespace != "":
 			obj.Namespace = o.Kube.Namespace

@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/metrics"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/scheduler"
@@ -46,6 +47,10 @@ type Config struct {
 	Client        kubernetes.Interface
 	SchedulerName string
 	Preemption    preemption.Options
+	// Profiles, when set, are the scheduler's profiles (see
+	// scheduler.Options.Profiles); SchedulerName then names its events and
+	// metrics.
+	Profiles []config.Profile
 	// MetricsAddr serves /metrics, /healthz and /readyz; "" disables.
 	MetricsAddr string
 	// Registry receives the metrics; nil makes a new one.
@@ -91,6 +96,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Seed:          seed,
 		Observer:      m,
 		Preemption:    cfg.Preemption,
+		Profiles:      cfg.Profiles,
 		Async:         true,
 	})
 	pending.Store(sched)

@@ -86,7 +86,7 @@ func defaultResources() []ResourceWeight {
 }
 
 // DefaultPlugins are the score plugins of the default profile with their
-// weights, in its order.
+// weights, in the order the framework runs them: PreScore plugins first.
 func DefaultPlugins() []Plugin {
 	return []Plugin{
 		{TaintToleration, 3, true},
@@ -95,8 +95,8 @@ func DefaultPlugins() []Plugin {
 		{VolumeBinding, 1, true},
 		{PodTopologySpread, 2, true},
 		{InterPodAffinity, 2, true},
-		{DynamicResources, 2, true},
 		{NodeResourcesBalancedAllocation, 1, true},
+		{DynamicResources, 2, true},
 		{ImageLocality, 1, true},
 	}
 }

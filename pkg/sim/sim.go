@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/loader"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/scheduler"
@@ -29,6 +30,9 @@ type Options struct {
 	Progress func(now, end time.Duration)
 	// Preemption configures the dry run's candidate budget.
 	Preemption preemption.Options
+	// Profiles are the scheduler's profiles (pkg/config); empty is one
+	// default profile for default-scheduler with Preemption's budget.
+	Profiles []config.Profile
 	// Observer, when set, is told about scheduling too (after the report's
 	// own recorder), e.g. to time phases of a run in wall time.
 	Observer scheduler.Observer
@@ -82,6 +86,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		SchedulerName:   v1.DefaultSchedulerName,
 		Seed:            seed,
 		Preemption:      opts.Preemption,
+		Profiles:        opts.Profiles,
 		Observer:        obs,
 		DefaultSelector: w.selectorFor,
 	})

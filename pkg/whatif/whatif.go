@@ -180,10 +180,17 @@ type DryRun struct {
 	VisitedNodes int `json:"visitedNodes"`
 }
 
+// ReasonPreemptionDisabled is the IneligibleReason of a pod whose profile
+// does not enable DefaultPreemption.
+const ReasonPreemptionDisabled = "the profile does not enable DefaultPreemption at postFilter"
+
 // Options configures Evaluate.
 type Options struct {
 	// Preemption configures the DefaultPreemption dry run.
 	Preemption preemption.Options
+	// NoPreemption is a profile without DefaultPreemption: a pod that fits
+	// nowhere preempts nothing.
+	NoPreemption bool
 }
 
 // Evaluate decides for pod over snap. The pod may be part of the snapshot
@@ -231,6 +238,12 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 		return d
 	}
 
+	if opts.NoPreemption {
+		d.IneligibleReason = ReasonPreemptionDisabled
+		d.Summary = "preemption cannot help: " + ReasonPreemptionDisabled
+		d.Message = filterMsg
+		return d
+	}
 	res = preemption.Evaluate(c, fr, opts.Preemption)
 	d.Eligible = res.Eligible
 	d.IneligibleReason = res.IneligibleReason

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,8 +16,11 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
-	"github.com/reprieve/reprieve/pkg/preemption"
 )
+
+// defaultSchedulerName is the profile's name without --config or
+// --scheduler-name.
+const defaultSchedulerName = "reprieve"
 
 // Options are the flags of `reprieve scheduler`.
 type Options struct {
@@ -57,7 +61,7 @@ Without --kubeconfig it uses the in-cluster configuration.`,
 	f := cmd.Flags()
 	o.Kube.AddTo(f)
 	f.StringVar(&o.SchedulerName, "scheduler-name", "", "schedule pods with this spec.schedulerName (default: the config's profile, else reprieve)")
-	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (scheduler name, DefaultPreemption args)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles (by schedulerName), plugins and their args; what reprieve does not implement is an error")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", ":10259", "address for /metrics, /healthz and /readyz (empty disables)")
 	f.BoolVar(&o.LeaderElect, "leader-elect", true, "run only while holding the lease, so several replicas can run")
 	f.StringVar(&o.LeaseName, "leader-elect-resource-name", "reprieve", "name of the Lease")
@@ -75,10 +79,20 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	o.cfg = cfg
-	if o.SchedulerName == "" {
-		o.SchedulerName = o.cfg.SchedulerName
+	if err := clierr.Unsupported(o.ConfigFile, &cfg, o.errOut, true); err != nil {
+		return err
 	}
+	switch {
+	case o.SchedulerName != "" && len(cfg.Profiles) > 1:
+		return clierr.Usagef("--scheduler-name: the configuration has %d profiles (%s); name them there", len(cfg.Profiles), strings.Join(cfg.SchedulerNames(), ", "))
+	case o.SchedulerName != "":
+		cfg.Profiles[0].SchedulerName = o.SchedulerName
+	case o.ConfigFile == "":
+		// Without a configuration reprieve runs beside kube-scheduler.
+		cfg.Profiles[0].SchedulerName = defaultSchedulerName
+	}
+	o.SchedulerName = cfg.Profiles[0].SchedulerName
+	o.cfg = cfg
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = host + "_" + fmt.Sprint(time.Now().UnixNano())
@@ -99,10 +113,7 @@ func (o *Options) Run(ctx context.Context) error {
 		Client:        client,
 		SchedulerName: o.SchedulerName,
 		MetricsAddr:   o.MetricsAddr,
-		Preemption: preemption.Options{
-			MinCandidateNodesPercentage: o.cfg.MinCandidateNodesPercentage,
-			MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
-		},
+		Profiles:      o.cfg.Profiles,
 	}
 	if o.LeaderElect {
 		cfg.LeaderElection = &kube.LeaderElection{

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/sim"
 	"github.com/reprieve/reprieve/pkg/sim/report"
 )
@@ -63,7 +63,7 @@ seed give the same output byte for byte.`,
 	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, events or json")
 	f.StringVar(&o.Report, "report", "", "write a self-contained HTML report with timelines to this file")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
-	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
 	return cmd
 }
@@ -92,10 +92,13 @@ func (o *Options) Run(ctx context.Context) error {
 	for _, line := range sc.Objects.Skipped {
 		fmt.Fprintln(o.errOut, "warning:", line)
 	}
-	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Preemption: preemption.Options{
-		MinCandidateNodesPercentage: o.cfg.MinCandidateNodesPercentage,
-		MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
-	}}
+	if o.ConfigFile != "" {
+		_ = clierr.Unsupported(o.ConfigFile, &o.cfg, o.errOut, false)
+		if o.cfg.Profile(v1.DefaultSchedulerName) == nil {
+			fmt.Fprintf(o.errOut, "warning: %s: no profile is named %s: pods without a schedulerName of %s stay pending\n", o.ConfigFile, v1.DefaultSchedulerName, strings.Join(o.cfg.SchedulerNames(), ", "))
+		}
+	}
+	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Profiles: o.cfg.Profiles}
 	if !o.NoProgress && isTerminal(o.errOut) {
 		opts.Progress = progressBar(o.errOut)
 	}

@@ -79,7 +79,7 @@ node was rejected.`,
 	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, json or yaml")
 	f.BoolVar(&o.Explain, "explain", false, "explain every node: why it was rejected, or its victims and score")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the random dry-run offset and tie-break")
-	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: the pod's profile (by schedulerName), DefaultPreemption enabled and its args")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true adds composite groups; all off by default, as in v1.37")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
@@ -94,6 +94,7 @@ func (o *Options) Complete() error {
 		return err
 	}
 	o.cfg = cfg
+	_ = clierr.Unsupported(o.ConfigFile, &o.cfg, o.errOut, false)
 	features, err := preemption.ParseFeatureGates(o.FeatureGates)
 	if err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
@@ -146,14 +147,35 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{
-		MinCandidateNodesPercentage: o.cfg.MinCandidateNodesPercentage,
-		MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
-		Seed:                        o.Seed,
-		Now:                         o.now,
-		Features:                    o.features,
-	}})
+	prof := o.profile(pod.Obj)
+	d := whatif.Evaluate(snap, pod, whatif.Options{
+		NoPreemption: !prof.Preemption,
+		Preemption: preemption.Options{
+			MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
+			MinCandidateNodesAbsolute:   prof.MinCandidateNodesAbsolute,
+			Seed:                        o.Seed,
+			Now:                         o.now,
+			Features:                    o.features,
+		}})
 	return Print(o.out, d, o.Output, o.Explain)
+}
+
+// profile returns the configuration's profile for the pod's schedulerName
+// (default-scheduler when unset). With none of that name kube-scheduler
+// would leave the pod alone: a warning says so and the first profile is
+// used.
+func (o *Options) profile(pod *v1.Pod) *config.Profile {
+	name := pod.Spec.SchedulerName
+	if name == "" {
+		name = v1.DefaultSchedulerName
+	}
+	if p := o.cfg.Profile(name); p != nil {
+		return p
+	}
+	p := &o.cfg.Profiles[0]
+	fmt.Fprintf(o.errOut, "warning: the pod's schedulerName %q names no profile of the configuration (%s): no kube-scheduler profile would schedule it; evaluating with profile %q\n",
+		name, strings.Join(o.cfg.SchedulerNames(), ", "), p.SchedulerName)
+	return p
 }
 
 // load reads the snapshot files, or lists the live cluster when none are given.

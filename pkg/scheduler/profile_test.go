@@ -1,0 +1,119 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/reprieve/reprieve/pkg/config"
+	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+)
+
+// setupProfiles is setup with the profiles of a configuration document;
+// pods keep their schedulerName.
+func setupProfiles(t *testing.T, doc string, nodes []*v1.Node, pods ...*v1.Pod) (*Scheduler, *fakeCluster) {
+	t.Helper()
+	cfg, err := config.Parse([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeCluster{pods: map[string]*v1.Pod{}}
+	s := New(f, testingclock.NewFakeClock(t0), Options{Seed: 1, Profiles: cfg.Profiles})
+	f.s = s
+	for _, n := range nodes {
+		s.OnNodeAdd(n)
+	}
+	for _, p := range pods {
+		f.pods[podKey(p)] = p
+		s.OnPodAdd(p)
+	}
+	return s, f
+}
+
+func named(p *v1.Pod, scheduler string) *v1.Pod {
+	p.Spec.SchedulerName = scheduler
+	return p
+}
+
+func TestProfiles(t *testing.T) {
+	const twoProfiles = `profiles:
+- schedulerName: spread
+- schedulerName: pack
+  plugins:
+    postFilter: {disabled: [{name: DefaultPreemption}]}
+  pluginConfig:
+  - name: NodeResourcesFit
+    args: {scoringStrategy: {type: MostAllocated}}
+`
+	// n1 is half used, n2 empty.
+	nodes := func() []*v1.Node {
+		return []*v1.Node{rt.Node("n1").CPU("4").Memory("8Gi").Obj(), rt.Node("n2").CPU("4").Memory("8Gi").Obj()}
+	}
+	used := func() *v1.Pod {
+		return named(rt.Pod("ns", "used").Priority(1).Req("2", "4Gi").On("n1").Obj(), "spread")
+	}
+	tests := map[string]struct {
+		pods      []*v1.Pod
+		wantCalls []string
+	}{
+		"LeastAllocated profile spreads": {
+			pods:      []*v1.Pod{used(), named(rt.Pod("ns", "p").Req("1", "1Gi").Obj(), "spread")},
+			wantCalls: []string{"bind p n2", "event p Scheduled: Successfully assigned ns/p to n2"},
+		},
+		"MostAllocated profile packs": {
+			pods:      []*v1.Pod{used(), named(rt.Pod("ns", "p").Req("1", "1Gi").Obj(), "pack")},
+			wantCalls: []string{"bind p n1", "event p Scheduled: Successfully assigned ns/p to n1"},
+		},
+		"a pod of no profile is left alone": {
+			pods: []*v1.Pod{used(), named(rt.Pod("ns", "p").Req("1", "1Gi").Obj(), v1.DefaultSchedulerName)},
+		},
+		"preemption disabled: the pod stays pending, nothing is evicted": {
+			pods: []*v1.Pod{
+				used(),
+				named(rt.Pod("ns", "low").Priority(1).Req("4", "").On("n2").Obj(), "spread"),
+				named(rt.Pod("ns", "urgent").Priority(100).Req("3", "").Obj(), "pack"),
+			},
+			wantCalls: []string{
+				"unschedulable urgent",
+				"event urgent FailedScheduling: 0/2 nodes are available: 2 Insufficient cpu.",
+			},
+		},
+		"preemption enabled in the other profile": {
+			pods: []*v1.Pod{
+				used(),
+				named(rt.Pod("ns", "low").Priority(1).Req("4", "").On("n2").Obj(), "spread"),
+				named(rt.Pod("ns", "urgent").Priority(100).Req("3", "").Obj(), "spread"),
+			},
+			wantCalls: []string{
+				"preempt low DisruptionTarget/PreemptionByScheduler",
+				"event low Preempted: Preempted by pod uid-ns-urgent on node n2",
+				"unschedulable urgent nominated=n2",
+				"event urgent FailedScheduling: 0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node n2, preempting 1 victims",
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, f := setupProfiles(t, twoProfiles, nodes(), tc.pods...)
+			runAll(s)
+			if diff := cmp.Diff(tc.wantCalls, f.calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProfileWithoutScorePlugins(t *testing.T) {
+	// Without score plugins the first feasible node in the search order
+	// is taken, even where scoring would pick another.
+	doc := "profiles:\n- plugins:\n    score: {disabled: [{name: '*'}]}\n"
+	nodes := []*v1.Node{rt.Node("n1").CPU("4").Obj(), rt.Node("n2").CPU("4").Obj()}
+	used := named(rt.Pod("ns", "used").Req("3", "").On("n1").Obj(), v1.DefaultSchedulerName)
+	s, f := setupProfiles(t, doc, nodes, used, named(rt.Pod("ns", "p").Req("1", "").Obj(), v1.DefaultSchedulerName))
+	runAll(s)
+	if diff := cmp.Diff([]string{"bind p n1", "event p Scheduled: Successfully assigned ns/p to n1"}, f.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}

@@ -13,6 +13,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -87,6 +88,13 @@ func (c *Config) Profile(schedulerName string) *Profile {
 		}
 	}
 	return nil
+}
+
+// DryRunParallelism bounds the goroutines of the preemption dry run: the
+// configuration's parallelism, but never more than GOMAXPROCS. reprieve's
+// answers do not depend on it.
+func (c *Config) DryRunParallelism() int {
+	return min(int(c.Parallelism), runtime.GOMAXPROCS(0))
 }
 
 // SchedulerNames lists the profiles' names in order.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -115,5 +116,27 @@ func TestProfileWithoutScorePlugins(t *testing.T) {
 	runAll(s)
 	if diff := cmp.Diff([]string{"bind p n1", "event p Scheduled: Successfully assigned ns/p to n1"}, f.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestProfilePercentageOfNodesToScore(t *testing.T) {
+	// 200 empty nodes: the adaptive default finds max(200×(50-1)%, 100) =
+	// 100 feasible nodes, 75% finds 150; the next search starts after them.
+	for doc, want := range map[string]int{
+		"":                               100,
+		"percentageOfNodesToScore: 75\n": 150,
+		"profiles:\n- percentageOfNodesToScore: 30\n":                                100,
+		"percentageOfNodesToScore: 10\nprofiles:\n- percentageOfNodesToScore: 100\n": 0,
+	} {
+		var nodes []*v1.Node
+		for i := range 200 {
+			nodes = append(nodes, rt.Node(fmt.Sprintf("n%03d", i)).CPU("4").Obj())
+		}
+		s, _ := setupProfiles(t, doc, nodes, named(rt.Pod("ns", "p").Req("1", "").Obj(), v1.DefaultSchedulerName))
+		runAll(s)
+		// 100% examines all 200 nodes: the start wraps around to 0.
+		if s.nextStartNodeIndex != want {
+			t.Errorf("%q: next start node index %d, want %d", doc, s.nextStartNodeIndex, want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
+	"github.com/reprieve/reprieve/pkg/preemption"
 )
 
 // defaultSchedulerName is the profile's name without --config or
@@ -114,6 +115,7 @@ func (o *Options) Run(ctx context.Context) error {
 		SchedulerName: o.SchedulerName,
 		MetricsAddr:   o.MetricsAddr,
 		Profiles:      o.cfg.Profiles,
+		Preemption:    preemption.Options{Parallelism: o.cfg.DryRunParallelism()},
 	}
 	if o.LeaderElect {
 		cfg.LeaderElection = &kube.LeaderElection{

@@ -17,6 +17,7 @@ import (
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/sim"
 	"github.com/reprieve/reprieve/pkg/sim/report"
 )
@@ -98,7 +99,8 @@ func (o *Options) Run(ctx context.Context) error {
 			fmt.Fprintf(o.errOut, "warning: %s: no profile is named %s: pods without a schedulerName of %s stay pending\n", o.ConfigFile, v1.DefaultSchedulerName, strings.Join(o.cfg.SchedulerNames(), ", "))
 		}
 	}
-	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Profiles: o.cfg.Profiles}
+	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Profiles: o.cfg.Profiles,
+		Preemption: preemption.Options{Parallelism: o.cfg.DryRunParallelism()}}
 	if !o.NoProgress && isTerminal(o.errOut) {
 		opts.Progress = progressBar(o.errOut)
 	}

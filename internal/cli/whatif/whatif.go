@@ -156,6 +156,7 @@ func (o *Options) Run(ctx context.Context) error {
 			Seed:                        o.Seed,
 			Now:                         o.now,
 			Features:                    o.features,
+			Parallelism:                 o.cfg.DryRunParallelism(),
 		}})
 	return Print(o.out, d, o.Output, o.Explain)
 }

@@ -152,7 +152,10 @@ func TestScoreDifferentialProfiles(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(seed), 1234))
 		w := genWorld(r)
 		withOtherResources(r, w)
-		want, wantPer, wantBest, upPlugins, skip := upstreamProfileScores(t, w, upProfile)
+		want, wantPer, wantBest, upPlugins, skip, err := upstreamProfileScores(t, w, upProfile)
+		if err != nil {
+			t.Fatalf("seed %d: upstream refuses a configuration reprieve accepts: %v\n%s", seed, err, doc)
+		}
 		for _, d := range resolvedPlugins(upPlugins, prof) {
 			t.Errorf("seed %d: %s\n%s", seed, d, doc)
 		}

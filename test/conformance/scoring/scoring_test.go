@@ -270,13 +270,17 @@ func upstreamScores(t *testing.T, w world) (totals []int64, perPlugin map[string
 	if err := scheme.Scheme.Convert(&versioned, &cfg, nil); err != nil {
 		t.Fatal(err)
 	}
-	totals, perPlugin, best, _, skip = upstreamProfileScores(t, w, &cfg.Profiles[0])
+	totals, perPlugin, best, _, skip, err := upstreamProfileScores(t, w, &cfg.Profiles[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	return totals, perPlugin, best, skip
 }
 
 // upstreamProfileScores returns the upstream total and per plugin weighted
-// scores with profile, and the plugins its framework enabled.
-func upstreamProfileScores(t *testing.T, w world, profile *schedulerapi.KubeSchedulerProfile) (totals []int64, perPlugin map[string][]int64, best string, plugins *schedulerapi.Plugins, skip bool) {
+// scores with profile, and the plugins its framework enabled; buildErr is
+// the framework's refusal of the profile (a plugin's arguments, say).
+func upstreamProfileScores(t *testing.T, w world, profile *schedulerapi.KubeSchedulerProfile) (totals []int64, perPlugin map[string][]int64, best string, plugins *schedulerapi.Plugins, skip bool, buildErr error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logger := klog.FromContext(ctx)
@@ -329,7 +333,7 @@ func upstreamProfileScores(t *testing.T, w world, profile *schedulerapi.KubeSche
 		frameworkruntime.WithPodGroupManager(cache),
 	)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, "", nil, false, err
 	}
 	inf.Start(ctx.Done())
 	inf.WaitForCacheSync(ctx.Done())
@@ -349,7 +353,7 @@ func upstreamProfileScores(t *testing.T, w world, profile *schedulerapi.KubeSche
 	state := framework.NewCycleState()
 	_, s, _ := f.RunPreFilterPlugins(ctx, state, w.pod)
 	if !s.IsSuccess() {
-		return nil, nil, "", plugins, true
+		return nil, nil, "", plugins, true, nil
 	}
 	var nodes []fwk.NodeInfo
 	for _, name := range w.feasible {
@@ -379,7 +383,7 @@ func upstreamProfileScores(t *testing.T, w world, profile *schedulerapi.KubeSche
 	if len(res) > 0 {
 		best = framework.NewSortedScoredNodes(res).Pop().Name
 	}
-	return totals, perPlugin, best, plugins, false
+	return totals, perPlugin, best, plugins, false, nil
 }
 
 // scenarios is the number of random clusters (REPRIEVE_SCORE_SCENARIOS).

@@ -14,6 +14,7 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/score"
 )
 
@@ -391,7 +392,8 @@ func (e expanded) enabledAnywhere(name string) bool {
 }
 
 // check validates what is validated only for enabled plugins and reports
-// the arguments reprieve does not honour: those that change filtering.
+// the arguments reprieve does not honour: DoNotSchedule default spread
+// constraints.
 func (a *pluginArgs) check(path *field.Path, eps expanded) (field.ErrorList, []string) {
 	var errs field.ErrorList
 	var out []string
@@ -404,14 +406,8 @@ func (a *pluginArgs) check(path *field.Path, eps expanded) (field.ErrorList, []s
 			p = argsPath(nodeResourcesFit)
 		}
 		errs = append(errs, validateFit(p, &a.fit)...)
-		if len(a.fit.IgnoredResources) > 0 || len(a.fit.IgnoredResourceGroups) > 0 {
-			out = append(out, fmt.Sprintf("%s: reprieve does not honour ignoredResources and ignoredResourceGroups (NodeResourcesFit filters every extended resource)", p))
-		}
 	}
-	if slices.Contains(eps[filter], nodeAffinity) && a.nodeAff.AddedAffinity != nil && a.nodeAff.AddedAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		out = append(out, fmt.Sprintf("%s.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: reprieve does not filter nodes by the profile's added node affinity (its preferred terms are scored)", argsPath(nodeAffinity)))
-	}
-	if slices.Contains(eps[filter], podTopologySpread) && a.spread.DefaultingType == configv1.ListDefaulting {
+	if slices.Contains(eps[filterPoint], podTopologySpread) && a.spread.DefaultingType == configv1.ListDefaulting {
 		for i, c := range a.spread.DefaultConstraints {
 			if c.WhenUnsatisfiable == v1.DoNotSchedule {
 				out = append(out, fmt.Sprintf("%s.defaultConstraints[%d]: reprieve does not filter by DoNotSchedule default constraints (ScheduleAnyway ones are scored)", argsPath(podTopologySpread), i))
@@ -419,6 +415,22 @@ func (a *pluginArgs) check(path *field.Path, eps expanded) (field.ErrorList, []s
 		}
 	}
 	return errs, out
+}
+
+// filterOptions converts the arguments that change filtering.
+func (a *pluginArgs) filterOptions() filter.Options {
+	var o filter.Options
+	if len(a.fit.IgnoredResources) > 0 {
+		o.IgnoredResources = sets.New(a.fit.IgnoredResources...)
+	}
+	if len(a.fit.IgnoredResourceGroups) > 0 {
+		o.IgnoredResourceGroups = sets.New(a.fit.IgnoredResourceGroups...)
+	}
+	if aa := a.nodeAff.AddedAffinity; aa != nil && aa.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		// Validated with the arguments.
+		o.AddedAffinity, _ = nodeaffinity.NewNodeSelector(aa.RequiredDuringSchedulingIgnoredDuringExecution)
+	}
+	return o
 }
 
 // scoreConfig converts the arguments into a score.Config (without its

@@ -23,6 +23,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/score"
 )
 
@@ -69,6 +70,10 @@ type Profile struct {
 	MinCandidateNodesAbsolute   int32
 	// Score is the profile's scoring.
 	Score *score.Config
+	// Filter are the profile's arguments that change filtering:
+	// NodeAffinity's added required affinity, NodeResourcesFit's ignored
+	// resources.
+	Filter filter.Options
 }
 
 // Default returns kube-scheduler's configuration without a file: one
@@ -266,6 +271,7 @@ func resolveProfile(path *field.Path, prof *configv1.KubeSchedulerProfile, globa
 		return p, serrs, unsupported
 	}
 	p.Score = sc
+	p.Filter = args.filterOptions()
 	return p, nil, unsupported
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reprieve/reprieve/pkg/score"
 )
@@ -280,7 +281,7 @@ func TestParseUnsupported(t *testing.T) {
 `,
 			want: []string{"reprieve does not score with TaintToleration when its PreScore is disabled"},
 		},
-		"arguments that change filtering": {
+		"DoNotSchedule default constraints": {
 			doc: header + `profiles:
 - pluginConfig:
   - name: NodeResourcesFit
@@ -296,8 +297,6 @@ func TestParseUnsupported(t *testing.T) {
       defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]
 `,
 			want: []string{
-				"profiles[0].pluginConfig[0].args: reprieve does not honour ignoredResources",
-				`profiles[0].pluginConfig[NodeAffinity].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: reprieve does not filter`,
 				`profiles[0].pluginConfig[PodTopologySpread].args.defaultConstraints[0]: reprieve does not filter by DoNotSchedule default constraints`,
 			},
 		},
@@ -460,5 +459,33 @@ func TestProfile(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a", "b"}, c.SchedulerNames()); diff != "" {
 		t.Errorf("SchedulerNames (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseFilterOptions(t *testing.T) {
+	c, err := Parse([]byte(header + `profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args: {ignoredResources: [example.com/foo], ignoredResourceGroups: [vendor.io]}
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [batch]}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Unsupported) > 0 {
+		t.Errorf("unsupported: %v", c.Unsupported)
+	}
+	f := c.Profiles[0].Filter
+	if !f.IgnoredResources.Has("example.com/foo") || f.IgnoredResources.Len() != 1 || !f.IgnoredResourceGroups.Has("vendor.io") || f.IgnoredResourceGroups.Len() != 1 {
+		t.Errorf("ignored resources %v, groups %v", f.IgnoredResources, f.IgnoredResourceGroups)
+	}
+	batch := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "b", Labels: map[string]string{"pool": "batch"}}}
+	other := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "o"}}
+	if f.AddedAffinity == nil || !f.AddedAffinity.Match(batch) || f.AddedAffinity.Match(other) {
+		t.Errorf("added affinity %v does not select exactly the batch pool", f.AddedAffinity)
 	}
 }

@@ -23,7 +23,7 @@ type point string
 // Extension points, in the order upstream's framework builds them.
 const (
 	preFilter          point = "preFilter"
-	filter             point = "filter"
+	filterPoint        point = "filter"
 	postFilter         point = "postFilter"
 	reserve            point = "reserve"
 	preScore           point = "preScore"
@@ -39,14 +39,14 @@ const (
 	podGroupPostFilter point = "podGroupPostFilter"
 )
 
-var points = []point{preFilter, filter, postFilter, reserve, preScore, scorePoint, preBind, bind, postBind, permit, preEnqueue, queueSort, placementGenerate, placementScore, podGroupPostFilter}
+var points = []point{preFilter, filterPoint, postFilter, reserve, preScore, scorePoint, preBind, bind, postBind, permit, preEnqueue, queueSort, placementGenerate, placementScore, podGroupPostFilter}
 
 // set returns the PluginSet of an extension point.
 func set(p *configv1.Plugins, pt point) *configv1.PluginSet {
 	switch pt {
 	case preFilter:
 		return &p.PreFilter
-	case filter:
+	case filterPoint:
 		return &p.Filter
 	case postFilter:
 		return &p.PostFilter
@@ -92,25 +92,25 @@ const (
 var inTree = map[string][]point{
 	"SchedulingGates":            {preEnqueue},
 	"PrioritySort":               {queueSort},
-	"NodeName":                   {preFilter, filter},
-	"NodeUnschedulable":          {preFilter, filter},
-	score.TaintToleration:        {preFilter, filter, preScore, scorePoint},
-	nodeAffinity:                 {preFilter, filter, preScore, scorePoint},
-	"NodePorts":                  {preFilter, filter},
-	nodeResourcesFit:             {preFilter, filter, preScore, scorePoint, placementScore},
-	"VolumeRestrictions":         {preFilter, filter},
-	"NodeVolumeLimits":           {preFilter, filter},
-	score.VolumeBinding:          {preFilter, filter, reserve, preScore, scorePoint, preBind},
-	"VolumeZone":                 {preFilter, filter},
-	podTopologySpread:            {preFilter, filter, preScore, scorePoint},
-	interPodAffinity:             {preFilter, filter, preScore, scorePoint},
+	"NodeName":                   {preFilter, filterPoint},
+	"NodeUnschedulable":          {preFilter, filterPoint},
+	score.TaintToleration:        {preFilter, filterPoint, preScore, scorePoint},
+	nodeAffinity:                 {preFilter, filterPoint, preScore, scorePoint},
+	"NodePorts":                  {preFilter, filterPoint},
+	nodeResourcesFit:             {preFilter, filterPoint, preScore, scorePoint, placementScore},
+	"VolumeRestrictions":         {preFilter, filterPoint},
+	"NodeVolumeLimits":           {preFilter, filterPoint},
+	score.VolumeBinding:          {preFilter, filterPoint, reserve, preScore, scorePoint, preBind},
+	"VolumeZone":                 {preFilter, filterPoint},
+	podTopologySpread:            {preFilter, filterPoint, preScore, scorePoint},
+	interPodAffinity:             {preFilter, filterPoint, preScore, scorePoint},
 	defaultPreemption:            {preEnqueue, postFilter},
 	balancedAlloc:                {preScore, scorePoint},
 	score.ImageLocality:          {scorePoint},
 	"DefaultBinder":              {bind},
-	"NodeDeclaredFeatures":       {preFilter, filter},
-	score.DynamicResources:       {preEnqueue, preFilter, filter, postFilter, reserve, preBind, scorePoint, podGroupPostFilter},
-	"DeferredPodScheduling":      {preFilter, filter, permit},
+	"NodeDeclaredFeatures":       {preFilter, filterPoint},
+	score.DynamicResources:       {preEnqueue, preFilter, filterPoint, postFilter, reserve, preBind, scorePoint, podGroupPostFilter},
+	"DeferredPodScheduling":      {preFilter, filterPoint, permit},
 	"GangScheduling":             {preEnqueue, permit},
 	"TopologyPlacementGenerator": {placementGenerate},
 	"PodGroupPodsCount":          {placementScore},
@@ -416,7 +416,7 @@ func validateRemovedPlugins(path *field.Path, plugins *configv1.Plugins) field.E
 		return nil
 	}
 	var errs field.ErrorList
-	for _, pt := range []point{preEnqueue, queueSort, preFilter, filter, postFilter, preScore, scorePoint, reserve, permit, preBind, bind, postBind, podGroupPostFilter} {
+	for _, pt := range []point{preEnqueue, queueSort, preFilter, filterPoint, postFilter, preScore, scorePoint, reserve, permit, preBind, bind, postBind, podGroupPostFilter} {
 		for i, p := range set(plugins, pt).Enabled {
 			if removedPlugins.Has(p.Name) {
 				errs = append(errs, field.Invalid(path.Child(string(pt), "enabled").Index(i), p.Name,

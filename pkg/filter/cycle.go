@@ -33,8 +33,10 @@ type Cycle struct {
 	request      snapshot.Resources
 	hostPorts    []v1.ContainerPort
 	nodeAffinity *nodeaffinity.RequiredNodeAffinity
-	spread       *spreadState
-	affinity     *affinityState
+	// addedAffinity is the profile's NodeAffinity addedAffinity.
+	addedAffinity *nodeaffinity.NodeSelector
+	spread        *spreadState
+	affinity      *affinityState
 
 	// plain is set when only resources can reject the pod on a plain node
 	// (see snapshot.NodeSums); sums are then the snapshot's node sums.
@@ -42,10 +44,38 @@ type Cycle struct {
 	sums  []snapshot.NodeSums
 }
 
-// NewCycle runs PreFilter for pod over snap. The pod's priority must already
-// be resolved (snapshot.NewPod or a pod of the snapshot).
+// Options are the arguments of a profile that change filtering; the zero
+// value is the default profile's.
+type Options struct {
+	// AddedAffinity is NodeAffinity's addedAffinity required node
+	// selector: the nodes it does not match are rejected first
+	// (UnschedulableAndUnresolvable, ReasonNodeAffinityEnforced).
+	AddedAffinity *nodeaffinity.NodeSelector
+	// IgnoredResources and IgnoredResourceGroups are NodeResourcesFit's:
+	// the extended resources it does not check, by name or by the prefix
+	// before the "/" of their name.
+	IgnoredResources, IgnoredResourceGroups sets.Set[string]
+}
+
+// NewCycle runs PreFilter for pod over snap with the default profile. The
+// pod's priority must already be resolved (snapshot.NewPod or a pod of the
+// snapshot).
 func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod) *Cycle {
-	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts()}
+	return NewCycleWith(snap, pod, Options{})
+}
+
+// NewCycleWith is NewCycle with a profile's filter arguments.
+func NewCycleWith(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
+	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts(), addedAffinity: opts.AddedAffinity}
+	if opts.IgnoredResources.Len() > 0 || opts.IgnoredResourceGroups.Len() > 0 {
+		c.request.Scalars = slices.DeleteFunc(slices.Clone(c.request.Scalars), func(s snapshot.ScalarAmount) bool {
+			if !snapshot.IsExtendedResourceName(s.Name) {
+				return false
+			}
+			group, _, _ := strings.Cut(string(s.Name), "/")
+			return opts.IgnoredResources.Has(string(s.Name)) || opts.IgnoredResourceGroups.Has(group)
+		})
+	}
 	var pluginsWithNodes []string
 
 	// NodeName: restrict to spec.nodeName.
@@ -91,7 +121,7 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod) *Cycle {
 		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
 		return c
 	}
-	if c.ResourcesOnly() && pod.Obj.Spec.NodeName == "" && c.nodeAffinity == nil && len(c.request.Scalars) == 0 {
+	if c.ResourcesOnly() && pod.Obj.Spec.NodeName == "" && c.nodeAffinity == nil && c.addedAffinity == nil && len(c.request.Scalars) == 0 {
 		c.plain, c.sums = true, snap.Sums()
 	}
 	return c
@@ -242,6 +272,9 @@ func (c *Cycle) filterStatic(n *snapshot.Node) Status {
 	}
 	if s := filterTaintToleration(c.pod.Obj, n); !s.IsSuccess() {
 		return s
+	}
+	if c.addedAffinity != nil && !c.addedAffinity.Match(n.Obj) {
+		return statusNodeAffinityEnforced
 	}
 	if c.nodeAffinity != nil {
 		if ok, _ := c.nodeAffinity.Match(n.Obj); !ok {

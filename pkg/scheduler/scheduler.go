@@ -402,7 +402,7 @@ func (s *Scheduler) decide() *decision {
 func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	d := &decision{qp: qp, pod: p, started: s.clock.Now()}
 	prof := s.profiles[p.Obj.Spec.SchedulerName]
-	c := filter.NewCycle(s.snap, p)
+	c := filter.NewCycleWith(s.snap, p, prof.Filter)
 	nodes := s.snap.Nodes
 	if len(nodes) == 0 {
 		d.message = "no nodes available to schedule pods"

@@ -191,6 +191,8 @@ type Options struct {
 	// NoPreemption is a profile without DefaultPreemption: a pod that fits
 	// nowhere preempts nothing.
 	NoPreemption bool
+	// Filter are the profile's arguments that change filtering.
+	Filter filter.Options
 }
 
 // Evaluate decides for pod over snap. The pod may be part of the snapshot
@@ -199,7 +201,7 @@ func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Decisio
 	if opts.Preemption.Now.IsZero() {
 		opts.Preemption.Now = time.Now()
 	}
-	c := filter.NewCycle(snap, pod)
+	c := filter.NewCycleWith(snap, pod, opts.Filter)
 	fr := c.FilterAll()
 	d := &Decision{
 		Pod:           pod.Key,

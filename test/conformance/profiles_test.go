@@ -24,8 +24,10 @@ import (
 // non-default KubeSchedulerConfiguration (gen.SchedulerConfig) given to both
 // alike: DefaultPreemption disabled or with random candidate budgets, which
 // the dry run then honours from a random offset (upstream sequential, in
-// snapshot order, so that the nodes it reaches are determined), and random
-// scoring arguments both must accept.
+// snapshot order, so that the nodes it reaches are determined),
+// NodeAffinity's added required affinity and NodeResourcesFit's ignored
+// resources, which change filtering, and random scoring arguments both must
+// accept.
 func TestDifferentialProfiles(t *testing.T) {
 	// Upstream logs every re-configured default plugin.
 	klog.SetLogger(logr.Discard())
@@ -118,6 +120,7 @@ func compareWithConfig(t *testing.T, sc *gen.Scenario, doc []byte, offset int, n
 	}
 	got := whatif.Evaluate(snap, pod, whatif.Options{
 		NoPreemption: !prof.Preemption,
+		Filter:       prof.Filter,
 		Preemption: preemption.Options{
 			MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
 			MinCandidateNodesAbsolute:   prof.MinCandidateNodesAbsolute,

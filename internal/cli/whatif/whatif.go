@@ -150,6 +150,7 @@ func (o *Options) Run(ctx context.Context) error {
 	prof := o.profile(pod.Obj)
 	d := whatif.Evaluate(snap, pod, whatif.Options{
 		NoPreemption: !prof.Preemption,
+		Filter:       prof.Filter,
 		Preemption: preemption.Options{
 			MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
 			MinCandidateNodesAbsolute:   prof.MinCandidateNodesAbsolute,

@@ -23,8 +23,9 @@ var scorePlugins = []string{
 // RequestedToCapacityRatio with a random shape) over random resources and
 // weights, BalancedAllocation's resources, InterPodAffinity's
 // hardPodAffinityWeight and ignorePreferredTermsOfExistingPods,
-// PodTopologySpread's List defaulting with ScheduleAnyway constraints, and
-// NodeAffinity's added preferred terms. The same seed gives the same
+// PodTopologySpread's List defaulting with ScheduleAnyway constraints,
+// NodeAffinity's added required and preferred terms, and NodeResourcesFit's
+// ignored resources. The same seed gives the same
 // document.
 func SchedulerConfig(seed int64) []byte {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x5c4ed))
@@ -149,6 +150,12 @@ func SchedulerConfig(seed int64) []byte {
 		if r.IntN(4) != 0 {
 			s += "        resources: " + resources(true) + "\n"
 		}
+		switch r.IntN(6) {
+		case 0:
+			s += "      ignoredResources: [example.com/gpu]\n"
+		case 1:
+			s += "      ignoredResourceGroups: [example.com]\n"
+		}
 		configs = append(configs, s)
 	}
 	if r.IntN(3) == 0 {
@@ -172,10 +179,24 @@ func SchedulerConfig(seed int64) []byte {
 		}
 		configs = append(configs, s)
 	}
-	if r.IntN(4) == 0 {
-		key := []string{"topology.kubernetes.io/zone", "kubernetes.io/hostname", "disk"}[r.IntN(3)]
-		configs = append(configs, fmt.Sprintf("  - name: NodeAffinity\n    args:\n      addedAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n        - {weight: %d, preference: {matchExpressions: [{key: %s, operator: Exists}]}}\n",
-			1+r.IntN(100), key))
+	if r.IntN(3) == 0 {
+		s := "  - name: NodeAffinity\n    args:\n      addedAffinity:\n"
+		if r.IntN(2) == 0 {
+			// Nodes outside some pools or zones are off limits.
+			req := []string{
+				"{key: pool, operator: In, values: [general, compute]}",
+				"{key: pool, operator: NotIn, values: [gpu]}",
+				"{key: topology.kubernetes.io/zone, operator: Exists}",
+				"{key: topology.kubernetes.io/zone, operator: In, values: [zone-a]}",
+				"{key: disk, operator: NotIn, values: [hdd]}",
+			}[r.IntN(5)]
+			s += "        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms: [{matchExpressions: [" + req + "]}]\n"
+		}
+		if r.IntN(2) == 0 {
+			key := []string{"topology.kubernetes.io/zone", "kubernetes.io/hostname", "disk"}[r.IntN(3)]
+			s += fmt.Sprintf("        preferredDuringSchedulingIgnoredDuringExecution:\n        - {weight: %d, preference: {matchExpressions: [{key: %s, operator: Exists}]}}\n", 1+r.IntN(100), key)
+		}
+		configs = append(configs, s)
 	}
 	if len(configs) > 0 {
 		b.WriteString("  pluginConfig:\n" + strings.Join(configs, ""))

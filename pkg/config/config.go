@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -45,6 +46,9 @@ type Config struct {
 	Profiles []Profile
 	// Parallelism is the scheduler's parallelism (16 by default).
 	Parallelism int32
+	// PodInitialBackoff and PodMaxBackoff bound the backoff of pods that
+	// failed to schedule (1s and 10s by default).
+	PodInitialBackoff, PodMaxBackoff time.Duration
 	// Unsupported describes, one line each with its field path, what the
 	// configuration asks for that reprieve does not implement.
 	Unsupported []string
@@ -188,9 +192,7 @@ func resolve(kc *configv1.KubeSchedulerConfiguration) (Config, error) {
 	if maxBackoff < initial {
 		errs = append(errs, field.Invalid(field.NewPath("podMaxBackoffSeconds"), maxBackoff, "must be greater than or equal to PodInitialBackoffSeconds"))
 	}
-	if initial != 1 || maxBackoff != 10 {
-		out.Unsupported = append(out.Unsupported, fmt.Sprintf("podInitialBackoffSeconds/podMaxBackoffSeconds: reprieve backs off as kube-scheduler's defaults (1s to 10s), not %ds to %ds", initial, maxBackoff))
-	}
+	out.PodInitialBackoff, out.PodMaxBackoff = time.Duration(initial)*time.Second, time.Duration(maxBackoff)*time.Second
 	errs = append(errs, validateExtenders(field.NewPath("extenders"), kc.Extenders)...)
 	if len(kc.Extenders) > 0 {
 		out.Unsupported = append(out.Unsupported, fmt.Sprintf("extenders: reprieve does not call scheduler extenders (%d configured)", len(kc.Extenders)))

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -19,7 +20,9 @@ func TestDefault(t *testing.T) {
 		t.Fatalf("Parse of an empty configuration: %v", err)
 	}
 	want := Config{
-		Parallelism: 16,
+		Parallelism:       16,
+		PodInitialBackoff: time.Second,
+		PodMaxBackoff:     10 * time.Second,
 		Profiles: []Profile{{
 			SchedulerName:               "default-scheduler",
 			Preemption:                  true,
@@ -300,10 +303,6 @@ func TestParseUnsupported(t *testing.T) {
 				`profiles[0].pluginConfig[PodTopologySpread].args.defaultConstraints[0]: reprieve does not filter by DoNotSchedule default constraints`,
 			},
 		},
-		"backoff": {
-			doc:  header + "podInitialBackoffSeconds: 2\n",
-			want: []string{"podInitialBackoffSeconds/podMaxBackoffSeconds"},
-		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -443,6 +442,16 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("error %v, want it to contain %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestParseBackoff(t *testing.T) {
+	c, err := Parse([]byte(header + "podInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 30\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PodInitialBackoff != 2*time.Second || c.PodMaxBackoff != 30*time.Second || len(c.Unsupported) > 0 {
+		t.Errorf("backoff %v to %v, unsupported %v; want 2s to 30s", c.PodInitialBackoff, c.PodMaxBackoff, c.Unsupported)
 	}
 }
 

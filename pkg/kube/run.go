@@ -51,6 +51,9 @@ type Config struct {
 	// scheduler.Options.Profiles); SchedulerName then names its events and
 	// metrics.
 	Profiles []config.Profile
+	// InitialBackoff and MaxBackoff are the pod backoff; zero means the
+	// defaults.
+	InitialBackoff, MaxBackoff time.Duration
 	// MetricsAddr serves /metrics, /healthz and /readyz; "" disables.
 	MetricsAddr string
 	// Registry receives the metrics; nil makes a new one.
@@ -92,12 +95,14 @@ func Run(ctx context.Context, cfg Config) error {
 		return 0
 	})
 	sched := scheduler.New(NewCluster(cfg.Client, recorder), clock.RealClock{}, scheduler.Options{
-		SchedulerName: cfg.SchedulerName,
-		Seed:          seed,
-		Observer:      m,
-		Preemption:    cfg.Preemption,
-		Profiles:      cfg.Profiles,
-		Async:         true,
+		SchedulerName:  cfg.SchedulerName,
+		Seed:           seed,
+		Observer:       m,
+		Preemption:     cfg.Preemption,
+		Profiles:       cfg.Profiles,
+		InitialBackoff: cfg.InitialBackoff,
+		MaxBackoff:     cfg.MaxBackoff,
+		Async:          true,
 	})
 	pending.Store(sched)
 

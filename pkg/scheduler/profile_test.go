@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -138,5 +139,26 @@ func TestProfilePercentageOfNodesToScore(t *testing.T) {
 		if s.nextStartNodeIndex != want {
 			t.Errorf("%q: next start node index %d, want %d", doc, s.nextStartNodeIndex, want)
 		}
+	}
+}
+
+func TestBackoffOptions(t *testing.T) {
+	for name, tc := range map[string]struct {
+		opts Options
+		want []time.Duration // after 1, 2, 3, 4 failed attempts
+	}{
+		"defaults":   {want: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
+		"configured": {opts: Options{InitialBackoff: 3 * time.Second, MaxBackoff: 7 * time.Second}, want: []time.Duration{3 * time.Second, 6 * time.Second, 7 * time.Second, 7 * time.Second}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := New(&fakeCluster{}, testingclock.NewFakeClock(t0), tc.opts)
+			var got []time.Duration
+			for n := 1; n <= 4; n++ {
+				got = append(got, s.queue.backoffDuration(&QueuedPod{UnschedulableCount: n}))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("backoff (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

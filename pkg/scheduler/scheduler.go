@@ -93,6 +93,9 @@ type Options struct {
 	Preemption preemption.Options
 	// Seed seeds the scheduler's random choices (score ties, dry-run offsets).
 	Seed uint64
+	// InitialBackoff and MaxBackoff bound the backoff of pods that failed
+	// to schedule; zero means the defaults (1s and 10s).
+	InitialBackoff, MaxBackoff time.Duration
 	// DefaultSelector gives PodTopologySpread's default constraints the
 	// selector of the controllers owning a pod; nil disables them.
 	DefaultSelector score.Selectors
@@ -143,13 +146,20 @@ func New(cluster Cluster, clk clock.Clock, opts Options) *Scheduler {
 	for i := range opts.Profiles {
 		profiles[opts.Profiles[i].SchedulerName] = &opts.Profiles[i]
 	}
+	queue := NewQueue(clk)
+	if opts.InitialBackoff > 0 {
+		queue.initialBackoff = opts.InitialBackoff
+	}
+	if opts.MaxBackoff > 0 {
+		queue.maxBackoff = opts.MaxBackoff
+	}
 	return &Scheduler{
 		opts:     opts,
 		profiles: profiles,
 		clock:    clk,
 		cluster:  cluster,
 		snap:     snapshot.Empty(),
-		queue:    NewQueue(clk),
+		queue:    queue,
 		rng:      rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
 		assumed:  map[string]bool{},
 		wake:     make(chan struct{}, 1),

@@ -33,6 +33,9 @@ type Options struct {
 	// Profiles are the scheduler's profiles (pkg/config); empty is one
 	// default profile for default-scheduler with Preemption's budget.
 	Profiles []config.Profile
+	// InitialBackoff and MaxBackoff are the scheduler's pod backoff; zero
+	// means the defaults.
+	InitialBackoff, MaxBackoff time.Duration
 	// Observer, when set, is told about scheduling too (after the report's
 	// own recorder), e.g. to time phases of a run in wall time.
 	Observer scheduler.Observer
@@ -87,6 +90,8 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		Seed:            seed,
 		Preemption:      opts.Preemption,
 		Profiles:        opts.Profiles,
+		InitialBackoff:  opts.InitialBackoff,
+		MaxBackoff:      opts.MaxBackoff,
 		Observer:        obs,
 		DefaultSelector: w.selectorFor,
 	})

@@ -111,11 +111,13 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	cfg := kube.Config{
-		Client:        client,
-		SchedulerName: o.SchedulerName,
-		MetricsAddr:   o.MetricsAddr,
-		Profiles:      o.cfg.Profiles,
-		Preemption:    preemption.Options{Parallelism: o.cfg.DryRunParallelism()},
+		Client:         client,
+		SchedulerName:  o.SchedulerName,
+		MetricsAddr:    o.MetricsAddr,
+		Profiles:       o.cfg.Profiles,
+		InitialBackoff: o.cfg.PodInitialBackoff,
+		MaxBackoff:     o.cfg.PodMaxBackoff,
+		Preemption:     preemption.Options{Parallelism: o.cfg.DryRunParallelism()},
 	}
 	if o.LeaderElect {
 		cfg.LeaderElection = &kube.LeaderElection{

@@ -96,10 +96,11 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.ConfigFile != "" {
 		_ = clierr.Unsupported(o.ConfigFile, &o.cfg, o.errOut, false)
 		if o.cfg.Profile(v1.DefaultSchedulerName) == nil {
-			fmt.Fprintf(o.errOut, "warning: %s: no profile is named %s: pods without a schedulerName of %s stay pending\n", o.ConfigFile, v1.DefaultSchedulerName, strings.Join(o.cfg.SchedulerNames(), ", "))
+			fmt.Fprintf(o.errOut, "warning: %s: no profile is named %s: pods whose schedulerName is not one of %s stay pending\n", o.ConfigFile, v1.DefaultSchedulerName, strings.Join(o.cfg.SchedulerNames(), ", "))
 		}
 	}
 	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Profiles: o.cfg.Profiles,
+		InitialBackoff: o.cfg.PodInitialBackoff, MaxBackoff: o.cfg.PodMaxBackoff,
 		Preemption: preemption.Options{Parallelism: o.cfg.DryRunParallelism()}}
 	if !o.NoProgress && isTerminal(o.errOut) {
 		opts.Progress = progressBar(o.errOut)

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -160,5 +161,31 @@ func TestBackoffOptions(t *testing.T) {
 				t.Errorf("backoff (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestProfileWithoutPreemptionKeepsOrClearsNomination(t *testing.T) {
+	// A nominated pod that fits nowhere: DynamicResources' PostFilter, left
+	// when only DefaultPreemption is disabled, keeps the nomination; with
+	// no PostFilter plugin at all the nomination is cleared.
+	nodes := []*v1.Node{rt.Node("n1").CPU("1").Obj()}
+	pod := func() *v1.Pod {
+		return named(rt.Pod("ns", "p").Priority(10).Req("2", "").Nominated("n1").Obj(), v1.DefaultSchedulerName)
+	}
+	for doc, want := range map[string][]string{
+		"profiles:\n- plugins: {multiPoint: {disabled: [{name: DefaultPreemption}]}}\n": {
+			"unschedulable p",
+			"event p FailedScheduling: 0/1 nodes are available: 1 Insufficient cpu.",
+		},
+		"profiles:\n- plugins: {postFilter: {disabled: [{name: '*'}]}}\n": {
+			"unschedulable p nominated=",
+			"event p FailedScheduling: 0/1 nodes are available: 1 Insufficient cpu.",
+		},
+	} {
+		s, f := setupProfiles(t, doc, nodes, pod())
+		s.ScheduleOne(context.Background())
+		if diff := cmp.Diff(want, f.calls); diff != "" {
+			t.Errorf("%s: calls (-want +got):\n%s", doc, diff)
+		}
 	}
 }

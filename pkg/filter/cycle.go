@@ -31,8 +31,10 @@ type Cycle struct {
 	request      snapshot.Resources
 	hostPorts    []v1.ContainerPort
 	nodeAffinity *nodeaffinity.RequiredNodeAffinity
-	spread       *spreadState
-	affinity     *affinityState
+	// addedAffinity is the profile's NodeAffinity addedAffinity.
+	addedAffinity *nodeaffinity.NodeSelector
+	spread        *spreadState
+	affinity      *affinityState
 
 	// plain is set when only resources can reject the pod on a plain node
 	// (see snapshot.NodeSums); sums are then the snapshot's node sums.
@@ -44,7 +46,8 @@ type Cycle struct {
 	buffers *Buffers
 }
 
-// Options configures a filter cycle.
+// Options configures a filter cycle: how it runs, and the arguments of a
+// profile that change filtering (the zero value is the default profile's).
 type Options struct {
 	// Parallelism bounds the goroutines that PreFilter and filtering use,
 	// the caller's included: 1 runs everything on the caller's goroutine;
@@ -54,6 +57,14 @@ type Options struct {
 	// cycles; the Result of FilterAll or FilterFrom then lives in it until
 	// the buffers are lent to another cycle. Nil allocates afresh.
 	Buffers *Buffers
+	// AddedAffinity is NodeAffinity's addedAffinity required node
+	// selector: the nodes it does not match are rejected first
+	// (UnschedulableAndUnresolvable, ReasonNodeAffinityEnforced).
+	AddedAffinity *nodeaffinity.NodeSelector
+	// IgnoredResources and IgnoredResourceGroups are NodeResourcesFit's:
+	// the extended resources it does not check, by name or by the prefix
+	// before the "/" of their name.
+	IgnoredResources, IgnoredResourceGroups sets.Set[string]
 }
 
 // Buffers is memory that filter cycles reuse, held by the caller (an
@@ -77,12 +88,21 @@ func statusList(buf *[]Status, n int) []Status {
 // be resolved (snapshot.NewPod or a pod of the snapshot).
 func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts(),
-		workers: opts.Parallelism, buffers: opts.Buffers}
+		addedAffinity: opts.AddedAffinity, workers: opts.Parallelism, buffers: opts.Buffers}
 	if c.workers <= 0 {
 		c.workers = runtime.GOMAXPROCS(0)
 	}
 	if c.buffers == nil {
 		c.buffers = &Buffers{}
+	}
+	if opts.IgnoredResources.Len() > 0 || opts.IgnoredResourceGroups.Len() > 0 {
+		c.request.Scalars = slices.DeleteFunc(slices.Clone(c.request.Scalars), func(s snapshot.ScalarAmount) bool {
+			if !snapshot.IsExtendedResourceName(s.Name) {
+				return false
+			}
+			group, _, _ := strings.Cut(string(s.Name), "/")
+			return opts.IgnoredResources.Has(string(s.Name)) || opts.IgnoredResourceGroups.Has(group)
+		})
 	}
 	var pluginsWithNodes []string
 
@@ -129,7 +149,7 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
 		return c
 	}
-	if c.ResourcesOnly() && pod.Obj.Spec.NodeName == "" && c.nodeAffinity == nil && len(c.request.Scalars) == 0 {
+	if c.ResourcesOnly() && pod.Obj.Spec.NodeName == "" && c.nodeAffinity == nil && c.addedAffinity == nil && len(c.request.Scalars) == 0 {
 		c.plain, c.sums = true, snap.Sums()
 	}
 	return c
@@ -283,6 +303,9 @@ func (c *Cycle) filterStatic(n *snapshot.Node) Status {
 	}
 	if s := filterTaintToleration(c.pod.Obj, n); !s.IsSuccess() {
 		return s
+	}
+	if c.addedAffinity != nil && !c.addedAffinity.Match(n.Obj) {
+		return statusNodeAffinityEnforced
 	}
 	if c.nodeAffinity != nil {
 		if ok, _ := c.nodeAffinity.Match(n.Obj); !ok {

@@ -71,6 +71,7 @@ const (
 	ReasonUntoleratedTaint         = "node(s) had untolerated taint(s)"
 	ReasonNodeAffinity             = "node(s) didn't match Pod's node affinity/selector"
 	ReasonNodeAffinityConflict     = "pod affinity terms conflict"
+	ReasonNodeAffinityEnforced     = "node(s) didn't match scheduler-enforced node affinity"
 	ReasonNodePorts                = "node(s) didn't have free ports for the requested pod ports"
 	ReasonTooManyPods              = "Too many pods"
 	ReasonSpreadConstraints        = "node(s) didn't match pod topology spread constraints"

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/metrics"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/scheduler"
@@ -50,6 +51,16 @@ type Config struct {
 	EventClient   kubernetes.Interface
 	SchedulerName string
 	Preemption    preemption.Options
+	// Parallelism bounds the goroutines of a scheduling cycle; 0 means
+	// GOMAXPROCS.
+	Parallelism int
+	// Profiles, when set, are the scheduler's profiles (see
+	// scheduler.Options.Profiles); SchedulerName then names its events and
+	// metrics.
+	Profiles []config.Profile
+	// InitialBackoff and MaxBackoff are the pod backoff; zero means the
+	// defaults.
+	InitialBackoff, MaxBackoff time.Duration
 	// MetricsAddr serves /metrics, /healthz and /readyz; "" disables.
 	MetricsAddr string
 	// Registry receives the metrics; nil makes a new one.
@@ -96,11 +107,15 @@ func Run(ctx context.Context, cfg Config) error {
 		return 0
 	})
 	sched := scheduler.New(NewCluster(cfg.Client, recorder), clock.RealClock{}, scheduler.Options{
-		SchedulerName: cfg.SchedulerName,
-		Seed:          seed,
-		Observer:      m,
-		Preemption:    cfg.Preemption,
-		Async:         true,
+		SchedulerName:  cfg.SchedulerName,
+		Seed:           seed,
+		Observer:       m,
+		Preemption:     cfg.Preemption,
+		Parallelism:    cfg.Parallelism,
+		Profiles:       cfg.Profiles,
+		InitialBackoff: cfg.InitialBackoff,
+		MaxBackoff:     cfg.MaxBackoff,
+		Async:          true,
 	})
 	pending.Store(sched)
 

@@ -26,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/score"
@@ -86,12 +87,22 @@ type Observer interface {
 
 // Options configure a Scheduler.
 type Options struct {
-	// SchedulerName is the spec.schedulerName of the pods to schedule.
+	// SchedulerName is the spec.schedulerName of the pods to schedule when
+	// Profiles is empty: one profile with the default plugins.
 	SchedulerName string
+	// Profiles, when set, are the scheduler's profiles (see pkg/config): it
+	// schedules the pods whose schedulerName names one, each with that
+	// profile's preemption, scoring and percentageOfNodesToScore, as
+	// kube-scheduler does. SchedulerName and Preemption's candidate budget
+	// are then ignored.
+	Profiles []config.Profile
 	// Preemption configures DefaultPreemption (seed, candidate budget).
 	Preemption preemption.Options
 	// Seed seeds the scheduler's random choices (score ties, dry-run offsets).
 	Seed uint64
+	// InitialBackoff and MaxBackoff bound the backoff of pods that failed
+	// to schedule; zero means the defaults (1s and 10s).
+	InitialBackoff, MaxBackoff time.Duration
 	// DefaultSelector gives PodTopologySpread's default constraints the
 	// selector of the controllers owning a pod; nil disables them.
 	DefaultSelector score.Selectors
@@ -111,9 +122,10 @@ type Options struct {
 
 // Scheduler schedules the pending pods of one profile.
 type Scheduler struct {
-	opts    Options
-	clock   clock.Clock
-	cluster Cluster
+	opts     Options
+	profiles map[string]*config.Profile
+	clock    clock.Clock
+	cluster  Cluster
 
 	mu                 sync.Mutex
 	snap               *snapshot.Snapshot
@@ -135,15 +147,37 @@ func New(cluster Cluster, clk clock.Clock, opts Options) *Scheduler {
 	if opts.SchedulerName == "" {
 		opts.SchedulerName = v1.DefaultSchedulerName
 	}
+	profiles := map[string]*config.Profile{}
+	if len(opts.Profiles) == 0 {
+		profiles[opts.SchedulerName] = &config.Profile{
+			SchedulerName:               opts.SchedulerName,
+			Preemption:                  true,
+			HasPostFilter:               true,
+			MinCandidateNodesPercentage: opts.Preemption.MinCandidateNodesPercentage,
+			MinCandidateNodesAbsolute:   opts.Preemption.MinCandidateNodesAbsolute,
+			Score:                       score.DefaultConfig(),
+		}
+	}
+	for i := range opts.Profiles {
+		profiles[opts.Profiles[i].SchedulerName] = &opts.Profiles[i]
+	}
+	queue := NewQueue(clk)
+	if opts.InitialBackoff > 0 {
+		queue.initialBackoff = opts.InitialBackoff
+	}
+	if opts.MaxBackoff > 0 {
+		queue.maxBackoff = opts.MaxBackoff
+	}
 	return &Scheduler{
-		opts:    opts,
-		clock:   clk,
-		cluster: cluster,
-		snap:    snapshot.Empty(),
-		queue:   NewQueue(clk),
-		rng:     rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
-		assumed: map[string]bool{},
-		wake:    make(chan struct{}, 1),
+		opts:     opts,
+		profiles: profiles,
+		clock:    clk,
+		cluster:  cluster,
+		snap:     snapshot.Empty(),
+		queue:    queue,
+		rng:      rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
+		assumed:  map[string]bool{},
+		wake:     make(chan struct{}, 1),
 	}
 }
 
@@ -183,7 +217,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 
 // responsible reports whether this scheduler schedules pod.
 func (s *Scheduler) responsible(pod *v1.Pod) bool {
-	return pod.Spec.SchedulerName == s.opts.SchedulerName
+	return s.profiles[pod.Spec.SchedulerName] != nil
 }
 
 func assigned(pod *v1.Pod) bool { return pod.Spec.NodeName != "" }
@@ -396,7 +430,10 @@ func (s *Scheduler) decide() *decision {
 
 func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	d := &decision{qp: qp, pod: p, started: s.clock.Now()}
-	c := filter.NewCycle(s.snap, p, filter.Options{Parallelism: s.opts.Parallelism, Buffers: &s.filterBuffers})
+	prof := s.profiles[p.Obj.Spec.SchedulerName]
+	fopts := prof.Filter
+	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
+	c := filter.NewCycle(s.snap, p, fopts)
 	nodes := s.snap.Nodes
 	if len(nodes) == 0 {
 		d.message = "no nodes available to schedule pods"
@@ -414,13 +451,17 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 			return d
 		}
 	}
-	want := score.NumFeasibleNodesToFind(len(nodes))
+	want := score.NumFeasibleNodesToFindPercentage(len(nodes), prof.PercentageOfNodesToScore)
+	if !prof.Score.HasScorePlugins() {
+		// Without scoring the first feasible node is the answer.
+		want = 1
+	}
 	fr, examined := c.FilterFrom(s.nextStartNodeIndex, want)
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + examined) % len(nodes)
 	if len(fr.Feasible) > 0 {
 		node := fr.Feasible[0]
 		if len(fr.Feasible) > 1 {
-			scores := score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector})
+			scores := score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score})
 			node = score.SelectHost(fr.Feasible, scores, s.rng)
 		}
 		d.node = node.Name
@@ -434,7 +475,20 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
 		return d
 	}
+	if !prof.Preemption {
+		// No DefaultPreemption: the fit error alone. The nomination is
+		// cleared only when no PostFilter plugin runs at all (a PostFilter
+		// that cannot help, DynamicResources' for a pod without claims,
+		// leaves it).
+		d.message = filter.FitErrorMessage(len(nodes), c.PreFilterStatus(), fr.Statuses)
+		if !prof.HasPostFilter {
+			d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+		}
+		return d
+	}
 	popts := s.opts.Preemption
+	popts.MinCandidateNodesPercentage = prof.MinCandidateNodesPercentage
+	popts.MinCandidateNodesAbsolute = prof.MinCandidateNodesAbsolute
 	popts.Seed = s.rng.Uint64()
 	popts.Now = s.clock.Now()
 	evalStart := s.clock.Now()
@@ -587,7 +641,7 @@ func (s *Scheduler) preempt(ctx context.Context, d *decision) {
 		Type:    v1.DisruptionTarget,
 		Status:  v1.ConditionTrue,
 		Reason:  v1.PodReasonPreemptionByScheduler,
-		Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", s.opts.SchedulerName),
+		Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", d.pod.Obj.Spec.SchedulerName),
 	}
 	var toDelete []*v1.Pod
 	for _, v := range plan.victims {

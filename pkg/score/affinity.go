@@ -10,11 +10,6 @@ import (
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
-// hardPodAffinityWeight is InterPodAffinityArgs.hardPodAffinityWeight's
-// default: the weight an existing pod's required affinity term gives the
-// incoming pod's domain.
-const hardPodAffinityWeight int32 = 1
-
 // weightedTerm is a parsed preferred pod (anti-)affinity term.
 type weightedTerm struct {
 	snapshot.AffinityTerm
@@ -88,19 +83,25 @@ func (m topologyScores) add(key string, node *snapshot.Node, w int64) {
 //     selects the existing pod, and minus that of each preferred
 //     anti-affinity term (namespace selectors resolved to the snapshot's
 //     namespaces first);
-//   - hardPodAffinityWeight (1) for each required affinity term of the
-//     existing pod that selects the incoming pod;
+//   - hardPodAffinityWeight (1 by default; none when 0) for each required
+//     affinity term of the existing pod that selects the incoming pod;
 //   - the weight of each preferred affinity term of the existing pod that
 //     selects the incoming pod, and minus that of each preferred
 //     anti-affinity term.
 //
-// It skips when no term counted anywhere. A node scores the sum over the
+// It skips when no term counted anywhere, and, with
+// ignorePreferredTermsOfExistingPods, when the incoming pod has no preferred
+// terms. A node scores the sum over the
 // recorded domains it is in; NormalizeScore scales min..max to
 // 0..MaxNodeScore in float64 (all 0 when min equals max).
 func scoreInterPodAffinity(c *cycle) (raw, normalized []int64, skip bool, err error) {
 	pod := c.pod.Obj
 	prefAffinity, prefAnti := preferredAffinity(pod), preferredAntiAffinity(pod)
 	hasConstraints := len(prefAffinity) > 0 || len(prefAnti) > 0
+	if c.cfg.IgnorePreferredTermsOfExistingPods && !hasConstraints {
+		return nil, nil, true, nil
+	}
+	hardWeight := c.cfg.HardPodAffinityWeight
 
 	affinityTerms, err := preferredTerms(pod, prefAffinity, fieldPreferredAffinity)
 	if err != nil {
@@ -139,9 +140,11 @@ func scoreInterPodAffinity(c *cycle) (raw, normalized []int64, skip bool, err er
 			if !e.HasAffinity() {
 				continue
 			}
-			for i := range e.RequiredAffinity() {
-				if t := &e.RequiredAffinity()[i]; t.Matches(pod, nsLabels) {
-					scores.add(t.TopologyKey, n, int64(hardPodAffinityWeight*1))
+			if hardWeight > 0 {
+				for i := range e.RequiredAffinity() {
+					if t := &e.RequiredAffinity()[i]; t.Matches(pod, nsLabels) {
+						scores.add(t.TopologyKey, n, int64(hardWeight*1))
+					}
 				}
 			}
 			// Terms that do not parse are dropped, as upstream's PodInfo

@@ -36,22 +36,39 @@ func scoreTaintToleration(c *cycle) (raw, normalized []int64, skip bool, err err
 	return raw, defaultNormalize(raw, true), false, nil
 }
 
-// scoreNodeAffinity is the NodeAffinity plugin (without addedAffinity): a
-// node's raw score is the sum of the weights of the pod's preferred node
-// affinity terms it matches, normalized to [0, MaxNodeScore]. PreScore
-// skips pods whose preferredDuringScheduling list is nil.
+// scoreNodeAffinity is the NodeAffinity plugin: a node's raw score is the
+// sum of the weights of the pod's preferred node affinity terms it matches,
+// plus those of the profile's addedAffinity preferred terms, normalized to
+// [0, MaxNodeScore]. PreScore skips pods whose preferredDuringScheduling
+// list is nil when the profile adds no preferred terms.
 func scoreNodeAffinity(c *cycle) (raw, normalized []int64, skip bool, err error) {
-	a := c.pod.Obj.Spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution == nil {
-		return nil, nil, true, nil
+	var podPreferred []v1.PreferredSchedulingTerm
+	if a := c.pod.Obj.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		podPreferred = a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
 	}
-	terms, err := nodeaffinity.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
-	if err != nil {
-		return nil, nil, false, err
+	var terms, added *nodeaffinity.PreferredSchedulingTerms
+	if podPreferred != nil {
+		if terms, err = nodeaffinity.NewPreferredSchedulingTerms(podPreferred); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if len(c.cfg.AddedPreferredAffinity) > 0 {
+		// Validated with the configuration.
+		if added, err = nodeaffinity.NewPreferredSchedulingTerms(c.cfg.AddedPreferredAffinity); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if terms == nil && added == nil {
+		return nil, nil, true, nil
 	}
 	raw = make([]int64, len(c.feasible))
 	for i, n := range c.feasible {
-		raw[i] = terms.Score(n.Obj)
+		if added != nil {
+			raw[i] += added.Score(n.Obj)
+		}
+		if terms != nil {
+			raw[i] += terms.Score(n.Obj)
+		}
 	}
 	return raw, defaultNormalize(raw, false), false, nil
 }

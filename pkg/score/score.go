@@ -1,10 +1,12 @@
-// Package score is the scoring phase of kube-scheduler v1.37.2's default
-// profile: for one pod and the nodes it fits on, the PreScore, Score and
-// NormalizeScore of every default score plugin, weighted and summed as the
-// framework's RunScorePlugins does, and the choice of the best node as
-// schedulePod makes it.
+// Package score is the scoring phase of kube-scheduler v1.37.2: for one pod
+// and the nodes it fits on, the PreScore, Score and NormalizeScore of every
+// score plugin of a profile, weighted and summed as the framework's
+// RunScorePlugins does, and the choice of the best node as schedulePod makes
+// it.
 //
-// The plugins and their weights are those of the default profile:
+// A profile's scoring (Config) chooses the plugins, their weights and their
+// arguments; without one, the plugins and weights are those of the default
+// profile:
 //
 //	TaintToleration                  3
 //	NodeAffinity                     2
@@ -16,7 +18,7 @@
 //
 // VolumeBinding and DynamicResources also score in the default profile, but
 // give every node 0 for pods without persistent volume claims or resource
-// claims, which reprieve does not model; they are left out.
+// claims, which reprieve does not model; they are left out of the sums.
 //
 // Everything is computed from the snapshot only; nothing here keeps state
 // between calls, and the snapshot is not modified.
@@ -42,6 +44,8 @@ const (
 	InterPodAffinity                = "InterPodAffinity"
 	NodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
 	ImageLocality                   = "ImageLocality"
+	VolumeBinding                   = "VolumeBinding"
+	DynamicResources                = "DynamicResources"
 )
 
 // MaxNodeScore is the highest score a plugin gives a node after normalizing.
@@ -59,13 +63,15 @@ type Options struct {
 	// DefaultSelector gives PodTopologySpread's default constraints their
 	// selector; nil disables them.
 	DefaultSelector Selectors
+	// Config is the profile's scoring; nil means DefaultConfig.
+	Config *Config
 }
 
 // PluginScores is what one score plugin gave the feasible nodes.
 type PluginScores struct {
 	// Plugin is upstream's name of the plugin.
 	Plugin string
-	// Weight is the plugin's weight in the default profile.
+	// Weight is the plugin's weight in the profile.
 	Weight int64
 	// Skipped reports that the plugin took no part: its PreScore returned
 	// Skip (or failed, see ScorePlugins). Raw and Normalized are then nil.
@@ -76,23 +82,19 @@ type PluginScores struct {
 	Raw, Normalized []int64
 }
 
-// plugin is one score plugin: PreScore, Score and NormalizeScore for all
+// run is one score plugin: PreScore, Score and NormalizeScore for all
 // feasible nodes at once. It returns skip when PreScore returns Skip.
-type plugin struct {
-	name   string
-	weight int64
-	run    func(c *cycle) (raw, normalized []int64, skip bool, err error)
-}
+type run func(c *cycle) (raw, normalized []int64, skip bool, err error)
 
-// defaultPlugins are the score plugins of the default profile, in its order.
-var defaultPlugins = []plugin{
-	{TaintToleration, 3, scoreTaintToleration},
-	{NodeAffinity, 2, scoreNodeAffinity},
-	{NodeResourcesFit, 1, scoreLeastAllocated},
-	{PodTopologySpread, 2, scorePodTopologySpread},
-	{InterPodAffinity, 2, scoreInterPodAffinity},
-	{NodeResourcesBalancedAllocation, 1, scoreBalancedAllocation},
-	{ImageLocality, 1, scoreImageLocality},
+// runs are the score plugins reprieve computes, by name.
+var runs = map[string]run{
+	TaintToleration:                 scoreTaintToleration,
+	NodeAffinity:                    scoreNodeAffinity,
+	NodeResourcesFit:                scoreNodeResourcesFit,
+	PodTopologySpread:               scorePodTopologySpread,
+	InterPodAffinity:                scoreInterPodAffinity,
+	NodeResourcesBalancedAllocation: scoreBalancedAllocation,
+	ImageLocality:                   scoreImageLocality,
 }
 
 // cycle is the input of one scoring run.
@@ -101,10 +103,14 @@ type cycle struct {
 	pod      *snapshot.Pod
 	feasible []*snapshot.Node
 	opts     Options
+	cfg      *Config
 }
 
-// ScorePlugins runs every score plugin of the default profile for pod over
-// the feasible nodes and returns each plugin's scores, in profile order.
+// ScorePlugins runs every score plugin of the profile (opts.Config, the
+// default profile without one) for pod over the feasible nodes and returns
+// each plugin's scores, in profile order. Plugins enabled only at preScore
+// and plugins reprieve does not compute (VolumeBinding, DynamicResources)
+// are not listed.
 //
 // The error is what upstream's prioritizeNodes would fail the scheduling
 // cycle with: a PreScore that cannot parse the pod (an invalid selector in a
@@ -113,29 +119,41 @@ type cycle struct {
 // returned all the same, with the failing plugins marked Skipped; the error
 // names the first of them, in profile order.
 func ScorePlugins(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node, opts Options) ([]PluginScores, error) {
-	c := &cycle{snap: snap, pod: pod, feasible: feasible, opts: opts}
-	out := make([]PluginScores, len(defaultPlugins))
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	c := &cycle{snap: snap, pod: pod, feasible: feasible, opts: opts, cfg: cfg}
+	out := make([]PluginScores, 0, len(cfg.Plugins))
 	var firstErr error
-	for i, pl := range defaultPlugins {
-		out[i] = PluginScores{Plugin: pl.name, Weight: pl.weight}
-		raw, norm, skip, err := pl.run(c)
+	for _, pl := range cfg.Plugins {
+		fn := runs[pl.Name]
+		if fn == nil {
+			continue
+		}
+		raw, norm, skip, err := fn(c)
 		if err != nil {
 			if firstErr == nil {
-				firstErr = fmt.Errorf("running PreScore plugin %q: %w", pl.name, err)
+				firstErr = fmt.Errorf("running PreScore plugin %q: %w", pl.Name, err)
 			}
 			skip = true
 		}
-		if skip {
-			out[i].Skipped = true
+		if !pl.Score {
 			continue
 		}
-		out[i].Raw, out[i].Normalized = raw, norm
+		ps := PluginScores{Plugin: pl.Name, Weight: pl.Weight}
+		if skip {
+			ps.Skipped = true
+		} else {
+			ps.Raw, ps.Normalized = raw, norm
+		}
+		out = append(out, ps)
 	}
 	return out, firstErr
 }
 
 // Score returns, for each node of feasible (same order), the weighted sum of
-// the normalized scores of every default score plugin that was not skipped,
+// the normalized scores of every score plugin that was not skipped,
 // as upstream's prioritizeNodes computes a node's TotalScore.
 //
 // Upstream does not score at all when a single node is feasible; callers
@@ -213,13 +231,23 @@ const (
 // 50 - numAllNodes/125 percent of them (at least 5%), and at least 100.
 // The arithmetic is upstream's, in int32.
 func NumFeasibleNodesToFind(numAllNodes int) int {
+	return NumFeasibleNodesToFindPercentage(numAllNodes, 0)
+}
+
+// NumFeasibleNodesToFindPercentage is upstream's numFeasibleNodesToFind with
+// the profile's (or else the configuration's) percentageOfNodesToScore:
+// every node below 100 nodes; else percentage percent of them, at least
+// 100; a percentage of 0 is the adaptive 50 - numAllNodes/125 (at least 5).
+func NumFeasibleNodesToFindPercentage(numAllNodes int, percentage int32) int {
 	n := int32(numAllNodes)
 	if n < minFeasibleNodesToFind {
 		return int(n)
 	}
-	percentage := int32(50) - n/125
-	if percentage < minFeasibleNodesPercentageToFind {
-		percentage = minFeasibleNodesPercentageToFind
+	if percentage == 0 {
+		percentage = int32(50) - n/125
+		if percentage < minFeasibleNodesPercentageToFind {
+			percentage = minFeasibleNodesPercentageToFind
+		}
 	}
 	num := n * percentage / 100
 	if num < minFeasibleNodesToFind {

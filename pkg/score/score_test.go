@@ -39,7 +39,7 @@ func setup(t *testing.T, w world, pod *v1.Pod, feasible ...string) *cycle {
 	if err != nil {
 		t.Fatalf("pod: %v", err)
 	}
-	c := &cycle{snap: snap, pod: p}
+	c := &cycle{snap: snap, pod: p, cfg: DefaultConfig()}
 	if len(feasible) == 0 {
 		for _, n := range w.nodes {
 			feasible = append(feasible, n.Name)
@@ -71,6 +71,9 @@ func runPluginCases(t *testing.T, run func(*cycle) ([]int64, []int64, bool, erro
 		t.Run(name, func(t *testing.T) {
 			c := setup(t, tc.world, tc.pod, tc.feasible...)
 			c.opts = tc.opts
+			if tc.opts.Config != nil {
+				c.cfg = tc.opts.Config
+			}
 			raw, norm, skip, err := run(c)
 			if err != nil {
 				t.Fatalf("unexpected error: %v", err)
@@ -233,7 +236,7 @@ func TestLeastAllocated(t *testing.T) {
 			rt.Pod("default", "be").On("n2").Obj(), // counts 100m and 200MB
 		},
 	}
-	runPluginCases(t, scoreLeastAllocated, map[string]pluginCase{
+	runPluginCases(t, scoreNodeResourcesFit, map[string]pluginCase{
 		"pod with requests": {
 			// n1: cpu (4000-2000)*100/4000 = 50; mem (8Gi-3Gi)*100/8Gi = 62; (50+62)/2 = 56.
 			// n2: cpu (2000-1100)*100/2000 = 45;

@@ -25,14 +25,19 @@ func softConstraints(cons []v1.TopologySpreadConstraint, podLabels map[string]st
 }
 
 // spreadConstraintsForScoring returns the pod's ScheduleAnyway constraints,
-// or, when it has no constraints at all, the system default constraints
+// or, when it has no constraints at all, the ScheduleAnyway default
+// constraints (the system's, or the profile's with defaultingType List)
 // with the pod's default selector (none when that selector is empty).
 func spreadConstraintsForScoring(c *cycle) ([]softConstraint, error) {
 	pod := c.pod.Obj
 	if len(pod.Spec.TopologySpreadConstraints) > 0 {
 		return softConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels)
 	}
-	cons, err := softConstraints(systemDefaultConstraints, pod.Labels)
+	defaults := systemDefaultConstraints
+	if c.cfg.SpreadListDefaulting {
+		defaults = c.cfg.SpreadDefaultConstraints
+	}
+	cons, err := softConstraints(defaults, pod.Labels)
 	if err != nil || len(cons) == 0 {
 		return nil, err
 	}
@@ -51,11 +56,12 @@ func spreadConstraintsForScoring(c *cycle) ([]softConstraint, error) {
 
 // scorePodTopologySpread is the PodTopologySpread plugin's scoring.
 //
-// PreScore takes the pod's ScheduleAnyway constraints, or the system
-// default constraints (hostname maxSkew 3, zone maxSkew 5) with the pod's
-// default selector when the pod has no constraints at all; it skips when
-// there are none. With the pod's own constraints, feasible nodes missing
-// any topology key are ignored (they score 0). Each constraint's domains
+// PreScore takes the pod's ScheduleAnyway constraints, or the default
+// constraints (the system's: hostname maxSkew 3, zone maxSkew 5; or the
+// profile's with defaultingType List) with the pod's default selector when
+// the pod has no constraints at all; it skips when there are none. Unless
+// the system defaults apply, feasible nodes missing any topology key are
+// ignored (they score 0). Each constraint's domains
 // are the values its key takes on the feasible nodes that are not ignored
 // (with the system defaults a node without the zone label falls in the
 // domain ""), and its pods are counted over all the snapshot's nodes that
@@ -72,9 +78,9 @@ func scorePodTopologySpread(c *cycle) (raw, normalized []int64, skip bool, err e
 		return nil, nil, true, nil
 	}
 	pod := c.pod.Obj
-	// Only the pod's own constraints require nodes to have every key, so
+	// Only the system defaults do not require nodes to have every key, so
 	// that nodes without a zone label still get hostname spreading.
-	requireAllTopologies := len(pod.Spec.TopologySpreadConstraints) > 0
+	requireAllTopologies := len(pod.Spec.TopologySpreadConstraints) > 0 || c.cfg.SpreadListDefaulting
 	cons, err := spreadConstraintsForScoring(c)
 	if err != nil {
 		return nil, nil, false, err

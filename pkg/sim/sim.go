@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/loader"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/scheduler"
@@ -27,8 +28,18 @@ type Options struct {
 	// Progress, when set, is called now and then with the virtual time
 	// reached and the scenario's end.
 	Progress func(now, end time.Duration)
-	// Preemption configures the dry run's candidate budget.
+	// Preemption configures the dry run's candidate budget and victim
+	// policy.
 	Preemption preemption.Options
+	// Parallelism bounds the goroutines of a scheduling cycle; 0 means
+	// GOMAXPROCS.
+	Parallelism int
+	// Profiles are the scheduler's profiles (pkg/config); empty is one
+	// default profile for default-scheduler with Preemption's budget.
+	Profiles []config.Profile
+	// InitialBackoff and MaxBackoff are the scheduler's pod backoff; zero
+	// means the defaults.
+	InitialBackoff, MaxBackoff time.Duration
 	// Observer, when set, is told about scheduling too (after the report's
 	// own recorder), e.g. to time phases of a run in wall time.
 	Observer scheduler.Observer
@@ -83,6 +94,10 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		SchedulerName:   v1.DefaultSchedulerName,
 		Seed:            seed,
 		Preemption:      opts.Preemption,
+		Parallelism:     opts.Parallelism,
+		Profiles:        opts.Profiles,
+		InitialBackoff:  opts.InitialBackoff,
+		MaxBackoff:      opts.MaxBackoff,
 		Observer:        obs,
 		DefaultSelector: w.selectorFor,
 	})

@@ -229,6 +229,10 @@ type DryRun struct {
 	VisitedNodes int `json:"visitedNodes"`
 }
 
+// ReasonPreemptionDisabled is the IneligibleReason of a pod whose profile
+// does not enable DefaultPreemption.
+const ReasonPreemptionDisabled = "the profile does not enable DefaultPreemption at postFilter"
+
 // Options configures Evaluate.
 type Options struct {
 	// Preemption configures the DefaultPreemption dry run; its Now is
@@ -238,9 +242,17 @@ type Options struct {
 	// included: 1 runs it on the caller's goroutine alone; 0 means
 	// GOMAXPROCS.
 	Parallelism int
-	// Score configures the scoring of a pod that fits (the selectors of
-	// its controllers for PodTopologySpread's default constraints).
+	// Score configures the scoring of a pod that fits: the profile's
+	// scoring and the selectors of its controllers for PodTopologySpread's
+	// default constraints.
 	Score score.Options
+	// PercentageOfNodesToScore is the profile's; 0 is adaptive.
+	PercentageOfNodesToScore int32
+	// NoPreemption is a profile without DefaultPreemption: a pod that fits
+	// nowhere preempts nothing.
+	NoPreemption bool
+	// Filter are the profile's arguments that change filtering.
+	Filter filter.Options
 }
 
 // Evaluator evaluates pods one after another, reusing its memory: the
@@ -267,7 +279,9 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 	if opts.Preemption.Now.IsZero() {
 		return nil, preemption.ErrNoClock
 	}
-	c := filter.NewCycle(snap, pod, filter.Options{Parallelism: opts.Parallelism, Buffers: &e.filter})
+	fopts := opts.Filter
+	fopts.Parallelism, fopts.Buffers = opts.Parallelism, &e.filter
+	c := filter.NewCycle(snap, pod, fopts)
 	fr := c.FilterAll()
 	d := &Decision{
 		Pod:           pod.Key,
@@ -283,7 +297,7 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 	slices.Sort(d.FeasibleNodes)
 	if len(fr.Feasible) > 0 {
 		d.Fits = true
-		d.Placement = place(snap, pod, fr.Feasible, opts.Score)
+		d.Placement = place(snap, pod, fr.Feasible, opts)
 		d.Summary = fmt.Sprintf("fits on %d %s: %s; kube-scheduler would bind it to %s", len(fr.Feasible), plural(len(fr.Feasible), "node", "nodes"),
 			abbreviate(d.FeasibleNodes, 5), d.Placement.Node)
 		d.NodeStatuses = nodeStatuses(snap, fr, nil)
@@ -296,6 +310,14 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 		return d, nil
 	}
 
+	if opts.NoPreemption {
+		// No PostFilter runs: the message is the filters' alone.
+		d.IneligibleReason = ReasonPreemptionDisabled
+		d.Summary = "preemption cannot help: " + ReasonPreemptionDisabled
+		d.Message = filter.FitErrorMessage(len(snap.Nodes), c.PreFilterStatus(), fr.Statuses)
+		d.NodeStatuses = nodeStatuses(snap, fr, nil)
+		return d, nil
+	}
 	res, err := e.preemption.Evaluate(c, fr, opts.Preemption)
 	if err != nil {
 		return nil, err
@@ -345,14 +367,18 @@ func ReplicaSetSelectors(rss []*appsv1.ReplicaSet) score.Selectors {
 // place is schedulePod for a pod that fits on the feasible nodes, given in
 // snapshot order: the first ones up to upstream's number of feasible nodes
 // to find are scored, and the best is taken.
-func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node, opts score.Options) *Placement {
-	feasible = feasible[:min(len(feasible), score.NumFeasibleNodesToFind(len(snap.Nodes)))]
+func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node, opts Options) *Placement {
+	want := score.NumFeasibleNodesToFindPercentage(len(snap.Nodes), opts.PercentageOfNodesToScore)
+	if opts.Score.Config != nil && !opts.Score.Config.HasScorePlugins() {
+		want = 1
+	}
+	feasible = feasible[:min(len(feasible), want)]
 	p := &Placement{ScoredNodes: len(feasible)}
 	if len(feasible) == 1 {
 		p.Node, p.ScoredNodes = feasible[0].Name, 0
 		return p
 	}
-	plugins, err := score.ScorePlugins(snap, pod, feasible, opts)
+	plugins, err := score.ScorePlugins(snap, pod, feasible, opts.Score)
 	if err != nil {
 		p.Error = err.Error()
 	}

@@ -2,6 +2,8 @@ package clierr
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/reprieve/reprieve/pkg/config"
 )
@@ -17,4 +19,21 @@ func LoadConfig(path string) (config.Config, error) {
 		return config.Config{}, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
 	return c, nil
+}
+
+// Unsupported reports what the configuration asks for that reprieve does
+// not implement: a warning line each on errOut, or, when strict (the
+// scheduler, which must not run differently from its configuration), an
+// ErrInvalidConfig naming them all.
+func Unsupported(path string, c *config.Config, errOut io.Writer, strict bool) error {
+	if len(c.Unsupported) == 0 {
+		return nil
+	}
+	if strict {
+		return fmt.Errorf("%w: %s: not supported by reprieve: %s", ErrInvalidConfig, path, strings.Join(c.Unsupported, "; "))
+	}
+	for _, line := range c.Unsupported {
+		fmt.Fprintf(errOut, "warning: %s: %s\n", path, line)
+	}
+	return nil
 }

@@ -37,6 +37,10 @@ const (
 	flagResourceNamespace = "leader-elect-resource-namespace"
 )
 
+// defaultSchedulerName is the profile's name without --config or
+// --scheduler-name.
+const defaultSchedulerName = "reprieve"
+
 // Options are the flags of `reprieve scheduler`.
 type Options struct {
 	Kube          kubeflags.Flags
@@ -48,10 +52,16 @@ type Options struct {
 	// the command line override the configuration, as in kube-scheduler.
 	LeaderElection config.LeaderElection
 	Identity       string
+	// FeatureGates are kube-scheduler feature gates, "Name=bool,...".
+	FeatureGates string
+	// VictimPolicy chooses the victims: upstream, minimal or strict-pdb.
+	VictimPolicy string
 
-	errOut io.Writer
-	cfg    config.Config
-	conn   config.Connection
+	errOut   io.Writer
+	cfg      config.Config
+	conn     config.Connection
+	features preemption.Features
+	policy   preemption.Policy
 }
 
 // NewCommand returns the scheduler command.
@@ -86,8 +96,10 @@ is used.`,
 	f := cmd.Flags()
 	o.Kube.AddTo(f)
 	o.API.AddTo(f)
+	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup); all off by default, as in v1.37")
+	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal or strict-pdb (see reprieve whatif --help)")
 	f.StringVar(&o.SchedulerName, "scheduler-name", "", "schedule pods with this spec.schedulerName (default: the config's profile, else reprieve)")
-	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (scheduler name, DefaultPreemption args, clientConnection, leaderElection)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles (by schedulerName), plugins and their args, clientConnection, leaderElection; what reprieve does not implement is an error")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", ":10259", "address for /metrics, /healthz and /readyz (empty disables)")
 	le := &o.LeaderElection
 	f.BoolVar(&le.LeaderElect, flagLeaderElect, true, "run only while holding the lease, so several replicas can run")
@@ -104,13 +116,19 @@ is used.`,
 // Complete reads the configuration, applies the flags given in fs over it
 // as kube-scheduler does, and validates the result.
 func (o *Options) Complete(fs *pflag.FlagSet) error {
+	var err error
+	if o.features, err = preemption.ParseFeatureGates(o.FeatureGates); err != nil {
+		return clierr.Usagef("--feature-gates: %v", err)
+	}
+	if o.policy, err = preemption.ParsePolicy(o.VictimPolicy); err != nil {
+		return clierr.Usagef("--victim-policy: %v", err)
+	}
 	cfg, err := clierr.LoadConfig(o.ConfigFile)
 	if err != nil {
 		return err
 	}
-	o.cfg = cfg
-	if o.SchedulerName == "" {
-		o.SchedulerName = o.cfg.SchedulerName
+	if err := clierr.Unsupported(o.ConfigFile, &cfg, o.errOut, true); err != nil {
+		return err
 	}
 	if o.ConfigFile == "" {
 		o.conn = config.DefaultConnection()
@@ -133,6 +151,17 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 		}
 		return clierr.Usagef("leader election or client flags: %v", flatten(err))
 	}
+	switch {
+	case o.SchedulerName != "" && len(cfg.Profiles) > 1:
+		return clierr.Usagef("--scheduler-name: the configuration has %d profiles (%s); name them there", len(cfg.Profiles), strings.Join(cfg.SchedulerNames(), ", "))
+	case o.SchedulerName != "":
+		cfg.Profiles[0].SchedulerName = o.SchedulerName
+	case o.ConfigFile == "":
+		// Without a configuration reprieve runs beside kube-scheduler.
+		cfg.Profiles[0].SchedulerName = defaultSchedulerName
+	}
+	o.SchedulerName = cfg.Profiles[0].SchedulerName
+	o.cfg = cfg
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = host + "_" + fmt.Sprint(time.Now().UnixNano())
@@ -205,14 +234,15 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	cfg := kube.Config{
-		Client:        client,
-		EventClient:   eventClient,
-		SchedulerName: o.SchedulerName,
-		MetricsAddr:   o.MetricsAddr,
-		Preemption: preemption.Options{
-			MinCandidateNodesPercentage: o.cfg.MinCandidateNodesPercentage,
-			MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
-		},
+		Client:         client,
+		EventClient:    eventClient,
+		SchedulerName:  o.SchedulerName,
+		MetricsAddr:    o.MetricsAddr,
+		Profiles:       o.cfg.Profiles,
+		InitialBackoff: o.cfg.PodInitialBackoff,
+		MaxBackoff:     o.cfg.PodMaxBackoff,
+		Parallelism:    o.cfg.EffectiveParallelism(),
+		Preemption:     preemption.Options{Policy: o.policy, Features: o.features},
 	}
 	if le := o.conn.LeaderElection; le.LeaderElect {
 		cfg.LeaderElection = &kube.LeaderElection{

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/pkg/config"
@@ -34,7 +35,12 @@ type Options struct {
 	FieldValidation string
 	// MaxObjects bounds the objects the scenario may create.
 	MaxObjects int64
+	// FeatureGates are kube-scheduler feature gates, "Name=bool,...".
+	FeatureGates string
+	// VictimPolicy chooses the victims: upstream, minimal or strict-pdb.
+	VictimPolicy string
 
+	preemption  preemption.Options
 	in          io.Reader
 	load        loader.Options
 	out, errOut io.Writer
@@ -72,7 +78,9 @@ seed give the same output byte for byte.`,
 	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, events or json")
 	f.StringVar(&o.Report, "report", "", "write a self-contained HTML report with timelines to this file")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
-	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
+	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup); all off by default, as in v1.37")
+	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal or strict-pdb (see reprieve whatif --help)")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	f.Int64Var(&o.MaxObjects, "max-objects", sim.DefaultMaxObjects, "refuse, before running, a scenario that creates more objects than this over its run (each needs memory)")
@@ -103,6 +111,12 @@ func (o *Options) Validate() error {
 		return clierr.Usagef("standard input (-) can be read only once")
 	}
 	o.load = loader.Options{Validation: v, Stdin: o.in}
+	if o.preemption.Features, err = preemption.ParseFeatureGates(o.FeatureGates); err != nil {
+		return clierr.Usagef("--feature-gates: %v", err)
+	}
+	if o.preemption.Policy, err = preemption.ParsePolicy(o.VictimPolicy); err != nil {
+		return clierr.Usagef("--victim-policy: %v", err)
+	}
 	cfg, err := clierr.LoadConfig(o.ConfigFile)
 	if err != nil {
 		return err
@@ -123,10 +137,15 @@ func (o *Options) Run(ctx context.Context) error {
 	if !sc.HasNodes() {
 		fmt.Fprintln(o.errOut, "warning: the scenario has no nodes and creates none: every pod stays pending")
 	}
-	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Preemption: preemption.Options{
-		MinCandidateNodesPercentage: o.cfg.MinCandidateNodesPercentage,
-		MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
-	}}
+	if o.ConfigFile != "" {
+		_ = clierr.Unsupported(o.ConfigFile, &o.cfg, o.errOut, false)
+		if o.cfg.Profile(v1.DefaultSchedulerName) == nil {
+			fmt.Fprintf(o.errOut, "warning: %s: no profile is named %s: pods whose schedulerName is not one of %s stay pending\n", o.ConfigFile, v1.DefaultSchedulerName, strings.Join(o.cfg.SchedulerNames(), ", "))
+		}
+	}
+	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Profiles: o.cfg.Profiles,
+		InitialBackoff: o.cfg.PodInitialBackoff, MaxBackoff: o.cfg.PodMaxBackoff,
+		Parallelism: o.cfg.EffectiveParallelism(), Preemption: o.preemption}
 	if !o.NoProgress && isTerminal(o.errOut) {
 		opts.Progress = progressBar(o.errOut)
 	}

@@ -90,7 +90,7 @@ node was rejected.`,
 	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, json or yaml")
 	f.BoolVar(&o.Explain, "explain", false, "explain every node: why it was rejected, or its victims and score")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the random dry-run offset and tie-break")
-	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: the pod's profile (by schedulerName), DefaultPreemption enabled and its args")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true adds composite groups; all off by default, as in v1.37")
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal (the best victim set under kube-scheduler's own criteria, never worse than upstream's) or strict-pdb (minimal, never breaking a PodDisruptionBudget)")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
@@ -112,6 +112,7 @@ func (o *Options) Complete() error {
 		return err
 	}
 	o.cfg = cfg
+	_ = clierr.Unsupported(o.ConfigFile, &o.cfg, o.errOut, false)
 	features, err := preemption.ParseFeatureGates(o.FeatureGates)
 	if err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
@@ -179,18 +180,43 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{
-		MinCandidateNodesPercentage: o.cfg.MinCandidateNodesPercentage,
-		MinCandidateNodesAbsolute:   o.cfg.MinCandidateNodesAbsolute,
-		Seed:                        o.Seed,
-		Now:                         o.now,
-		Features:                    o.features,
-		Policy:                      o.policy,
-	}, Score: score.Options{DefaultSelector: whatif.ReplicaSetSelectors(set.ReplicaSets)}})
+	prof := o.profile(pod.Obj)
+	d, err := whatif.Evaluate(snap, pod, whatif.Options{
+		NoPreemption:             !prof.Preemption,
+		Filter:                   prof.Filter,
+		Parallelism:              o.cfg.EffectiveParallelism(),
+		PercentageOfNodesToScore: prof.PercentageOfNodesToScore,
+		Score:                    score.Options{DefaultSelector: whatif.ReplicaSetSelectors(set.ReplicaSets), Config: prof.Score},
+		Preemption: preemption.Options{
+			MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
+			MinCandidateNodesAbsolute:   prof.MinCandidateNodesAbsolute,
+			Seed:                        o.Seed,
+			Now:                         o.now,
+			Features:                    o.features,
+			Policy:                      o.policy,
+		}})
 	if err != nil {
 		return err
 	}
 	return Print(o.out, d, o.Output, o.Explain)
+}
+
+// profile returns the configuration's profile for the pod's schedulerName
+// (default-scheduler when unset). With none of that name kube-scheduler
+// would leave the pod alone: a warning says so and the first profile is
+// used.
+func (o *Options) profile(pod *v1.Pod) *config.Profile {
+	name := pod.Spec.SchedulerName
+	if name == "" {
+		name = v1.DefaultSchedulerName
+	}
+	if p := o.cfg.Profile(name); p != nil {
+		return p
+	}
+	p := &o.cfg.Profiles[0]
+	fmt.Fprintf(o.errOut, "warning: the pod's schedulerName %q names no profile of the configuration (%s): no kube-scheduler profile would schedule it; evaluating with profile %q\n",
+		name, strings.Join(o.cfg.SchedulerNames(), ", "), p.SchedulerName)
+	return p
 }
 
 // loadSet reads the snapshot files, or lists the live cluster when none are given.

@@ -261,18 +261,29 @@ func defaultSelector(services []*v1.Service) score.Selectors {
 	}
 }
 
-// upstreamScores returns the upstream total and per plugin weighted scores.
+// upstreamScores returns the upstream total and per plugin weighted scores
+// with the default profile.
 func upstreamScores(t *testing.T, w world) (totals []int64, perPlugin map[string][]int64, best string, skip bool) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logger := klog.FromContext(ctx)
 	var versioned configv1.KubeSchedulerConfiguration
 	scheme.Scheme.Default(&versioned)
 	var cfg schedulerapi.KubeSchedulerConfiguration
 	if err := scheme.Scheme.Convert(&versioned, &cfg, nil); err != nil {
 		t.Fatal(err)
 	}
-	profile := &cfg.Profiles[0]
+	totals, perPlugin, best, _, skip, err := upstreamProfileScores(t, w, &cfg.Profiles[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return totals, perPlugin, best, skip
+}
+
+// upstreamProfileScores returns the upstream total and per plugin weighted
+// scores with profile, and the plugins its framework enabled; buildErr is
+// the framework's refusal of the profile (a plugin's arguments, say).
+func upstreamProfileScores(t *testing.T, w world, profile *schedulerapi.KubeSchedulerProfile) (totals []int64, perPlugin map[string][]int64, best string, plugins *schedulerapi.Plugins, skip bool, buildErr error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logger := klog.FromContext(ctx)
 	var objs []runtime.Object
 	for _, n := range w.nodes {
 		objs = append(objs, n)
@@ -322,7 +333,7 @@ func upstreamScores(t *testing.T, w world) (totals []int64, perPlugin map[string
 		frameworkruntime.WithPodGroupManager(cache),
 	)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, "", nil, false, err
 	}
 	inf.Start(ctx.Done())
 	inf.WaitForCacheSync(ctx.Done())
@@ -338,10 +349,11 @@ func upstreamScores(t *testing.T, w world) (totals []int64, perPlugin map[string
 	if err := cache.UpdateSnapshot(logger, snap); err != nil {
 		t.Fatal(err)
 	}
+	plugins = f.ListPlugins()
 	state := framework.NewCycleState()
 	_, s, _ := f.RunPreFilterPlugins(ctx, state, w.pod)
 	if !s.IsSuccess() {
-		return nil, nil, "", true
+		return nil, nil, "", plugins, true, nil
 	}
 	var nodes []fwk.NodeInfo
 	for _, name := range w.feasible {
@@ -368,8 +380,10 @@ func upstreamScores(t *testing.T, w world) (totals []int64, perPlugin map[string
 			perPlugin[ps.Name][i] = ps.Score
 		}
 	}
-	best = framework.NewSortedScoredNodes(res).Pop().Name
-	return totals, perPlugin, best, false
+	if len(res) > 0 {
+		best = framework.NewSortedScoredNodes(res).Pop().Name
+	}
+	return totals, perPlugin, best, plugins, false, nil
 }
 
 // scenarios is the number of random clusters (REPRIEVE_SCORE_SCENARIOS).

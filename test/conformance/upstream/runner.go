@@ -38,6 +38,7 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -103,6 +104,11 @@ type EnvOptions struct {
 	// answer for a given offset and candidate budget is deterministic. The
 	// dry run itself is unchanged.
 	SnapshotOrder bool
+	// Config, when set, is a KubeSchedulerConfiguration document decoded
+	// (with defaults) and validated as kube-scheduler does; its first
+	// profile replaces the default one. Without DefaultPreemption at
+	// postFilter the Result has PreemptionDisabled set and no dry run.
+	Config []byte
 }
 
 // Environment is one upstream scheduler instance (clientset, informers,
@@ -367,16 +373,9 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 		}
 	}()
 
-	// The default profile: v1 defaulting, then conversion to the internal
-	// config, as scheduler.New does with applyDefaultProfile.
-	var versioned configv1.KubeSchedulerConfiguration
-	scheme.Scheme.Default(&versioned)
-	var cfg schedulerapi.KubeSchedulerConfiguration
-	if err := scheme.Scheme.Convert(&versioned, &cfg, nil); err != nil {
-		return nil, fmt.Errorf("converting default scheduler configuration: %w", err)
-	}
-	if len(cfg.Profiles) != 1 {
-		return nil, fmt.Errorf("default configuration has %d profiles, want 1", len(cfg.Profiles))
+	cfg, err := schedulerConfig(opts.Config)
+	if err != nil {
+		return nil, err
 	}
 	profile := &cfg.Profiles[0]
 
@@ -508,6 +507,10 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 	env.framework.SetPodNominator(queue)
 	env.framework.SetPodActivator(queue)
 
+	if !slices.ContainsFunc(env.framework.ListPlugins().PostFilter.Enabled, func(p schedulerapi.Plugin) bool { return p.Name == defaultpreemption.Name }) {
+		// The profile does not preempt.
+		return env, nil
+	}
 	dpArgs, err := defaultPreemptionArgs(profile)
 	if err != nil {
 		return nil, err
@@ -517,6 +520,38 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 		return nil, fmt.Errorf("building DefaultPreemption: %w", err)
 	}
 	return env, nil
+}
+
+// schedulerConfig returns the configuration of doc as kube-scheduler reads
+// it (decoded with defaults, validated), or the default configuration
+// (v1 defaulting, then conversion to the internal config, as scheduler.New
+// does with applyDefaultProfile) when doc is empty.
+func schedulerConfig(doc []byte) (*schedulerapi.KubeSchedulerConfiguration, error) {
+	var cfg schedulerapi.KubeSchedulerConfiguration
+	if len(doc) == 0 {
+		var versioned configv1.KubeSchedulerConfiguration
+		scheme.Scheme.Default(&versioned)
+		if err := scheme.Scheme.Convert(&versioned, &cfg, nil); err != nil {
+			return nil, fmt.Errorf("converting default scheduler configuration: %w", err)
+		}
+	} else {
+		obj, _, err := scheme.Codecs.UniversalDecoder().Decode(doc, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: decoding the scheduler configuration: %v", ErrInvalidInput, err)
+		}
+		c, ok := obj.(*schedulerapi.KubeSchedulerConfiguration)
+		if !ok {
+			return nil, fmt.Errorf("%w: the scheduler configuration is a %T", ErrInvalidInput, obj)
+		}
+		if err := validation.ValidateKubeSchedulerConfiguration(c); err != nil {
+			return nil, fmt.Errorf("%w: invalid scheduler configuration: %v", ErrInvalidInput, err)
+		}
+		cfg = *c
+	}
+	if len(cfg.Profiles) == 0 {
+		return nil, fmt.Errorf("the scheduler configuration has no profile")
+	}
+	return &cfg, nil
 }
 
 // defaultPreemptionArgs returns the profile's (defaulted, converted)
@@ -637,7 +672,11 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod, offset, numCa
 	}
 
 	// 4) Nothing fits: DefaultPreemption's PostFilter (Evaluator.evaluate)
-	// step by step.
+	// step by step, if the profile has it.
+	if env.preemption == nil {
+		res.PreemptionDisabled = true
+		return res, nil
+	}
 	env.preempt(ctx, state, pod, nodeToStatus, len(allNodes), offset, numCandidates, res)
 	if res.Chosen != "" && !slices.Contains(res.TiedBest, res.Chosen) {
 		return nil, fmt.Errorf("upstream chose %q, which is not among the best candidates %v by the runner's re-implementation of pickOneNodeForPreemption", res.Chosen, res.TiedBest)

@@ -122,6 +122,10 @@ type Result struct {
 	// dry-run error), e.g. "preemption: 0/3 nodes are available: ...".
 	PostFilterMessage string `json:"postFilterMessage,omitempty"`
 
+	// PreemptionDisabled is set when the pod fits nowhere and the profile
+	// does not enable DefaultPreemption: no dry run took place.
+	PreemptionDisabled bool `json:"preemptionDisabled,omitempty"`
+
 	// AbortReason is set when upstream's scheduling cycle would end before
 	// PostFilter for a reason other than a FitError: there are no nodes
 	// ("no nodes available to schedule pods"), or a PreFilter or Filter

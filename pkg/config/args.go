@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -312,7 +313,7 @@ func validateNodeAffinity(path *field.Path, args *configv1.NodeAffinityArgs) fie
 	}
 	var out field.ErrorList
 	for _, err := range utilerrors.Flatten(utilerrors.NewAggregate(errs)).Errors() {
-		if fe, ok := err.(*field.Error); ok {
+		if fe := (*field.Error)(nil); errors.As(err, &fe) {
 			out = append(out, fe)
 		} else {
 			out = append(out, field.Invalid(path.Child("addedAffinity"), "", err.Error()))

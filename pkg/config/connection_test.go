@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-
 func TestParseConnection(t *testing.T) {
 	defaults := DefaultConnection()
 	tests := map[string]struct {

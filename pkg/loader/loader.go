@@ -325,7 +325,7 @@ func splitDocuments(name string, data []byte, duplicates bool) ([]document, erro
 	var docs []document
 	for i := 1; ; i++ {
 		doc, err := r.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -353,7 +353,7 @@ func splitJSON(name string, data []byte) ([]document, error) {
 	for i := 1; ; i++ {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

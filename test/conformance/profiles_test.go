@@ -118,7 +118,7 @@ func compareWithConfig(t *testing.T, sc *gen.Scenario, doc []byte, offset int, n
 		t.Errorf("%s: preemptor missing from the snapshot", name)
 		return ""
 	}
-	got := whatif.Evaluate(snap, pod, whatif.Options{
+	got, err := whatif.Evaluate(snap, pod, whatif.Options{
 		NoPreemption: !prof.Preemption,
 		Filter:       prof.Filter,
 		Preemption: preemption.Options{
@@ -128,6 +128,10 @@ func compareWithConfig(t *testing.T, sc *gen.Scenario, doc []byte, offset int, n
 			Now:                         evalTime,
 		},
 	})
+	if err != nil {
+		t.Errorf("%s: reprieve: %v", name, err)
+		return ""
+	}
 
 	var diffs []string
 	outcome := ""

@@ -124,15 +124,22 @@ func TestErrors(t *testing.T) {
 		code int
 		err  string
 	}{
-		"bad quantity": {[]string{"whatif", "--snapshot", badQuantity, "--pod", "a/b"}, 2, badQuantity + ": Node n1: status.allocatable.cpu: quantities must match"},
-		"two pods":     {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", twoPods}, 2, twoPods + ": 2 Pods found"},
-		"bad config":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", badConfig}, 2, "not in valid range [0, 100]"},
-		"no pod flag":  {[]string{"whatif", "--snapshot", "../../examples/cluster"}, 2, "exactly one of -f/--filename and --pod is required"},
-		"unknown pod":  {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b"}, 2, "no such pod in the snapshot"},
-		"bound pod":    {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "jobs/batch-1"}, 2, "already bound to node-a"},
-		"bad output":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "-o", "xml"}, 2, "--output must be table, json or yaml"},
-		"missing file": {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "--pod", "a/b"}, 2, "--snapshot: " + filepath.Join(dir, "nope.yaml") + ": cannot read: no such file or directory"},
-		"unknown flag": {[]string{"whatif", "--bogus"}, 2, "unknown flag"},
+		"bad quantity":     {[]string{"whatif", "--snapshot", badQuantity, "--pod", "a/b"}, 2, badQuantity + ": Node n1: status.allocatable.cpu: quantities must match"},
+		"two pods":         {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", twoPods}, 2, twoPods + ": 2 Pods found"},
+		"bad config":       {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", badConfig}, 2, "not in valid range [0, 100]"},
+		"no pod flag":      {[]string{"whatif", "--snapshot", "../../examples/cluster"}, 2, "exactly one of -f/--filename and --pod is required"},
+		"unknown pod":      {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b"}, 2, "no such pod in the snapshot"},
+		"bound pod":        {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "jobs/batch-1"}, 2, "already bound to node-a"},
+		"bad output":       {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "-o", "xml"}, 2, "--output must be table, json or yaml"},
+		"missing file":     {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "--pod", "a/b"}, 2, "--snapshot: " + filepath.Join(dir, "nope.yaml") + ": cannot read: no such file or directory"},
+		"unknown flag":     {[]string{"whatif", "--bogus"}, 2, "unknown flag"},
+		"flag value":       {[]string{"whatif", "--output"}, 2, "flag needs an argument"},
+		"unknown command":  {[]string{"frobnicate"}, 2, `unknown command "frobnicate" for "reprieve"`},
+		"extra argument":   {[]string{"whatif", "extra"}, 2, `unknown command "extra" for "reprieve whatif"`},
+		"no scenario":      {[]string{"simulate"}, 2, "requires at least 1 arg(s)"},
+		"bad policy":       {[]string{"simulate", "--victim-policy", "kind", "x.yaml"}, 2, "--victim-policy: unknown victim policy"},
+		"scheduler gates":  {[]string{"scheduler", "--feature-gates", "Nope=true"}, 2, "--feature-gates"},
+		"scheduler policy": {[]string{"scheduler", "--victim-policy", "greedy"}, 2, "--victim-policy"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

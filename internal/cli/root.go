@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -37,6 +36,26 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.AddCommand(whatif.NewCommand(s.Out, s.Err))
 	root.AddCommand(simulate.NewCommand(s.Out, s.Err))
 	root.AddCommand(schedulercmd.NewCommand(s.Err))
+	// Misuse of flags and arguments is a usage error (exit code 2),
+	// however cobra words it.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return clierr.Usagef("%v", err) })
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return clierr.Usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		}
+		return nil
+	}
+	for _, c := range root.Commands() {
+		if validate := c.Args; validate != nil {
+			c.Args = func(cmd *cobra.Command, args []string) error {
+				if err := validate(cmd, args); err != nil {
+					return clierr.Usagef("%v", err)
+				}
+				return nil
+			}
+		}
+	}
 	return root
 }
 
@@ -50,18 +69,8 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 		return 0
 	}
 	fmt.Fprintln(s.Err, "error:", err)
-	if errors.Is(err, clierr.ErrUsage) || clierr.IsInput(err) || isCobraUsage(err) {
+	if errors.Is(err, clierr.ErrUsage) || clierr.IsInput(err) {
 		return 2
 	}
 	return 1
-}
-
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "required flag", "requires at least", "arg(s)"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -462,7 +462,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 		node := fr.Feasible[0]
 		if len(fr.Feasible) > 1 {
 			scores := score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score})
-			node = score.SelectHost(fr.Feasible, scores, s.rng)
+			node = score.SelectHost(fr.Feasible, scores)
 		}
 		d.node = node.Name
 		s.assume(p, node.Name)

@@ -27,7 +27,6 @@ package score
 import (
 	"container/heap"
 	"fmt"
-	"math/rand/v2"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -188,10 +187,7 @@ func Total(plugins []PluginScores, n int) []int64 {
 // scheduler extenders score the pod, and pops its root. Without extenders
 // the choice among equal scores is therefore deterministic: whichever of
 // them container/heap's Init leaves at the root. This does exactly that.
-// rnd is not consumed and may be nil; it stays in the signature for the day
-// extenders are modelled.
-func SelectHost(feasible []*snapshot.Node, scores []int64, rnd *rand.Rand) *snapshot.Node {
-	_ = rnd
+func SelectHost(feasible []*snapshot.Node, scores []int64) *snapshot.Node {
 	if len(feasible) == 0 {
 		return nil
 	}

@@ -383,7 +383,7 @@ func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node
 		p.Error = err.Error()
 	}
 	scores := score.Total(plugins, len(feasible))
-	best := score.SelectHost(feasible, scores, nil)
+	best := score.SelectHost(feasible, scores)
 	runnerUp := -1
 	for i, n := range feasible {
 		if n == best {

@@ -212,7 +212,7 @@ func TestScoreDifferentialProfiles(t *testing.T) {
 		if bad {
 			t.Errorf("seed %d: totals upstream %v reprieve %v\n%s", seed, want, got, doc)
 		}
-		if b := score.SelectHost(feasible, got, nil); wantBest != "" && b.Name != wantBest {
+		if b := score.SelectHost(feasible, got); wantBest != "" && b.Name != wantBest {
 			t.Errorf("seed %d: best upstream %s reprieve %s (scores %v)", seed, wantBest, b.Name, got)
 		}
 	}

@@ -478,7 +478,7 @@ func TestScoreDifferential(t *testing.T) {
 		if bad {
 			t.Errorf("seed %d: totals upstream %v reprieve %v", seed, want, got)
 		}
-		if b := score.SelectHost(feasible, got, nil); b.Name != wantBest {
+		if b := score.SelectHost(feasible, got); b.Name != wantBest {
 			t.Errorf("seed %d: best upstream %s reprieve %s (scores %v)", seed, wantBest, b.Name, got)
 		}
 	}
@@ -499,7 +499,7 @@ func TestSelectHostHeap(t *testing.T) {
 			nodes[i] = &snapshot.Node{Name: name}
 		}
 		want := framework.NewSortedScoredNodes(list).Pop().Name
-		if got := score.SelectHost(nodes, scores, nil).Name; got != want {
+		if got := score.SelectHost(nodes, scores).Name; got != want {
 			t.Fatalf("case %d %v: upstream %s reprieve %s", c, scores, want, got)
 		}
 	}

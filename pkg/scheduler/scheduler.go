@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -109,7 +110,7 @@ type Options struct {
 	Async bool
 }
 
-// Scheduler schedules the pending pods of one profile.
+// Scheduler schedules the pending pods of its profiles.
 type Scheduler struct {
 	opts     Options
 	profiles map[string]*config.Profile
@@ -143,8 +144,10 @@ func New(cluster Cluster, clk clock.Clock, opts Options) *Scheduler {
 			Score:                       score.DefaultConfig(),
 		}
 	}
-	for i := range opts.Profiles {
-		profiles[opts.Profiles[i].SchedulerName] = &opts.Profiles[i]
+	// The scheduler's own copy: the caller may reuse its slice.
+	own := slices.Clone(opts.Profiles)
+	for i := range own {
+		profiles[own[i].SchedulerName] = &own[i]
 	}
 	queue := NewQueue(clk)
 	if opts.InitialBackoff > 0 {

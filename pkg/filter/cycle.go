@@ -33,15 +33,16 @@ type Cycle struct {
 	request      snapshot.Resources
 	hostPorts    []v1.ContainerPort
 	nodeAffinity *nodeaffinity.RequiredNodeAffinity
-	// addedAffinity is the profile's NodeAffinity addedAffinity.
-	addedAffinity *nodeaffinity.NodeSelector
-	spread        *spreadState
-	affinity      *affinityState
+	spread       *spreadState
+	affinity     *affinityState
 
 	// plain is set when only resources can reject the pod on a plain node
 	// (see snapshot.NodeSums); sums are then the snapshot's node sums.
 	plain bool
 	sums  []snapshot.NodeSums
+
+	// addedAffinity is the profile's NodeAffinity addedAffinity.
+	addedAffinity *nodeaffinity.NodeSelector
 }
 
 // Options are the arguments of a profile that change filtering; the zero

@@ -94,16 +94,15 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		return 0
 	})
-	sched := scheduler.New(NewCluster(cfg.Client, recorder), clock.RealClock{}, scheduler.Options{
-		SchedulerName:  cfg.SchedulerName,
-		Seed:           seed,
-		Observer:       m,
-		Preemption:     cfg.Preemption,
-		Profiles:       cfg.Profiles,
-		InitialBackoff: cfg.InitialBackoff,
-		MaxBackoff:     cfg.MaxBackoff,
-		Async:          true,
-	})
+	opts := scheduler.Options{
+		SchedulerName: cfg.SchedulerName,
+		Seed:          seed,
+		Observer:      m,
+		Preemption:    cfg.Preemption,
+		Async:         true,
+	}
+	opts.Profiles, opts.InitialBackoff, opts.MaxBackoff = cfg.Profiles, cfg.InitialBackoff, cfg.MaxBackoff
+	sched := scheduler.New(NewCluster(cfg.Client, recorder), clock.RealClock{}, opts)
 	pending.Store(sched)
 
 	var ready atomic.Bool

@@ -115,3 +115,17 @@ func TestConfigProfiles(t *testing.T) {
 		}
 	})
 }
+
+// TestConfigDefaultAnySchedulerName: without --config, whatif evaluates a
+// pod of any schedulerName (reprieve's own, say) with the default profile,
+// without a warning.
+func TestConfigDefaultAnySchedulerName(t *testing.T) {
+	pod := filepath.Join(t.TempDir(), "pod.yaml")
+	if err := os.WriteFile(pod, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: shop}\nspec:\n  schedulerName: reprieve\n  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := run("whatif", "--snapshot", "../../examples/cluster", "-f", pod, "--now", now)
+	if code != 0 || stderr != "" {
+		t.Errorf("exit %d, stderr %q; want exit 0 and no warning", code, stderr)
+	}
+}

@@ -31,10 +31,8 @@ type Cycle struct {
 	request      snapshot.Resources
 	hostPorts    []v1.ContainerPort
 	nodeAffinity *nodeaffinity.RequiredNodeAffinity
-	// addedAffinity is the profile's NodeAffinity addedAffinity.
-	addedAffinity *nodeaffinity.NodeSelector
-	spread        *spreadState
-	affinity      *affinityState
+	spread       *spreadState
+	affinity     *affinityState
 
 	// plain is set when only resources can reject the pod on a plain node
 	// (see snapshot.NodeSums); sums are then the snapshot's node sums.
@@ -44,6 +42,9 @@ type Cycle struct {
 	// workers is the resolved Options.Parallelism; buffers never nil.
 	workers int
 	buffers *Buffers
+
+	// addedAffinity is the profile's NodeAffinity addedAffinity.
+	addedAffinity *nodeaffinity.NodeSelector
 }
 
 // Options configures a filter cycle: how it runs, and the arguments of a

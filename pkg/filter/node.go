@@ -92,24 +92,27 @@ func nodeAffinityPreFilter(pod *v1.Pod) (names sets.Set[string], status Status, 
 // Statuses whose reasons never change are shared, so that rejecting a node
 // allocates nothing. Callers must not modify Reasons.
 var (
-	statusNodePorts            = reject(Unschedulable, NodePorts, ReasonNodePorts)
-	statusNodeName             = reject(UnschedulableAndUnresolvable, NodeName, ReasonNodeName)
-	statusUnschedulable        = reject(UnschedulableAndUnresolvable, NodeUnschedulable, ReasonNodeUnschedulable)
-	statusTaint                = reject(UnschedulableAndUnresolvable, TaintToleration, ReasonUntoleratedTaint)
-	statusNodeAffinity         = reject(UnschedulableAndUnresolvable, NodeAffinity, ReasonNodeAffinity)
-	statusNodeAffinityEnforced = reject(UnschedulableAndUnresolvable, NodeAffinity, ReasonNodeAffinityEnforced)
-	statusSpreadLabel          = reject(UnschedulableAndUnresolvable, PodTopologySpread, ReasonSpreadMissingLabel)
-	statusSpread               = reject(Unschedulable, PodTopologySpread, ReasonSpreadConstraints)
-	statusAffinity             = reject(UnschedulableAndUnresolvable, InterPodAffinity, ReasonPodAffinity)
-	statusAntiAffinity         = reject(Unschedulable, InterPodAffinity, ReasonPodAntiAffinity)
-	statusExistingAnti         = reject(Unschedulable, InterPodAffinity, ReasonExistingPodsAntiAffinity)
-	statusTooManyPods          = reject(Unschedulable, NodeResourcesFit, ReasonTooManyPods)
-	statusInsufficientCPU      = reject(Unschedulable, NodeResourcesFit, "Insufficient cpu")
-	statusInsufficientMem      = reject(Unschedulable, NodeResourcesFit, "Insufficient memory")
-	statusUnresolvableCPU      = reject(UnschedulableAndUnresolvable, NodeResourcesFit, "Insufficient cpu")
-	statusUnresolvableMem      = reject(UnschedulableAndUnresolvable, NodeResourcesFit, "Insufficient memory")
-	statusCPUAndMem            = reject(Unschedulable, NodeResourcesFit, "Insufficient cpu", "Insufficient memory")
+	statusNodePorts       = reject(Unschedulable, NodePorts, ReasonNodePorts)
+	statusNodeName        = reject(UnschedulableAndUnresolvable, NodeName, ReasonNodeName)
+	statusUnschedulable   = reject(UnschedulableAndUnresolvable, NodeUnschedulable, ReasonNodeUnschedulable)
+	statusTaint           = reject(UnschedulableAndUnresolvable, TaintToleration, ReasonUntoleratedTaint)
+	statusNodeAffinity    = reject(UnschedulableAndUnresolvable, NodeAffinity, ReasonNodeAffinity)
+	statusSpreadLabel     = reject(UnschedulableAndUnresolvable, PodTopologySpread, ReasonSpreadMissingLabel)
+	statusSpread          = reject(Unschedulable, PodTopologySpread, ReasonSpreadConstraints)
+	statusAffinity        = reject(UnschedulableAndUnresolvable, InterPodAffinity, ReasonPodAffinity)
+	statusAntiAffinity    = reject(Unschedulable, InterPodAffinity, ReasonPodAntiAffinity)
+	statusExistingAnti    = reject(Unschedulable, InterPodAffinity, ReasonExistingPodsAntiAffinity)
+	statusTooManyPods     = reject(Unschedulable, NodeResourcesFit, ReasonTooManyPods)
+	statusInsufficientCPU = reject(Unschedulable, NodeResourcesFit, "Insufficient cpu")
+	statusInsufficientMem = reject(Unschedulable, NodeResourcesFit, "Insufficient memory")
+	statusUnresolvableCPU = reject(UnschedulableAndUnresolvable, NodeResourcesFit, "Insufficient cpu")
+	statusUnresolvableMem = reject(UnschedulableAndUnresolvable, NodeResourcesFit, "Insufficient memory")
+	statusCPUAndMem       = reject(Unschedulable, NodeResourcesFit, "Insufficient cpu", "Insufficient memory")
 )
+
+// statusNodeAffinityEnforced rejects a node that a profile's added node
+// affinity does not select.
+var statusNodeAffinityEnforced = reject(UnschedulableAndUnresolvable, NodeAffinity, ReasonNodeAffinityEnforced)
 
 // filterResources is NodeResourcesFit's Filter for a request on a node view.
 func filterResources(req *snapshot.Resources, nv *NodeView) Status {

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,12 +121,11 @@ type Options struct {
 	Async bool
 }
 
-// Scheduler schedules the pending pods of one profile.
+// Scheduler schedules the pending pods of its profiles.
 type Scheduler struct {
-	opts     Options
-	profiles map[string]*config.Profile
-	clock    clock.Clock
-	cluster  Cluster
+	opts    Options
+	clock   clock.Clock
+	cluster Cluster
 
 	mu                 sync.Mutex
 	snap               *snapshot.Snapshot
@@ -140,6 +140,9 @@ type Scheduler struct {
 	evaluator     preemption.Evaluator
 	// wake nudges Run when an event may have made work.
 	wake chan struct{}
+
+	// profiles are the profiles by schedulerName.
+	profiles map[string]*config.Profile
 }
 
 // New returns a scheduler with an empty cache on clk, acting on cluster.
@@ -147,9 +150,19 @@ func New(cluster Cluster, clk clock.Clock, opts Options) *Scheduler {
 	if opts.SchedulerName == "" {
 		opts.SchedulerName = v1.DefaultSchedulerName
 	}
-	profiles := map[string]*config.Profile{}
+	s := &Scheduler{
+		opts:    opts,
+		clock:   clk,
+		cluster: cluster,
+		snap:    snapshot.Empty(),
+		queue:   NewQueue(clk),
+		rng:     rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
+		assumed: map[string]bool{},
+		wake:    make(chan struct{}, 1),
+	}
+	s.profiles = map[string]*config.Profile{}
 	if len(opts.Profiles) == 0 {
-		profiles[opts.SchedulerName] = &config.Profile{
+		s.profiles[opts.SchedulerName] = &config.Profile{
 			SchedulerName:               opts.SchedulerName,
 			Preemption:                  true,
 			HasPostFilter:               true,
@@ -158,27 +171,18 @@ func New(cluster Cluster, clk clock.Clock, opts Options) *Scheduler {
 			Score:                       score.DefaultConfig(),
 		}
 	}
-	for i := range opts.Profiles {
-		profiles[opts.Profiles[i].SchedulerName] = &opts.Profiles[i]
+	// The scheduler's own copy: the caller may reuse its slice.
+	own := slices.Clone(opts.Profiles)
+	for i := range own {
+		s.profiles[own[i].SchedulerName] = &own[i]
 	}
-	queue := NewQueue(clk)
 	if opts.InitialBackoff > 0 {
-		queue.initialBackoff = opts.InitialBackoff
+		s.queue.initialBackoff = opts.InitialBackoff
 	}
 	if opts.MaxBackoff > 0 {
-		queue.maxBackoff = opts.MaxBackoff
+		s.queue.maxBackoff = opts.MaxBackoff
 	}
-	return &Scheduler{
-		opts:     opts,
-		profiles: profiles,
-		clock:    clk,
-		cluster:  cluster,
-		snap:     snapshot.Empty(),
-		queue:    queue,
-		rng:      rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
-		assumed:  map[string]bool{},
-		wake:     make(chan struct{}, 1),
-	}
+	return s
 }
 
 // notify wakes Run; handlers call it after every change.

@@ -204,7 +204,8 @@ func (o *Options) Run(ctx context.Context) error {
 // profile returns the configuration's profile for the pod's schedulerName
 // (default-scheduler when unset). With none of that name kube-scheduler
 // would leave the pod alone: a warning says so and the first profile is
-// used.
+// used. Without --config every pod gets the default profile, whatever
+// scheduler it names (reprieve's own, say).
 func (o *Options) profile(pod *v1.Pod) *config.Profile {
 	name := pod.Spec.SchedulerName
 	if name == "" {
@@ -212,6 +213,9 @@ func (o *Options) profile(pod *v1.Pod) *config.Profile {
 	}
 	if p := o.cfg.Profile(name); p != nil {
 		return p
+	}
+	if o.ConfigFile == "" {
+		return &o.cfg.Profiles[0]
 	}
 	p := &o.cfg.Profiles[0]
 	fmt.Fprintf(o.errOut, "warning: the pod's schedulerName %q names no profile of the configuration (%s): no kube-scheduler profile would schedule it; evaluating with profile %q\n",

@@ -7,8 +7,10 @@
 // Preemption is actuated as upstream's asynchronous preemption: the
 // preemptor is nominated, each victim gets the DisruptionTarget condition and
 // a graceful delete, lower-priority pods nominated to the node lose their
-// nomination, and the preemptor stays out of scheduling until those calls
-// have returned.
+// nomination. The preemptor stays out of scheduling until those calls have
+// returned and each victim is deleted or terminating (so that it never
+// preempts again while its victims are still visible), and is retried at
+// once when the cache sees its last victim deleted (see Queue.Gate).
 package scheduler
 
 import (
@@ -569,7 +571,7 @@ func (s *Scheduler) actuate(ctx context.Context, d *decision) {
 	pod := d.pod.Obj
 	logger := klog.FromContext(ctx)
 	obs := s.opts.Observer
-	// Preemption: the pod is gated until the calls have returned.
+	// Preemption: the pod is gated (see Queue.Gate).
 	if d.plan != nil {
 		if s.opts.Async {
 			go s.preempt(ctx, d)
@@ -623,7 +625,8 @@ func (s *Scheduler) bind(ctx context.Context, d *decision) {
 // lower-priority pods nominated to the node lose their nomination, then each
 // victim gets the DisruptionTarget condition and a graceful delete (all but
 // the last concurrently when asynchronous), victims already terminating get
-// no call. The preemptor is ungated when the calls have returned.
+// no call. The queue learns when the calls have returned and whether one
+// failed (Queue.Ungate).
 func (s *Scheduler) preempt(ctx context.Context, d *decision) {
 	pod := d.pod.Obj
 	logger := klog.FromContext(ctx)

@@ -24,6 +24,9 @@ type fakeCluster struct {
 	// each victim was preempted.
 	gatedDuringPreempt []bool
 	preemptor          string
+	// goneInAPI are victims the API server no longer has (deleted by
+	// someone else) while the scheduler's cache still does.
+	goneInAPI map[string]bool
 }
 
 func (f *fakeCluster) Bind(_ context.Context, pod *v1.Pod, node string) error {
@@ -56,6 +59,9 @@ func (f *fakeCluster) SetUnschedulable(_ context.Context, pod *v1.Pod, message s
 func (f *fakeCluster) Preempt(_ context.Context, victim *v1.Pod, c v1.PodCondition) error {
 	f.calls = append(f.calls, fmt.Sprintf("preempt %s %s/%s", victim.Name, c.Type, c.Reason))
 	f.gatedDuringPreempt = append(f.gatedDuringPreempt, f.s.queue.Gated(f.preemptor))
+	if f.goneInAPI[podKey(victim)] {
+		return fmt.Errorf("pods %q not found: %w", victim.Name, ErrVictimGone)
+	}
 	old := f.pods[podKey(victim)]
 	p := old.DeepCopy()
 	p.Status.Conditions = append(p.Status.Conditions, c)
@@ -209,6 +215,31 @@ func TestNominatedPodsReserveRoom(t *testing.T) {
 	runAll(s)
 	if !contains(f.calls, "bind p n2") {
 		t.Errorf("lower-priority pod took the nominated node's room: %q", f.calls)
+	}
+}
+
+func TestVictimDeletedBySomeoneElse(t *testing.T) {
+	s, f := setup(t, []*v1.Node{rt.Node("n1").CPU("2").Obj()},
+		rt.Pod("ns", "victim").Priority(1).Req("2", "").On("n1").Obj(),
+		rt.Pod("ns", "p").Priority(10).Req("2", "").Obj(),
+	)
+	f.calls = nil
+	f.goneInAPI = map[string]bool{"ns/victim": true}
+	runAll(s)
+	for _, c := range f.calls {
+		if strings.Contains(c, "Preempted") {
+			t.Errorf("a Preempted event for a victim the preemptor did not delete: %s", c)
+		}
+	}
+	if !s.queue.Gated("ns/p") {
+		t.Error("preemptor not kept out while the victim is still in the cache")
+	}
+	// The deletion reaches the cache: the preemptor binds at once.
+	f.calls = nil
+	f.delete("ns/victim")
+	runAll(s)
+	if !contains(f.calls, "bind p n1") {
+		t.Errorf("preemptor not bound after the victim's deletion: %q", f.calls)
 	}
 }
 

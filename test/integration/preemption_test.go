@@ -456,19 +456,36 @@ func checkConditionBeforeDeletion(t *testing.T, hist []podEvent, sched string) {
 }
 
 // wantCalls compares the tap's call counts for "METHOD ns/name[/sub]" keys.
+// The tap records a call when its response comes back, which may be after
+// the test saw its effect through the API server: counts are read again
+// for up to a second until they match.
 func wantCalls(t *testing.T, tp *tap, want map[string]int) {
 	t.Helper()
-	got := map[string]int{}
-	for _, c := range tp.All() {
-		ns, name, sub, ok := parsePodPath(c.Path)
-		if !ok {
-			continue
+	count := func() map[string]int {
+		got := map[string]int{}
+		for _, c := range tp.All() {
+			ns, name, sub, ok := parsePodPath(c.Path)
+			if !ok {
+				continue
+			}
+			key := c.Method + " " + ns + "/" + name
+			if sub != "" {
+				key += "/" + sub
+			}
+			got[key]++
 		}
-		key := c.Method + " " + ns + "/" + name
-		if sub != "" {
-			key += "/" + sub
+		return got
+	}
+	got := count()
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); got = count() {
+		match := true
+		for k, n := range want {
+			match = match && got[k] == n
 		}
-		got[key]++
+		if match {
+			break
+		}
+		time.Sleep(poll)
 	}
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if got[k] != want[k] {

@@ -70,9 +70,9 @@ func New(reg prometheus.Registerer, profile string, pending func() int) *Metrics
 }
 
 // Attempt implements scheduler.Observer.
-func (m *Metrics) Attempt(_ *v1.Pod, result string, d time.Duration) {
-	m.scheduleAttempts.WithLabelValues(result, m.profile).Inc()
-	m.attemptDuration.WithLabelValues(result, m.profile).Observe(d.Seconds())
+func (m *Metrics) Attempt(_ *v1.Pod, result scheduler.AttemptResult, d time.Duration) {
+	m.scheduleAttempts.WithLabelValues(string(result), m.profile).Inc()
+	m.attemptDuration.WithLabelValues(string(result), m.profile).Observe(d.Seconds())
 }
 
 // Scheduled implements scheduler.Observer.

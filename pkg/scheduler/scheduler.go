@@ -72,13 +72,27 @@ type Cluster interface {
 // deleted (or replaced by a pod of the same name): nothing was preempted.
 var ErrVictimGone = errors.New("victim already gone")
 
+// AttemptResult is the outcome of a scheduling cycle, named as upstream's
+// schedule_attempts_total result label.
+type AttemptResult string
+
+// The outcomes of a scheduling cycle.
+const (
+	// AttemptScheduled: the pod was assumed on a node and is being bound.
+	AttemptScheduled AttemptResult = "scheduled"
+	// AttemptUnschedulable: the pod fits nowhere (preemption may have
+	// nominated a node for it).
+	AttemptUnschedulable AttemptResult = "unschedulable"
+	// AttemptError: the cycle failed, or binding did.
+	AttemptError AttemptResult = "error"
+)
+
 // Observer is told what the scheduler does, for metrics and reports. With
 // Options.Async its methods are also called from actuation goroutines, so
 // they must then be safe for concurrent use.
 type Observer interface {
-	// Attempt is one scheduling cycle: result is "scheduled",
-	// "unschedulable" or "error".
-	Attempt(pod *v1.Pod, result string, duration time.Duration)
+	// Attempt is one scheduling cycle and its outcome.
+	Attempt(pod *v1.Pod, result AttemptResult, duration time.Duration)
 	// Scheduled is a pod bound after attempts cycles, sinceFirst after its
 	// first attempt.
 	Scheduled(pod *v1.Pod, node string, attempts int, sinceFirst time.Duration)
@@ -589,7 +603,7 @@ func (s *Scheduler) actuate(ctx context.Context, d *decision) {
 	s.queue.Done(d.qp, true)
 	s.mu.Unlock()
 	if obs != nil {
-		obs.Attempt(pod, "unschedulable", s.clock.Since(d.started))
+		obs.Attempt(pod, AttemptUnschedulable, s.clock.Since(d.started))
 	}
 }
 
@@ -607,7 +621,7 @@ func (s *Scheduler) bind(ctx context.Context, d *decision) {
 		klog.FromContext(ctx).Error(err, "Binding failed", "pod", klog.KObj(pod), "node", d.node)
 		s.cluster.Event(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, ActionScheduling, fmt.Sprintf("Binding rejected: %v", err))
 		if obs != nil {
-			obs.Attempt(pod, "error", s.clock.Since(d.started))
+			obs.Attempt(pod, AttemptError, s.clock.Since(d.started))
 		}
 		return
 	}
@@ -616,7 +630,7 @@ func (s *Scheduler) bind(ctx context.Context, d *decision) {
 	s.mu.Unlock()
 	s.cluster.Event(pod, nil, v1.EventTypeNormal, ReasonScheduled, ActionBinding, fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, d.node))
 	if obs != nil {
-		obs.Attempt(pod, "scheduled", s.clock.Since(d.started))
+		obs.Attempt(pod, AttemptScheduled, s.clock.Since(d.started))
 		obs.Scheduled(pod, d.node, attempts, s.clock.Since(first))
 	}
 }

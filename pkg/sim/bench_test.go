@@ -12,6 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/pkg/loader"
+
+	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 
 // phaseTimer measures, in wall time, the phase of a run from the first
@@ -27,7 +29,7 @@ func (p *phaseTimer) match(pod *v1.Pod) bool {
 	return strings.HasPrefix(pod.Namespace+"/"+pod.Name, p.prefix)
 }
 
-func (p *phaseTimer) Attempt(pod *v1.Pod, _ string, _ time.Duration) {
+func (p *phaseTimer) Attempt(pod *v1.Pod, _ scheduler.AttemptResult, _ time.Duration) {
 	if p.first.IsZero() && p.match(pod) {
 		p.first = time.Now()
 	}

@@ -10,6 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/pkg/loader"
+
+	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 
 func scenarioOf(t *testing.T, doc string, limits Limits) (*Scenario, error) {
@@ -28,7 +30,7 @@ type cancelAfter struct {
 	cancel      context.CancelFunc
 }
 
-func (c *cancelAfter) Attempt(*v1.Pod, string, time.Duration) {
+func (c *cancelAfter) Attempt(*v1.Pod, scheduler.AttemptResult, time.Duration) {
 	c.attempts++
 	if c.attempts == c.n {
 		c.cancel()

@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 
 // Event is a Kubernetes event as the simulation recorded it.
@@ -244,7 +246,7 @@ func (r *recorder) podGone(p *v1.Pod, t time.Time) {
 }
 
 // Attempt implements scheduler.Observer.
-func (r *recorder) Attempt(*v1.Pod, string, time.Duration) { r.attempts++ }
+func (r *recorder) Attempt(*v1.Pod, scheduler.AttemptResult, time.Duration) { r.attempts++ }
 
 // Scheduled implements scheduler.Observer.
 func (r *recorder) Scheduled(p *v1.Pod, _ string, _ int, _ time.Duration) {

@@ -48,7 +48,7 @@ type Options struct {
 // observers fans scheduler notifications out.
 type observers []scheduler.Observer
 
-func (o observers) Attempt(p *v1.Pod, result string, d time.Duration) {
+func (o observers) Attempt(p *v1.Pod, result scheduler.AttemptResult, d time.Duration) {
 	for _, x := range o {
 		x.Attempt(p, result, d)
 	}

@@ -59,3 +59,27 @@ func TestSimulateErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulateCompare runs the bundled policies scenario under each victim
+// policy: the side-by-side summary matches its golden file, and the JSON
+// shows minimal evicting half of what upstream evicts.
+func TestSimulateCompare(t *testing.T) {
+	const scenario = "../../examples/simulate/policies.yaml"
+	stdout, stderr, code := run("simulate", scenario, "--compare", "upstream,minimal,strict-pdb")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden(t, filepath.Join("testdata", "policies.compare.table"), stdout)
+	js, stderr, code := run("simulate", scenario, "--compare", "upstream,minimal", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`"policy": "upstream"`, `"victims": 12`, `"policy": "minimal"`, `"victims": 6`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+	if _, stderr, code := run("simulate", scenario, "--compare", "upstream,best"); code != 2 || !strings.Contains(stderr, "--compare") {
+		t.Errorf("unknown policy: exit %d, stderr %q", code, stderr)
+	}
+}

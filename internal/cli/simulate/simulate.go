@@ -39,8 +39,12 @@ type Options struct {
 	FeatureGates string
 	// VictimPolicy chooses the victims: upstream, minimal or strict-pdb.
 	VictimPolicy string
+	// Compare lists victim policies to run the scenario under, one after
+	// another with the same seed, and compare.
+	Compare []string
 
 	preemption  preemption.Options
+	compare     []preemption.Policy
 	in          io.Reader
 	load        loader.Options
 	out, errOut io.Writer
@@ -81,6 +85,7 @@ seed give the same output byte for byte.`,
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup); all off by default, as in v1.37")
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal or strict-pdb (see reprieve whatif --help)")
+	f.StringSliceVar(&o.Compare, "compare", nil, "run the scenario under each of these victim policies (e.g. upstream,minimal,strict-pdb) with the same seed and print them side by side")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	f.Int64Var(&o.MaxObjects, "max-objects", sim.DefaultMaxObjects, "refuse, before running, a scenario that creates more objects than this over its run (each needs memory)")
@@ -117,6 +122,16 @@ func (o *Options) Validate() error {
 	if o.preemption.Policy, err = preemption.ParsePolicy(o.VictimPolicy); err != nil {
 		return clierr.Usagef("--victim-policy: %v", err)
 	}
+	for _, name := range o.Compare {
+		p, err := preemption.ParsePolicy(name)
+		if err != nil {
+			return clierr.Usagef("--compare: %v", err)
+		}
+		o.compare = append(o.compare, p)
+	}
+	if len(o.compare) > 0 && (o.Output == "events" || o.Report != "") {
+		return clierr.Usagef("--compare prints a comparison: it takes -o table or json, and no --report")
+	}
 	cfg, err := clierr.LoadConfig(o.ConfigFile)
 	if err != nil {
 		return err
@@ -148,6 +163,9 @@ func (o *Options) Run(ctx context.Context) error {
 		Parallelism: o.cfg.EffectiveParallelism(), Preemption: o.preemption}
 	if !o.NoProgress && isTerminal(o.errOut) {
 		opts.Progress = progressBar(o.errOut)
+	}
+	if len(o.compare) > 0 {
+		return o.runCompare(ctx, sc, opts)
 	}
 	res, err := sim.Run(ctx, sc, opts)
 	if opts.Progress != nil {
@@ -181,6 +199,109 @@ func (o *Options) Run(ctx context.Context) error {
 		return printEvents(o.out, res.Events)
 	}
 	return printSummary(o.out, sc, res)
+}
+
+// PolicyRun is one victim policy's run of a compared scenario.
+type PolicyRun struct {
+	Policy  preemption.Policy `json:"policy"`
+	Summary sim.Summary       `json:"summary"`
+	// ReplacementsPendingAtEnd counts the pods controllers re-created for
+	// victims that were still pending at the end.
+	ReplacementsPendingAtEnd int `json:"replacementsPendingAtEnd"`
+}
+
+// runCompare runs the scenario under each policy of --compare, reloading
+// it for each run, and prints the runs side by side.
+func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.Options) error {
+	var runs []PolicyRun
+	for i, p := range o.compare {
+		sc := first
+		if i > 0 {
+			var err error
+			if sc, err = sim.LoadScenarioWith(o.load, sim.Limits{MaxObjects: o.MaxObjects}, o.Paths...); err != nil {
+				return clierr.NameFlag("scenario", err)
+			}
+		}
+		opts.Preemption.Policy = p
+		res, err := sim.Run(ctx, sc, opts)
+		if opts.Progress != nil {
+			fmt.Fprint(o.errOut, "\r\033[K")
+		}
+		if err != nil {
+			return fmt.Errorf("policy %s: %w", p, err)
+		}
+		run := PolicyRun{Policy: p, Summary: res.Summary}
+		for _, h := range res.Pods {
+			if h.Replacement && h.Bound == nil {
+				run.ReplacementsPendingAtEnd++
+			}
+		}
+		runs = append(runs, run)
+	}
+	if o.Output == "json" {
+		b, err := json.MarshalIndent(runs, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(o.out, "%s\n", b)
+		return err
+	}
+	return printComparison(o.out, first, runs)
+}
+
+// printComparison prints one column per policy.
+func printComparison(w io.Writer, sc *sim.Scenario, runs []PolicyRun) error {
+	s0 := runs[0].Summary
+	fmt.Fprintf(w, "SCENARIO  %s (seed %d, %s of virtual time), one run per victim policy\n", s0.Scenario, s0.Seed, s0.Duration)
+	if sc.Description != "" {
+		fmt.Fprintf(w, "          %s\n", sc.Description)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := "\t"
+	for _, r := range runs {
+		header += string(r.Policy) + "\t"
+	}
+	fmt.Fprintln(tw, header)
+	row := func(name string, value func(r PolicyRun) string) {
+		line := name + "\t"
+		for _, r := range runs {
+			line += value(r) + "\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	count := func(f func(s sim.Summary) int) func(PolicyRun) string {
+		return func(r PolicyRun) string { return fmt.Sprint(f(r.Summary)) }
+	}
+	row("victims (evictions)", count(func(s sim.Summary) int { return s.Victims }))
+	row("preemptions", count(func(s sim.Summary) int { return s.Preemptions }))
+	row("PDB violations", count(func(s sim.Summary) int { return s.PDBViolations }))
+	row("runtime lost by victims", func(r PolicyRun) string {
+		return (time.Duration(r.Summary.VictimRuntimeLostS * float64(time.Second))).Round(time.Second).String()
+	})
+	row("re-created victims pending at the end", func(r PolicyRun) string { return fmt.Sprint(r.ReplacementsPendingAtEnd) })
+	row("preemption cascades", count(func(s sim.Summary) int { return s.PreemptionCascades }))
+	row("pods pending at the end", count(func(s sim.Summary) int { return s.PodsPendingAtEnd }))
+	row("pods scheduled", count(func(s sim.Summary) int { return s.PodsScheduled }))
+	if n := len(s0.TimeToSchedule); n > 0 {
+		top := s0.TimeToSchedule[n-1].Priority
+		for _, p := range s0.TimeToSchedule {
+			top = max(top, p.Priority)
+		}
+		wait := func(f func(p sim.PriorityWaits) float64) func(PolicyRun) string {
+			return func(r PolicyRun) string {
+				for _, p := range r.Summary.TimeToSchedule {
+					if p.Priority == top {
+						return secs(f(p))
+					}
+				}
+				return "-"
+			}
+		}
+		row(fmt.Sprintf("time to schedule, priority %d, p50", top), wait(func(p sim.PriorityWaits) float64 { return p.P50 }))
+		row(fmt.Sprintf("time to schedule, priority %d, p99", top), wait(func(p sim.PriorityWaits) float64 { return p.P99 }))
+	}
+	return tw.Flush()
 }
 
 func isTerminal(w io.Writer) bool {

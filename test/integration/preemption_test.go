@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
@@ -87,6 +88,24 @@ func TestPreemption(t *testing.T) {
 			"DELETE " + w.ns + "/preemptor":       0,
 			"PATCH " + w.ns + "/preemptor/status": 1,
 		})
+	})
+
+	t.Run("victim-policy-minimal", func(t *testing.T) {
+		// Upstream's greedy reprieve keeps the oldest pod, which takes
+		// exactly the room the preemptor needs, and evicts both younger
+		// ones; --victim-policy minimal evicts the oldest alone.
+		w := e.world(t)
+		w.node(smallNode("node-1"))
+		w.running(mkPod("old", low, "250m").Obj(), "node-1", at(0))
+		w.running(mkPod("young-1", low, "125m").Obj(), "node-1", at(1))
+		w.running(mkPod("young-2", low, "125m").Obj(), "node-1", at(2))
+		w.waitRunning("old", "young-1", "young-2")
+		s := w.startScheduler(schedOpts{policy: preemption.Minimal})
+		w.pod(mkPod("preemptor", high, "250m").Obj())
+		if got := w.waitBound("preemptor"); got != "node-1" {
+			t.Fatalf("preemptor bound to %q, want node-1", got)
+		}
+		wantVictims(t, w, s, []string{"old"}, []string{"young-1", "young-2"})
 	})
 
 	t.Run("anti-affinity", func(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
+	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
@@ -510,6 +511,8 @@ type schedOpts struct {
 	// does (kube.ApplyClientConnection, a separate events client);
 	// otherwise the scheduler shares the harness's unthrottled settings.
 	clientConnection *config.ClientConnection
+	// policy is the victim policy (default upstream).
+	policy preemption.Policy
 }
 
 // startScheduler runs reprieve's scheduler for the world's pods, with a
@@ -538,6 +541,7 @@ func (w *world) startScheduler(o schedOpts) *runningScheduler {
 			Registry:       r.registry,
 			LeaderElection: o.le,
 			Seed:           1,
+			Preemption:     preemption.Options{Policy: o.policy},
 		})
 	}()
 	w.t.Cleanup(func() { _ = r.stop() })

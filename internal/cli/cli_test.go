@@ -133,6 +133,7 @@ func TestErrors(t *testing.T) {
 		"bad output":       {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "-o", "xml"}, 2, "--output must be table, json or yaml"},
 		"missing file":     {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "--pod", "a/b"}, 2, "--snapshot: " + filepath.Join(dir, "nope.yaml") + ": cannot read: no such file or directory"},
 		"unknown flag":     {[]string{"whatif", "--bogus"}, 2, "unknown flag"},
+		"missing config":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", filepath.Join(dir, "nope.yaml")}, 2, "--config: open " + filepath.Join(dir, "nope.yaml")},
 		"flag value":       {[]string{"whatif", "--output"}, 2, "flag needs an argument"},
 		"unknown command":  {[]string{"frobnicate"}, 2, `unknown command "frobnicate" for "reprieve"`},
 		"extra argument":   {[]string{"whatif", "extra"}, 2, `unknown command "extra" for "reprieve whatif"`},

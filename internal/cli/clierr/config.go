@@ -16,7 +16,7 @@ func LoadConfig(path string) (config.Config, error) {
 	}
 	c, err := config.Load(path)
 	if err != nil {
-		return config.Config{}, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		return config.Config{}, fmt.Errorf("%w: --config: %v", ErrInvalidConfig, err)
 	}
 	return c, nil
 }

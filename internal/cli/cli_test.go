@@ -117,7 +117,7 @@ func TestErrors(t *testing.T) {
 		return p
 	}
 	badQuantity := write("bad.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n")
-	twoPods := write("two.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {containers: [{name: c}]}\n")
+	podAndNode := write("two.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n")
 	badConfig := write("config.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: {minCandidateNodesPercentage: 200}\n")
 	tests := map[string]struct {
 		args []string
@@ -125,7 +125,8 @@ func TestErrors(t *testing.T) {
 		err  string
 	}{
 		"bad quantity":     {[]string{"whatif", "--snapshot", badQuantity, "--pod", "a/b"}, 2, badQuantity + ": Node n1: status.allocatable.cpu: quantities must match"},
-		"two pods":         {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", twoPods}, 2, twoPods + ": 2 Pods found"},
+		"pod and node":     {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", podAndNode}, 2, podAndNode + ": -f must hold Pods and nothing else"},
+		"namespace":        {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/urgent.yaml", "-n", "jobs"}, 2, `the namespace from the provided object "shop" does not match the namespace "jobs"`},
 		"bad config":       {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", badConfig}, 2, "not in valid range [0, 100]"},
 		"no pod flag":      {[]string{"whatif", "--snapshot", "../../examples/cluster"}, 2, "exactly one of -f/--filename and --pod is required"},
 		"unknown pod":      {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b"}, 2, "no such pod in the snapshot"},
@@ -149,5 +150,43 @@ func TestErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and one line containing %q", code, stderr, tc.code, tc.err)
 			}
 		})
+	}
+}
+
+// TestWhatifManyPods evaluates every bundled pod with one load: one row per
+// pod, and each decision is what evaluating that pod alone gives.
+func TestWhatifManyPods(t *testing.T) {
+	args := []string{"whatif", "--snapshot", "../../examples/cluster", "--now", "2026-11-30T12:00:00Z", "--seed", "1"}
+	stdout, stderr, code := run(append(args, "-f", "../../examples/pods", "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var all []json.RawMessage
+	if err := json.Unmarshal([]byte(stdout), &all); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("../../examples/pods/*.yaml")
+	if err != nil || len(files) < 2 || len(all) != len(files) {
+		t.Fatalf("%d decisions for %d pod files (%v)", len(all), len(files), err)
+	}
+	for i, f := range files {
+		alone, stderr, code := run(append(args, "-f", f, "-o", "json")...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", f, code, stderr)
+		}
+		var a, b any
+		if err := json.Unmarshal([]byte(alone), &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(all[i], &b); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Errorf("%s: evaluated with the others differs from alone (-alone +together):\n%s", f, diff)
+		}
+	}
+	table, _, _ := run(append(args, "-f", "../../examples/pods")...)
+	if n := strings.Count(strings.TrimSpace(table), "\n"); n != len(files) {
+		t.Errorf("table has %d rows, want %d:\n%s", n, len(files), table)
 	}
 }

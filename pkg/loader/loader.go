@@ -920,6 +920,37 @@ func LoadPod(path string) (pod *v1.Pod, namespaced bool, err error) {
 // for its Warnings and NamespaceGiven.
 func LoadPodSet(opts Options, path string) (*v1.Pod, *Set, error) { return loadPod(opts, path) }
 
+// LoadPodsSet reads, with opts, the pods to evaluate: a file of one or
+// many documents, a directory of such files, or "-" for standard input,
+// holding Pods only, none bound yet. It returns them in file order with the
+// set they were read into, for its Warnings and NamespaceGiven.
+func LoadPodsSet(opts Options, path string) ([]*v1.Pod, *Set, error) {
+	s := NewSetWith(opts)
+	if err := s.AddPath(path); err != nil {
+		return nil, nil, err
+	}
+	o := s.Objects
+	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped) +
+		len(o.PodGroups) + len(o.CompositePodGroups) +
+		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.Simulations)
+	name := path
+	if path == "-" {
+		name = StdinName
+	}
+	switch {
+	case len(o.Pods) == 0:
+		return nil, nil, &InputError{Source: name, Detail: "no Pod found; -f must hold pods to evaluate"}
+	case others > 0:
+		return nil, nil, &InputError{Source: name, Detail: "-f must hold Pods and nothing else (the cluster goes in --snapshot)"}
+	}
+	for _, p := range o.Pods {
+		if p.Spec.NodeName != "" {
+			return nil, nil, &InputError{Source: s.origin[p], Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName", Detail: "the pod is already bound; whatif needs a pod to schedule"}
+		}
+	}
+	return o.Pods, s, nil
+}
+
 // NamespaceGiven reports whether obj's document named its namespace.
 func (s *Set) NamespaceGiven(obj any) bool { return !s.defaulted[obj] }
 

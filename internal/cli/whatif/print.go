@@ -36,6 +36,40 @@ func Print(w io.Writer, d *whatif.Decision, format string, explain bool) error {
 	return printTable(w, d, explain)
 }
 
+// PrintMany writes the decisions for several pods: a table of one row per
+// pod, or a JSON or YAML list of the decisions.
+func PrintMany(w io.Writer, ds []*whatif.Decision, format string) error {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(ds, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(ds)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "POD\tPRIORITY\tNODE\tVICTIMS\tDECISION")
+	for _, d := range ds {
+		node, victims := "-", "-"
+		switch {
+		case d.Placement != nil:
+			node = d.Placement.Node
+		case d.NominatedNode != "":
+			node, victims = d.NominatedNode, fmt.Sprint(len(d.Victims))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", d.Pod, d.Priority, node, victims, d.Summary)
+	}
+	return tw.Flush()
+}
+
 func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 	fmt.Fprintf(w, "POD       %s (priority %d)\n", d.Pod, d.Priority)
 	fmt.Fprintf(w, "DECISION  %s\n", d.Summary)

@@ -176,29 +176,39 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pod, err := o.pod(snap, set)
+	pods, err := o.pods(snap)
 	if err != nil {
 		return err
 	}
-	prof := o.profile(pod.Obj)
-	d, err := whatif.Evaluate(snap, pod, whatif.Options{
-		NoPreemption:             !prof.Preemption,
-		Filter:                   prof.Filter,
-		Parallelism:              o.cfg.EffectiveParallelism(),
-		PercentageOfNodesToScore: prof.PercentageOfNodesToScore,
-		Score:                    score.Options{DefaultSelector: whatif.ReplicaSetSelectors(set.ReplicaSets), Config: prof.Score},
-		Preemption: preemption.Options{
-			MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
-			MinCandidateNodesAbsolute:   prof.MinCandidateNodesAbsolute,
-			Seed:                        o.Seed,
-			Now:                         o.now,
-			Features:                    o.features,
-			Policy:                      o.policy,
-		}})
-	if err != nil {
-		return err
+	// One evaluator for all the pods: each is evaluated on the snapshot as
+	// if it were alone, in its memory.
+	var e whatif.Evaluator
+	decisions := make([]*whatif.Decision, 0, len(pods))
+	for _, pod := range pods {
+		prof := o.profile(pod.Obj)
+		d, err := e.Evaluate(snap, pod, whatif.Options{
+			NoPreemption:             !prof.Preemption,
+			Filter:                   prof.Filter,
+			Parallelism:              o.cfg.EffectiveParallelism(),
+			PercentageOfNodesToScore: prof.PercentageOfNodesToScore,
+			Score:                    score.Options{DefaultSelector: whatif.ReplicaSetSelectors(set.ReplicaSets), Config: prof.Score},
+			Preemption: preemption.Options{
+				MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
+				MinCandidateNodesAbsolute:   prof.MinCandidateNodesAbsolute,
+				Seed:                        o.Seed,
+				Now:                         o.now,
+				Features:                    o.features,
+				Policy:                      o.policy,
+			}})
+		if err != nil {
+			return err
+		}
+		decisions = append(decisions, d)
 	}
-	return Print(o.out, d, o.Output, o.Explain)
+	if len(decisions) == 1 {
+		return Print(o.out, decisions[0], o.Output, o.Explain)
+	}
+	return PrintMany(o.out, decisions, o.Output)
 }
 
 // profile returns the configuration's profile for the pod's schedulerName
@@ -245,7 +255,7 @@ func (o *Options) loadSet(ctx context.Context) (*loader.Set, error) {
 	return set, nil
 }
 
-func (o *Options) pod(snap *snapshot.Snapshot, set *loader.Set) (*snapshot.Pod, error) {
+func (o *Options) pods(snap *snapshot.Snapshot) ([]*snapshot.Pod, error) {
 	if o.PodKey != "" {
 		p := snap.Pod(o.PodKey)
 		if p == nil {
@@ -257,36 +267,43 @@ func (o *Options) pod(snap *snapshot.Snapshot, set *loader.Set) (*snapshot.Pod, 
 		if p.Finished() {
 			return nil, clierr.Usagef("--pod %s: the pod has finished (phase %s)", o.PodKey, p.Obj.Status.Phase)
 		}
-		return p, nil
+		return []*snapshot.Pod{p}, nil
 	}
-	obj, podSet, err := loader.LoadPodSet(o.load, o.PodFile)
+	objs, podSet, err := loader.LoadPodsSet(o.load, o.PodFile)
 	if err != nil {
 		return nil, clierr.NameFlag("-f", err)
 	}
 	for _, line := range podSet.Warnings {
 		fmt.Fprintln(o.errOut, "warning:", line)
 	}
-	if !podSet.NamespaceGiven(obj) {
+	out := make([]*snapshot.Pod, 0, len(objs))
+	for _, obj := range objs {
 		switch {
+		case podSet.NamespaceGiven(obj) && o.Kube.Namespace != "" && obj.Namespace != o.Kube.Namespace:
+			// As kubectl refuses it.
+			return nil, clierr.Usagef("-f %s: the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
+				podSet.Origin(obj), obj.Namespace, o.Kube.Namespace, obj.Namespace)
+		case podSet.NamespaceGiven(obj):
 		case o.Kube.Namespace != "":
 			obj.Namespace = o.Kube.Namespace
 		case len(o.Snapshots) == 0:
 			obj.Namespace = o.Kube.DefaultNamespace()
 		}
-	}
-	if existing := snap.Pod(obj.Namespace + "/" + obj.Name); existing != nil && existing.NodeName() != "" {
-		fmt.Fprintf(o.errOut, "warning: %s: a pod %s/%s is already bound to %s in the snapshot; evaluating the file's pod as a new pod\n", o.PodFile, obj.Namespace, obj.Name, existing.NodeName())
-	}
-	if obj.Status.Phase == "" {
-		obj.Status.Phase = v1.PodPending
-	}
-	p, err := snap.NewPod(obj)
-	if err != nil {
-		var oe *snapshot.ObjectError
-		if errors.As(err, &oe) {
-			return nil, &loader.InputError{Source: o.PodFile, Object: "Pod " + obj.Namespace + "/" + obj.Name, Field: oe.Field, Detail: oe.Detail}
+		if existing := snap.Pod(obj.Namespace + "/" + obj.Name); existing != nil && existing.NodeName() != "" {
+			fmt.Fprintf(o.errOut, "warning: %s: a pod %s/%s is already bound to %s in the snapshot; evaluating the file's pod as a new pod\n", podSet.Origin(obj), obj.Namespace, obj.Name, existing.NodeName())
 		}
-		return nil, err
+		if obj.Status.Phase == "" {
+			obj.Status.Phase = v1.PodPending
+		}
+		p, err := snap.NewPod(obj)
+		if err != nil {
+			var oe *snapshot.ObjectError
+			if errors.As(err, &oe) {
+				return nil, &loader.InputError{Source: podSet.Origin(obj), Object: "Pod " + obj.Namespace + "/" + obj.Name, Field: oe.Field, Detail: oe.Detail}
+			}
+			return nil, err
+		}
+		out = append(out, p)
 	}
-	return p, nil
+	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/schedulercmd"
 	"github.com/reprieve/reprieve/internal/cli/simulate"
+	"github.com/reprieve/reprieve/internal/cli/version"
 	"github.com/reprieve/reprieve/internal/cli/whatif"
 )
 
@@ -36,6 +37,9 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.AddCommand(whatif.NewCommand(s.Out, s.Err))
 	root.AddCommand(simulate.NewCommand(s.Out, s.Err))
 	root.AddCommand(schedulercmd.NewCommand(s.Err))
+	root.AddCommand(version.NewCommand(s.Out))
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	// Misuse of flags and arguments is a usage error (exit code 2),
 	// however cobra words it.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return clierr.Usagef("%v", err) })

@@ -1,0 +1,112 @@
+// Package version is the `reprieve version` command: the build of the
+// binary and the kube-scheduler version whose decisions it mirrors.
+package version
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/reprieve/reprieve/internal/cli/clierr"
+)
+
+// KubeScheduler is the kube-scheduler release whose decisions reprieve
+// reproduces.
+const KubeScheduler = "v1.37.2"
+
+// Info describes the binary.
+type Info struct {
+	// Version is the module version the binary was built from ("(devel)"
+	// for a build from a checkout).
+	Version string `json:"version"`
+	// Commit and CommitTime are the VCS revision stamped by the Go
+	// toolchain, and Modified whether the tree had local changes.
+	Commit     string `json:"commit,omitempty"`
+	CommitTime string `json:"commitTime,omitempty"`
+	Modified   bool   `json:"modified,omitempty"`
+	// GoVersion is the toolchain that built it.
+	GoVersion string `json:"goVersion"`
+	Platform  string `json:"platform"`
+	// KubeScheduler is the mirrored kube-scheduler version.
+	KubeScheduler string `json:"kubeScheduler"`
+}
+
+// Get reads the binary's build information.
+func Get() Info {
+	info := Info{Version: "(devel)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, KubeScheduler: KubeScheduler}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return info
+	}
+	if v := bi.Main.Version; v != "" {
+		info.Version = v
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			info.Commit = s.Value
+		case "vcs.time":
+			info.CommitTime = s.Value
+		case "vcs.modified":
+			info.Modified = s.Value == "true"
+		}
+	}
+	return info
+}
+
+// String is the one-line form `reprieve --version` prints.
+func (i Info) String() string {
+	s := "reprieve " + i.Version
+	if i.Commit != "" {
+		c := i.Commit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		s += " (" + c
+		if i.Modified {
+			s += ", modified"
+		}
+		s += ")"
+	}
+	return s + fmt.Sprintf(", mirrors kube-scheduler %s, %s %s", i.KubeScheduler, i.GoVersion, i.Platform)
+}
+
+// NewCommand returns the version command writing to out.
+func NewCommand(out io.Writer) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version [-o json|yaml]",
+		Short: "Print the version of reprieve and of the kube-scheduler it mirrors",
+		Args:  cobra.NoArgs,
+		RunE: func(_ *cobra.Command, _ []string) error {
+			info := Get()
+			switch output {
+			case "":
+				_, err := fmt.Fprintln(out, info)
+				return err
+			case "json":
+				b, err := json.MarshalIndent(info, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(out, "%s\n", b)
+				return err
+			case "yaml":
+				b, err := yaml.Marshal(info)
+				if err != nil {
+					return err
+				}
+				_, err = out.Write(b)
+				return err
+			}
+			return clierr.Usagef("--output must be json or yaml, got %q", output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (default: one line)")
+	return cmd
+}

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
@@ -33,6 +34,7 @@ type Cycle struct {
 	nodeAffinity *nodeaffinity.RequiredNodeAffinity
 	spread       *spreadState
 	affinity     *affinityState
+	dra          *draState
 
 	// plain is set when only resources can reject the pod on a plain node
 	// (see snapshot.NodeSums); sums are then the snapshot's node sums.
@@ -61,6 +63,8 @@ type Options struct {
 // to two cycles in use at the same time.
 type Buffers struct {
 	statuses, scratch []Status
+	// celCache keeps DynamicResources' compiled CEL expressions.
+	celCache *cel.Cache
 }
 
 // statusList returns a zeroed list of n statuses from *buf, growing it.
@@ -129,6 +133,15 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
 		return c
 	}
+	if c.buffers.celCache == nil && len(pod.Obj.Spec.ResourceClaims) > 0 {
+		c.buffers.celCache = newCELCache()
+	}
+	if c.dra, c.preFilter = newDRAState(snap, pod.Obj, c.buffers.celCache); c.preFilter.Code == Error {
+		c.preFilter.Reasons = []string{fmt.Sprintf("running PreFilter plugin %q: %s", DynamicResources, c.preFilter.Message())}
+	}
+	if !c.preFilter.IsSuccess() {
+		return c
+	}
 	if c.ResourcesOnly() && pod.Obj.Spec.NodeName == "" && c.nodeAffinity == nil && len(c.request.Scalars) == 0 {
 		c.plain, c.sums = true, snap.Sums()
 	}
@@ -157,8 +170,12 @@ func (c *Cycle) PreFilterStatus() Status { return c.preFilter }
 // verdict depends on the pods of a node: the pod binds no host ports and
 // neither PodTopologySpread nor InterPodAffinity has state. A dry run may
 // then reason on resource sums alone (nodes without nominated pods).
+// DynamicResources does not depend on the pods, but it runs after
+// NodeResourcesFit: a node rejected for resources may still be rejected for
+// devices once victims are removed, so a pod with claims is never
+// resources-only.
 func (c *Cycle) ResourcesOnly() bool {
-	return len(c.hostPorts) == 0 && c.spread == nil && c.affinity == nil
+	return len(c.hostPorts) == 0 && c.spread == nil && c.affinity == nil && c.dra == nil
 }
 
 // NominatedPods returns the pods nominated to n that the incoming pod must
@@ -293,7 +310,9 @@ func (c *Cycle) filterStatic(n *snapshot.Node) Status {
 }
 
 // filterDynamic runs the plugins that depend on the pods of the node:
-// NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity.
+// NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity, and
+// DynamicResources, which comes last in upstream's order (its verdict,
+// cached per node, does not depend on the pods).
 func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 	if len(c.hostPorts) > 0 {
 		for _, p := range c.hostPorts {
@@ -314,6 +333,9 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 		if s := c.affinity.filter(&st.affinity, nv.Node); !s.IsSuccess() {
 			return s
 		}
+	}
+	if c.dra != nil {
+		return c.dra.filter(nv.Node)
 	}
 	return Status{}
 }

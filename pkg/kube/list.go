@@ -12,9 +12,9 @@ import (
 )
 
 // List reads the objects a snapshot needs from a live cluster with list
-// calls only (nodes, pods, PodDisruptionBudgets, PriorityClasses and
-// namespaces, cluster-wide), so it works under a read-only identity.
-// Namespaces are optional: if listing them is forbidden they are skipped
+// calls only (nodes, pods, PodDisruptionBudgets, PriorityClasses,
+// namespaces and the DRA objects, cluster-wide), so it works under a
+// read-only identity. Namespaces are optional: if listing them is forbidden they are skipped
 // (they only matter for pod affinity namespaceSelectors).
 func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, []string, error) {
 	var objs snapshot.Objects
@@ -60,6 +60,7 @@ func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, [
 			objs.Namespaces = append(objs.Namespaces, &nss.Items[i])
 		}
 	}
+	warnings = append(warnings, listDRA(ctx, client, &objs)...)
 	return objs, warnings, nil
 }
 

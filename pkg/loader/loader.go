@@ -229,6 +229,9 @@ var kinds = map[string]string{
 	"ReplicaSet":          "apps/v1",
 	"Job":                 "batch/v1",
 	"Simulation":          SimulationAPIVersion,
+	"ResourceSlice":       draAPIVersion,
+	"DeviceClass":         draAPIVersion,
+	"ResourceClaim":       draAPIVersion,
 }
 
 // SimulationAPIVersion is the apiVersion of reprieve's Simulation document.
@@ -258,6 +261,9 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		return nil
 	}
 	namespaced := h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass"
+	if n, dra := draKinds[h.Kind]; dra {
+		namespaced = n
+	}
 	ns := h.Namespace
 	if namespaced && ns == "" {
 		ns = metav1.NamespaceDefault
@@ -323,6 +329,8 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	case *batchv1.Job:
 		o.Namespace = ns
 		s.Jobs = append(s.Jobs, o)
+	default:
+		s.addDRAObject(obj, ns)
 	}
 	return nil
 }
@@ -383,6 +391,8 @@ func decodeTyped(kind string, raw []byte) (any, error) {
 		obj = &appsv1.ReplicaSet{}
 	case "Job":
 		obj = &batchv1.Job{}
+	default:
+		obj = newDRAObject(kind)
 	}
 	if err := json.Unmarshal(raw, obj); err != nil {
 		return nil, err
@@ -528,7 +538,7 @@ func parsePod(name string, data []byte) (*v1.Pod, *Set, error) {
 	}
 	o := s.Objects
 	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped) +
-		len(o.PodGroups) + len(o.CompositePodGroups) +
+		len(o.PodGroups) + len(o.CompositePodGroups) + numDRAObjects(&o) +
 		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.Simulations)
 	switch {
 	case len(o.Pods) == 0:

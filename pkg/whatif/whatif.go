@@ -551,9 +551,6 @@ func warnings(pod *snapshot.Pod, f preemption.Features) []string {
 			out = append(out, fmt.Sprintf("volume %q: persistent volume claims are not modelled (VolumeBinding, VolumeZone, NodeVolumeLimits and VolumeRestrictions are not evaluated)", v.Name))
 		}
 	}
-	if len(pod.Obj.Spec.ResourceClaims) > 0 {
-		out = append(out, "resourceClaims: dynamic resource allocation is not modelled")
-	}
 	if len(pod.Obj.Spec.SchedulingGates) > 0 {
 		out = append(out, "schedulingGates: the pod is gated and the scheduler would not try it until the gates are removed")
 	}

@@ -1,0 +1,115 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/test/conformance/gen"
+	"github.com/reprieve/reprieve/test/conformance/upstream"
+)
+
+// draStats counts what the DRA scenarios exercised, so that a run shows the
+// profile reaches the plugin's outcomes and not only trivial ones.
+type draStats struct {
+	compared, withClaims, fits, nominated atomic.Int64
+	// filterReasons and dryRunReasons count DynamicResources reasons in
+	// upstream's filter and dry-run statuses (once per scenario).
+	mu                           sync.Mutex
+	filterReasons, dryRunReasons map[string]int
+}
+
+func (st *draStats) record(sc *gen.Scenario, want *upstream.Result) {
+	st.compared.Add(1)
+	if len(sc.Preemptor.Spec.ResourceClaims) > 0 {
+		st.withClaims.Add(1)
+	}
+	if want.Fits {
+		st.fits.Add(1)
+	}
+	if want.Chosen != "" {
+		st.nominated.Add(1)
+	}
+	reasons := func(m map[string]upstream.Status) []string {
+		var out []string
+		for _, s := range m {
+			if s.Plugin == "DynamicResources" {
+				out = append(out, draReasonKind(strings.Join(s.Reasons, ", ")))
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, r := range reasons(want.NodeStatuses) {
+		st.filterReasons[r]++
+	}
+	for _, r := range reasons(want.DryRunStatuses) {
+		st.dryRunReasons[r]++
+	}
+}
+
+// draReasonKind strips object names from a reason, for counting.
+func draReasonKind(r string) string {
+	for _, prefix := range []string{"could not find ResourceClaim", "request ", "pod "} {
+		if strings.HasPrefix(r, prefix) {
+			return prefix + "…"
+		}
+	}
+	return r
+}
+
+// TestDifferentialDRA compares reprieve with upstream kube-scheduler on
+// random scenarios of the DRA profile: GPUs published in ResourceSlices,
+// DeviceClasses with CEL selectors, claims allocated to and reserved for
+// running pods, and a preemptor with claims of its own. Both engines run
+// with their default feature gates, under which DynamicResources rejects
+// with UnschedulableAndUnresolvable and preemption never frees devices.
+func TestDifferentialDRA(t *testing.T) {
+	st := &draStats{filterReasons: map[string]int{}, dryRunReasons: map[string]int{}}
+	seeds := make(chan int64)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range seeds {
+				sc := gen.Generate(seed, gen.DRA)
+				name := fmt.Sprintf("%s-%d", gen.DRA, seed)
+				want, err := runUpstream(sc, preemption.Features{})
+				if err != nil {
+					t.Errorf("%s: upstream: %v", name, err)
+					continue
+				}
+				got, err := runReprieve(sc, preemption.Features{})
+				if err != nil {
+					t.Errorf("%s: reprieve: %v", name, err)
+					continue
+				}
+				if diffs := compare(want, got, nil); len(diffs) > 0 {
+					path := saveFailure(t, sc, name, want, got)
+					t.Errorf("%s: reprieve disagrees with kube-scheduler:\n  %s\nreplay: reprieve whatif --snapshot %s --pod %s/%s --explain",
+						name, strings.Join(diffs, "\n  "), path, sc.Preemptor.Namespace, sc.Preemptor.Name)
+				}
+				st.record(sc, want)
+			}
+		}()
+	}
+	for i := range *scenarios {
+		if t.Failed() && i > 50 {
+			break
+		}
+		seeds <- *firstSeed + int64(i)
+	}
+	close(seeds)
+	wg.Wait()
+	t.Logf("profile %s: %d scenarios (seeds %d..%d) compared; %d with a preemptor that has claims, %d fit, %d nominated a node",
+		gen.DRA, st.compared.Load(), *firstSeed, *firstSeed+int64(*scenarios)-1, st.withClaims.Load(), st.fits.Load(), st.nominated.Load())
+	t.Logf("DynamicResources reasons in filter statuses (scenarios): %v", st.filterReasons)
+	t.Logf("DynamicResources reasons in dry-run statuses (scenarios): %v", st.dryRunReasons)
+}

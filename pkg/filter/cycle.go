@@ -133,10 +133,10 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
 		return c
 	}
-	if c.buffers.celCache == nil && len(pod.Obj.Spec.ResourceClaims) > 0 {
+	if c.buffers.celCache == nil && (len(pod.Obj.Spec.ResourceClaims) > 0 || len(c.request.Scalars) > 0) {
 		c.buffers.celCache = newCELCache()
 	}
-	if c.dra, c.preFilter = newDRAState(snap, pod.Obj, c.buffers.celCache); c.preFilter.Code == Error {
+	if c.dra, c.preFilter = newDRAState(snap, pod.Obj, &c.request, c.buffers.celCache); c.preFilter.Code == Error {
 		c.preFilter.Reasons = []string{fmt.Sprintf("running PreFilter plugin %q: %s", DynamicResources, c.preFilter.Message())}
 	}
 	if !c.preFilter.IsSuccess() {
@@ -321,7 +321,7 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 			}
 		}
 	}
-	if s := filterResources(&c.request, nv); !s.IsSuccess() {
+	if s := filterResources(c.resourceRequest(nv.Node), nv); !s.IsSuccess() {
 		return s
 	}
 	if c.spread != nil {
@@ -335,7 +335,7 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 		}
 	}
 	if c.dra != nil {
-		return c.dra.filter(nv.Node)
+		return c.dra.filter(c.pod.Obj, nv.Node)
 	}
 	return Status{}
 }

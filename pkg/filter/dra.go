@@ -53,6 +53,10 @@ func newCELCache() *cel.Cache {
 // node and cached.
 type draState struct {
 	claims []*resourceapi.ResourceClaim
+	// numUser is the number of the pod's own claims: claims[numUser], when
+	// present, is the extended resource claim (ext.claim).
+	numUser int
+	ext     *draExtended
 	// availableOn is, per claim, the node selector of its allocation (nil
 	// when it is not allocated or has none).
 	availableOn []*nodeaffinity.NodeSelector
@@ -65,11 +69,12 @@ type draState struct {
 
 // newDRAState is the PreFilter of DynamicResources. It returns nil and
 // Success when the plugin has nothing to do for the pod (Skip).
-func newDRAState(snap *snapshot.Snapshot, pod *v1.Pod, celCache *cel.Cache) (*draState, Status) {
-	if len(pod.Spec.ResourceClaims) == 0 {
+func newDRAState(snap *snapshot.Snapshot, pod *v1.Pod, request *snapshot.Resources, celCache *cel.Cache) (*draState, Status) {
+	ext := newDRAExtended(snap, pod, request)
+	if len(pod.Spec.ResourceClaims) == 0 && ext == nil {
 		return nil, Status{}
 	}
-	d := &draState{}
+	d := &draState{ext: ext}
 	for i := range pod.Spec.ResourceClaims {
 		podClaim := &pod.Spec.ResourceClaims[i]
 		name, mustCheckOwner, err := resourceclaim.Name(pod, podClaim)
@@ -95,6 +100,10 @@ func newDRAState(snap *snapshot.Snapshot, pod *v1.Pod, celCache *cel.Cache) (*dr
 		}
 		d.claims = append(d.claims, claim)
 	}
+	d.numUser = len(d.claims)
+	if ext != nil {
+		d.claims = append(d.claims, ext.claim)
+	}
 	if len(d.claims) == 0 {
 		return nil, Status{}
 	}
@@ -114,6 +123,10 @@ func newDRAState(snap *snapshot.Snapshot, pod *v1.Pod, celCache *cel.Cache) (*dr
 			continue
 		}
 		d.toAllocate = append(d.toAllocate, claim)
+		if i == d.numUser {
+			// The extended resource claim gets its requests per node.
+			continue
+		}
 		for _, r := range claim.Spec.Devices.Requests {
 			switch {
 			case r.Exactly != nil:
@@ -196,20 +209,30 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 	return nil, fmt.Errorf("deviceclass %q not found", name)
 }
 
-// filter is the Filter of DynamicResources on node n.
-func (d *draState) filter(n *snapshot.Node) Status {
+// filter is the Filter of DynamicResources for pod on node n.
+func (d *draState) filter(pod *v1.Pod, n *snapshot.Node) Status {
 	if i := n.Index; i >= 0 && i < len(d.verdicts) {
 		if s := d.verdicts[i].Load(); s != nil {
 			return *s
 		}
-		s := d.decide(n.Obj)
+		s := d.decide(pod, n.Obj)
 		d.verdicts[i].Store(&s)
 		return s
 	}
-	return d.decide(n.Obj)
+	return d.decide(pod, n.Obj)
 }
 
-func (d *draState) decide(node *v1.Node) Status {
+func (d *draState) decide(pod *v1.Pod, node *v1.Node) Status {
+	toAllocate := d.toAllocate
+	if d.ext != nil {
+		claim, skip, s := d.ext.nodeClaim(pod, node, d.numUser == 0)
+		if skip || !s.IsSuccess() {
+			return s
+		}
+		if claim != nil && len(toAllocate) > 0 && toAllocate[len(toAllocate)-1] == d.ext.claim {
+			toAllocate = append(slices.Clone(toAllocate[:len(toAllocate)-1]), claim)
+		}
+	}
 	unavailable := false
 	for i, claim := range d.claims {
 		if sel := d.availableOn[i]; sel != nil && !sel.Match(node) {
@@ -230,13 +253,13 @@ func (d *draState) decide(node *v1.Node) Status {
 		}
 	}
 	if d.allocator != nil {
-		results, err := d.allocator.Allocate(context.Background(), node, d.toAllocate)
+		results, err := d.allocator.Allocate(context.Background(), node, toAllocate)
 		switch {
 		case errors.Is(err, structured.ErrFailedAllocationOnNode):
 			return draUnresolvable(err.Error())
 		case err != nil:
 			return draError(err.Error())
-		case len(results) != len(d.toAllocate):
+		case len(results) != len(toAllocate):
 			return statusCannotAllocate
 		}
 	}

@@ -58,15 +58,23 @@ type draDevice struct {
 // genDRA publishes devices on the nodes, gives some bound pods claims
 // allocated on their node, and the preemptor its claims.
 func (g *generator) genDRA() {
-	for _, c := range draClasses {
+	for i, c := range draClasses {
 		if c.name != "gpu" && !g.chance(0.85) {
 			continue
 		}
-		g.s.DeviceClasses = append(g.s.DeviceClasses, &resourceapi.DeviceClass{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"},
-			ObjectMeta: metav1.ObjectMeta{Name: c.name, UID: types.UID("uid-deviceclass-" + c.name)},
-			Spec:       resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: c.expr}}}},
-		})
+		dc := &resourceapi.DeviceClass{
+			TypeMeta: metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"},
+			ObjectMeta: metav1.ObjectMeta{Name: c.name, UID: types.UID("uid-deviceclass-" + c.name),
+				CreationTimestamp: minutesAgo(1000 - i)},
+			Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: c.expr}}}},
+		}
+		if c.name == "gpu" && g.chance(0.3) {
+			// example.com/gpu, which some nodes offer through a device
+			// plugin, is backed by DRA on the others.
+			name := string(gpuResource)
+			dc.Spec.ExtendedResourceName = &name
+		}
+		g.s.DeviceClasses = append(g.s.DeviceClasses, dc)
 	}
 	devices := map[*nodeState][]*draDevice{}
 	for _, ns := range g.nodes {
@@ -220,7 +228,28 @@ func (g *generator) preemptorClaims() {
 			addClaimRef(p, c.Name)
 			return
 		}
-	case x < 0.15:
+	case x < 0.2:
+		// Devices asked for as an extended resource: the class's implicit
+		// name (or example.com/gpu, which the gpu class may back).
+		name := v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + pick(g, "gpu", "gpu-fast", "gpu-big"))
+		if g.chance(0.3) {
+			name = gpuResource
+		}
+		c := &p.Spec.Containers[0]
+		if c.Resources.Requests == nil {
+			c.Resources.Requests = v1.ResourceList{}
+		}
+		q := resource.MustParse(fmt.Sprint(g.between(1, 2)))
+		c.Resources.Requests[name] = q
+		if c.Resources.Limits == nil {
+			c.Resources.Limits = v1.ResourceList{}
+		}
+		// Extended resources must have limits equal to requests.
+		c.Resources.Limits[name] = q
+		if !g.chance(0.4) {
+			return
+		}
+	case x < 0.23:
 		// Made from a template, but not created yet.
 		tmpl := p.Name + "-tmpl"
 		p.Spec.ResourceClaims = append(p.Spec.ResourceClaims, v1.PodResourceClaim{Name: draRequest, ResourceClaimTemplateName: &tmpl})

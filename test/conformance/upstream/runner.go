@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -452,6 +453,16 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 		// reached the cache and, through it, the manager's allocated devices.
 		reg := claimCache.AddEventHandler(cache.ResourceEventHandlerFuncs{})
 		draSynced = append(draSynced, reg.HasSynced, env.tracker.HasSynced)
+		// The scheduler's event handlers feed DeviceClasses to the
+		// extended resource cache (DRAExtendedResource), which NodeResourcesFit
+		// and DynamicResources read.
+		if erCache, ok := draManager.DeviceClassResolver().(*extendedresourcecache.ExtendedResourceCache); ok && erCache != nil {
+			classReg, err := env.informerFactory.Resource().V1().DeviceClasses().Informer().AddEventHandler(erCache)
+			if err != nil {
+				return nil, fmt.Errorf("registering the extended resource cache: %w", err)
+			}
+			draSynced = append(draSynced, classReg.HasSynced)
+		}
 	}
 
 	genericWorkload := utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload)

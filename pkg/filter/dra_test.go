@@ -169,3 +169,67 @@ func TestDynamicResources(t *testing.T) {
 		})
 	}
 }
+
+// TestDRAExtendedResources checks extended resources backed by DRA: on a
+// node that offers the resource through its allocatable NodeResourcesFit
+// decides; elsewhere a DeviceClass that maps the name hands it to
+// DynamicResources, which allocates devices of the class.
+func TestDRAExtendedResources(t *testing.T) {
+	gpuName := "example.com/gpu"
+	mapped := rt.DeviceClass("gpu", classGPU)
+	mapped.Spec.ExtendedResourceName = &gpuName
+	cannot := unresolvable(filter.ReasonCannotAllocate)
+	insufficientGPU := filter.Status{Code: filter.UnschedulableAndUnresolvable, Plugin: filter.NodeResourcesFit, Reasons: []string{"Insufficient example.com/gpu"}}
+	tests := map[string]struct {
+		classes []*resourceapi.DeviceClass
+		pod     *v1.Pod
+		want    map[string]filter.Status
+	}{
+		"explicit name: device plugin on n1, DRA on n2, nothing on n3": {
+			classes: []*resourceapi.DeviceClass{mapped},
+			pod:     rt.Pod("default", "p").ReqRes("example.com/gpu", "1").Obj(),
+			want:    map[string]filter.Status{"n1": {}, "n2": {}, "n3": cannot},
+		},
+		"explicit name, more devices than n2 has": {
+			classes: []*resourceapi.DeviceClass{mapped},
+			pod:     rt.Pod("default", "p").ReqRes("example.com/gpu", "2").Obj(),
+			want:    map[string]filter.Status{"n1": {}, "n2": cannot, "n3": cannot},
+		},
+		"implicit name of a class with a capacity selector": {
+			classes: []*resourceapi.DeviceClass{rt.DeviceClass("gpu-big", classBig)},
+			pod:     rt.Pod("default", "p").ReqRes("deviceclass.resource.kubernetes.io/gpu-big", "1").Obj(),
+			want:    map[string]filter.Status{"n1": cannot, "n2": {}, "n3": cannot},
+		},
+		"no class maps the name: NodeResourcesFit alone": {
+			classes: []*resourceapi.DeviceClass{rt.DeviceClass("gpu", classGPU)},
+			pod:     rt.Pod("default", "p").ReqRes("example.com/gpu", "1").Obj(),
+			want:    map[string]filter.Status{"n1": {}, "n2": insufficientGPU, "n3": insufficientGPU},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			objs := draCluster(nil)
+			objs.Nodes[0] = rt.Node("n1").CPU("4").Alloc("example.com/gpu", "2").Obj()
+			// n1 offers example.com/gpu through a device plugin, n2 one h100
+			// through DRA, n3 nothing.
+			objs.ResourceSlices = []*resourceapi.ResourceSlice{rt.GPUSlice("n2", rt.GPU{Name: "g0", Model: "h100", Memory: "80Gi"})}
+			objs.DeviceClasses = tc.classes
+			snap, err := snapshot.New(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1}).FilterAll()
+			got := map[string]filter.Status{}
+			for i, n := range snap.Nodes {
+				got[n.Name] = res.Statuses[i]
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ import (
 // draStats counts what the DRA scenarios exercised, so that a run shows the
 // profile reaches the plugin's outcomes and not only trivial ones.
 type draStats struct {
-	compared, withClaims, fits, nominated atomic.Int64
+	compared, withClaims, extended, fits, nominated atomic.Int64
 	// filterReasons and dryRunReasons count DynamicResources reasons in
 	// upstream's filter and dry-run statuses (once per scenario).
 	mu                           sync.Mutex
@@ -27,6 +27,9 @@ func (st *draStats) record(sc *gen.Scenario, want *upstream.Result) {
 	st.compared.Add(1)
 	if len(sc.Preemptor.Spec.ResourceClaims) > 0 {
 		st.withClaims.Add(1)
+	}
+	if asksDRAExtendedResource(sc) {
+		st.extended.Add(1)
 	}
 	if want.Fits {
 		st.fits.Add(1)
@@ -52,6 +55,22 @@ func (st *draStats) record(sc *gen.Scenario, want *upstream.Result) {
 	for _, r := range reasons(want.DryRunStatuses) {
 		st.dryRunReasons[r]++
 	}
+}
+
+// asksDRAExtendedResource reports whether the preemptor requests an extended
+// resource some DeviceClass backs.
+func asksDRAExtendedResource(sc *gen.Scenario) bool {
+	for _, c := range sc.Preemptor.Spec.Containers {
+		for name := range c.Resources.Requests {
+			for _, dc := range sc.DeviceClasses {
+				if string(name) == "deviceclass.resource.kubernetes.io/"+dc.Name ||
+					dc.Spec.ExtendedResourceName != nil && string(name) == *dc.Spec.ExtendedResourceName {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // draReasonKind strips object names from a reason, for counting.
@@ -108,8 +127,8 @@ func TestDifferentialDRA(t *testing.T) {
 	}
 	close(seeds)
 	wg.Wait()
-	t.Logf("profile %s: %d scenarios (seeds %d..%d) compared; %d with a preemptor that has claims, %d fit, %d nominated a node",
-		gen.DRA, st.compared.Load(), *firstSeed, *firstSeed+int64(*scenarios)-1, st.withClaims.Load(), st.fits.Load(), st.nominated.Load())
+	t.Logf("profile %s: %d scenarios (seeds %d..%d) compared; %d with a preemptor that has claims, %d that asks for an extended resource backed by DRA, %d fit, %d nominated a node",
+		gen.DRA, st.compared.Load(), *firstSeed, *firstSeed+int64(*scenarios)-1, st.withClaims.Load(), st.extended.Load(), st.fits.Load(), st.nominated.Load())
 	t.Logf("DynamicResources reasons in filter statuses (scenarios): %v", st.filterReasons)
 	t.Logf("DynamicResources reasons in dry-run statuses (scenarios): %v", st.dryRunReasons)
 }

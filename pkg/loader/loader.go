@@ -330,7 +330,10 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		o.Namespace = ns
 		s.Jobs = append(s.Jobs, o)
 	default:
-		s.addDRAObject(obj, ns)
+		if err := s.addDRAObject(obj, ns); err != nil {
+			err.Source = src
+			return err
+		}
 	}
 	return nil
 }

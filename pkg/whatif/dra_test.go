@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
+	"github.com/reprieve/reprieve/pkg/loader"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
@@ -92,6 +93,53 @@ func TestDRAPreemptionNeverFreesDevices(t *testing.T) {
 				if w == "resourceClaims: dynamic resource allocation is not modelled" {
 					t.Errorf("warning %q is still given", w)
 				}
+			}
+		})
+	}
+}
+
+// TestDRAExample decides the pods of examples/dra, read as the command
+// reads them, and checks what its README says.
+func TestDRAExample(t *testing.T) {
+	set, err := loader.Load("../../examples/dra/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		wantNode    string
+		wantVictims []string
+	}{
+		"gpu-job":     {wantNode: "n2", wantVictims: []string{"default/low"}},
+		"big-gpu-job": {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			snap, err := set.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, _, err := loader.LoadPod("../../examples/dra/" + name + ".yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var victims []string
+			for _, v := range d.Victims {
+				victims = append(victims, v.Pod)
+			}
+			if d.NominatedNode != tc.wantNode || !cmp.Equal(victims, tc.wantVictims) {
+				t.Errorf("nominated %q with victims %v, want %q with %v (%s)", d.NominatedNode, victims, tc.wantNode, tc.wantVictims, d.Summary)
+			}
+			n1 := d.NodeStatuses.Map()["n1"]
+			if n1.Preemption == nil || n1.Preemption.Plugin != "DynamicResources" {
+				t.Errorf("n1: dry run %+v, want a DynamicResources rejection", n1.Preemption)
 			}
 		})
 	}

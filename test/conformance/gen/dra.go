@@ -53,7 +53,17 @@ type draDevice struct {
 	name  string
 	model string
 	held  bool
+	// tainted devices have a NoSchedule taint; shared ones allow multiple
+	// allocations, each consuming some of their memory (freeMem GiB left).
+	tainted, shared bool
+	freeMem         int
 }
+
+// Device taints and capacity shares.
+const (
+	taintUnhealthy = "example.com/unhealthy"
+	sharedMemory   = 80 // GiB of a shared device
+)
 
 // genDRA publishes devices on the nodes, gives some bound pods claims
 // allocated on their node, and the preemptor its claims.
@@ -100,7 +110,7 @@ func (g *generator) genDRA() {
 			}
 			d := &draDevice{name: fmt.Sprintf("gpu-%d", i), model: model}
 			devices[ns] = append(devices[ns], d)
-			slice.Spec.Devices = append(slice.Spec.Devices, resourceapi.Device{
+			dev := resourceapi.Device{
 				Name: d.name,
 				Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 					"model": {StringValue: &d.model},
@@ -108,6 +118,24 @@ func (g *generator) genDRA() {
 				},
 				Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
 					"memory": {Value: resource.MustParse(fmt.Sprintf("%dGi", mem))},
+				},
+			}
+			if g.chance(0.1) {
+				d.tainted = true
+				dev.Taints = []resourceapi.DeviceTaint{{Key: taintUnhealthy, Value: "true", Effect: resourceapi.DeviceTaintEffectNoSchedule, TimeAdded: ptrTo(minutesAgo(30))}}
+			}
+			slice.Spec.Devices = append(slice.Spec.Devices, dev)
+		}
+		if g.chance(0.25) {
+			// A device several claims share, each with some of its memory.
+			d := &draDevice{name: "shared-0", model: "a100", shared: true, freeMem: sharedMemory}
+			devices[ns] = append(devices[ns], d)
+			slice.Spec.Devices = append(slice.Spec.Devices, resourceapi.Device{
+				Name:                     d.name,
+				AllowMultipleAllocations: ptrTo(true),
+				Attributes:               map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"model": {StringValue: &d.model}},
+				Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
+					"memory": {Value: resource.MustParse(fmt.Sprintf("%dGi", sharedMemory))},
 				},
 			})
 		}
@@ -124,6 +152,14 @@ func (g *generator) genDRA() {
 		}
 		for _, p := range ns.pods {
 			if p.DeletionTimestamp != nil || !g.chance(0.45) {
+				continue
+			}
+			if sh := sharedDevice(devs); sh != nil && sh.freeMem >= 20 && g.chance(0.35) {
+				mem := pick(g, 20, 40)
+				mem = min(mem, sh.freeMem)
+				sh.freeMem -= mem
+				g.s.ResourceClaims = append(g.s.ResourceClaims, g.sharedClaim(p, ns, sh, mem))
+				addClaimRef(p, p.Name+"-gpu")
 				continue
 			}
 			free := freeDevices(devs)
@@ -157,10 +193,40 @@ func (g *generator) genDRA() {
 
 func ptrTo[T any](v T) *T { return &v }
 
+func sharedDevice(devs []*draDevice) *draDevice {
+	for _, d := range devs {
+		if d.shared {
+			return d
+		}
+	}
+	return nil
+}
+
+// sharedClaim is p's claim for mem GiB of the shared device sh, allocated
+// and reserved for p.
+func (g *generator) sharedClaim(p *v1.Pod, ns *nodeState, sh *draDevice, mem int) *resourceapi.ResourceClaim {
+	q := resource.MustParse(fmt.Sprintf("%dGi", mem))
+	req := exactRequest("gpu", 1)
+	req.Exactly.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{"memory": q}}
+	claim := g.claim(p.Name+"-gpu", p.Namespace, req)
+	share := types.UID(fmt.Sprintf("share-%s-%s", p.Namespace, p.Name))
+	claim.Status.Allocation = &resourceapi.AllocationResult{
+		NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{ns.name}}},
+		}}},
+		Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{{
+			Request: draRequest, Driver: gpuDriver, Pool: ns.name, Device: sh.name, ShareID: &share,
+			ConsumedCapacity: map[resourceapi.QualifiedName]resource.Quantity{"memory": q},
+		}}},
+	}
+	claim.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{podRef(p)}
+	return claim
+}
+
 func freeDevices(devs []*draDevice) []*draDevice {
 	var out []*draDevice
 	for _, d := range devs {
-		if !d.held {
+		if !d.held && !d.tainted && !d.shared {
 			out = append(out, d)
 		}
 	}
@@ -283,6 +349,17 @@ func (g *generator) preemptorClaims() {
 		}}
 	default:
 		req = exactRequest("no-such-class", 1)
+	}
+	if e := req.Exactly; e != nil && e.AllocationMode == resourceapi.DeviceAllocationModeExactCount {
+		if g.chance(0.3) {
+			// Some memory of a device, which a shared device can give.
+			e.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
+				"memory": resource.MustParse(fmt.Sprintf("%dGi", pick(g, 16, 20, 40, 64))),
+			}}
+		}
+		if g.chance(0.25) {
+			e.Tolerations = []resourceapi.DeviceToleration{{Key: taintUnhealthy, Operator: resourceapi.DeviceTolerationOpExists, Effect: resourceapi.DeviceTaintEffectNoSchedule}}
+		}
 	}
 	claim := g.claim(p.Name+"-gpu", p.Namespace, req)
 	if g.chance(0.3) {

@@ -93,6 +93,9 @@ func draErrors(s *Scenario) []error {
 			if r.Pool != node || !published[id] {
 				errs = append(errs, fmt.Errorf("claim %s/%s: device %s is not published on node %s", c.Namespace, c.Name, id, node))
 			}
+			if r.ShareID != nil {
+				continue
+			}
 			if prev, dup := held[id]; dup {
 				errs = append(errs, fmt.Errorf("device %s allocated to claims %s and %s/%s", id, prev, c.Namespace, c.Name))
 			}

@@ -1,6 +1,7 @@
 package filter_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -231,5 +232,47 @@ func TestDRAExtendedResources(t *testing.T) {
 				t.Errorf("statuses (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDRAParallelMatchesSequential filters a GPU pod on a cluster big
+// enough for parallel filtering (the per-node DynamicResources verdicts
+// are computed concurrently) and checks the answer is the sequential one.
+func TestDRAParallelMatchesSequential(t *testing.T) {
+	var objs snapshot.Objects
+	objs.DeviceClasses = []*resourceapi.DeviceClass{rt.DeviceClass("gpu", classGPU)}
+	for i := range 700 {
+		node := fmt.Sprintf("n%04d", i)
+		objs.Nodes = append(objs.Nodes, rt.Node(node).CPU("4").Obj())
+		var gpus []rt.GPU
+		for d := range i % 3 {
+			gpus = append(gpus, rt.GPU{Name: fmt.Sprintf("g%d", d), Model: "a100", Memory: "40Gi"})
+		}
+		objs.ResourceSlices = append(objs.ResourceSlices, rt.GPUSlice(node, gpus...))
+	}
+	objs.ResourceClaims = []*resourceapi.ResourceClaim{rt.Claim("default", "want", "gpu").Count(2).Obj()}
+	snap, err := snapshot.New(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := snap.NewPod(rt.Pod("default", "p").Req("1", "").Claim("want").Obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(procs int) []filter.Status {
+		return filter.NewCycle(snap, pod, filter.Options{Parallelism: procs}).FilterAll().Statuses
+	}
+	seq, par := run(1), run(4)
+	if diff := cmp.Diff(seq, par); diff != "" {
+		t.Errorf("parallel differs (-sequential +parallel):\n%s", diff)
+	}
+	feasible := 0
+	for _, s := range seq {
+		if s.IsSuccess() {
+			feasible++
+		}
+	}
+	if feasible != 233 {
+		t.Errorf("%d feasible nodes, want 233 (the nodes with two GPUs)", feasible)
 	}
 }

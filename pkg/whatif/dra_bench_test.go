@@ -57,4 +57,3 @@ func BenchmarkWhatifDRA(b *testing.B) {
 		}
 	}
 }
-

@@ -52,6 +52,9 @@ type Options struct {
 	// the caller's included: 1 runs everything on the caller's goroutine;
 	// 0 means GOMAXPROCS.
 	Parallelism int
+	// DRAPreemption lets a dry run free the devices of victims' claims
+	// (the DRAPreemption gate, beyond upstream v1.37; dra_preemption.go).
+	DRAPreemption bool
 	// Buffers, when not nil, lends the cycle memory kept from earlier
 	// cycles; the Result of FilterAll or FilterFrom then lives in it until
 	// the buffers are lent to another cycle. Nil allocates afresh.
@@ -136,7 +139,7 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 	if c.buffers.celCache == nil && (len(pod.Obj.Spec.ResourceClaims) > 0 || len(c.request.Scalars) > 0) {
 		c.buffers.celCache = newCELCache()
 	}
-	if c.dra, c.preFilter = newDRAState(snap, pod.Obj, &c.request, c.buffers.celCache); c.preFilter.Code == Error {
+	if c.dra, c.preFilter = newDRAState(snap, pod, &c.request, c.buffers.celCache, opts.DRAPreemption); c.preFilter.Code == Error {
 		c.preFilter.Reasons = []string{fmt.Sprintf("running PreFilter plugin %q: %s", DynamicResources, c.preFilter.Message())}
 	}
 	if !c.preFilter.IsSuccess() {
@@ -234,6 +237,7 @@ type State struct {
 	c        *Cycle
 	spread   spreadOverlay
 	affinity affinityOverlay
+	dra      draOverlay
 }
 
 // ModelCriticalPaths makes the overlay follow PodTopologySpread's two
@@ -275,6 +279,9 @@ func (c *Cycle) updatePod(st *State, nv *NodeView, p *snapshot.Pod, node *snapsh
 	}
 	if c.affinity != nil {
 		c.affinity.update(&st.affinity, p, node, int64(sign))
+	}
+	if c.dra != nil && c.dra.preempt != nil {
+		c.dra.preempt.update(&st.dra, p, sign)
 	}
 }
 
@@ -335,7 +342,7 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 		}
 	}
 	if c.dra != nil {
-		return c.dra.filter(c.pod.Obj, nv.Node)
+		return c.dra.filter(c.pod.Obj, nv.Node, &st.dra)
 	}
 	return Status{}
 }
@@ -397,6 +404,9 @@ func (c *Cycle) updatePodCounts(st *State, nv *NodeView, p *snapshot.Pod, node *
 	}
 	if c.affinity != nil {
 		c.affinity.update(&st.affinity, p, node, int64(sign))
+	}
+	if c.dra != nil && c.dra.preempt != nil {
+		c.dra.preempt.update(&st.dra, p, sign)
 	}
 }
 

@@ -65,11 +65,22 @@ type draState struct {
 	allocator  structured.Allocator
 	// verdicts caches the status per node index.
 	verdicts []atomic.Pointer[Status]
+	// preempt is set with the DRAPreemption gate (dra_preemption.go).
+	preempt *draPreemption
 }
 
 // newDRAState is the PreFilter of DynamicResources. It returns nil and
 // Success when the plugin has nothing to do for the pod (Skip).
-func newDRAState(snap *snapshot.Snapshot, pod *v1.Pod, request *snapshot.Resources, celCache *cel.Cache) (*draState, Status) {
+func newDRAState(snap *snapshot.Snapshot, pod *snapshot.Pod, request *snapshot.Resources, celCache *cel.Cache, draPreemption bool) (*draState, Status) {
+	d, s := newDRAState137(snap, pod.Obj, request, celCache)
+	if d != nil && draPreemption && d.allocator != nil {
+		d.preempt = newDRAPreemption(snap, d, pod.Priority, celCache)
+	}
+	return d, s
+}
+
+// newDRAState137 is newDRAState as kube-scheduler v1.37 has it.
+func newDRAState137(snap *snapshot.Snapshot, pod *v1.Pod, request *snapshot.Resources, celCache *cel.Cache) (*draState, Status) {
 	ext := newDRAExtended(snap, pod, request)
 	if len(pod.Spec.ResourceClaims) == 0 && ext == nil {
 		return nil, Status{}
@@ -145,7 +156,7 @@ func newDRAState(snap *snapshot.Snapshot, pod *v1.Pod, request *snapshot.Resourc
 		}
 	}
 	if len(d.toAllocate) > 0 {
-		alloc, err := structured.NewAllocator(context.Background(), draFeatures, allocatedState(snap),
+		alloc, err := structured.NewAllocator(context.Background(), draFeatures, allocatedState(snap, nil),
 			classLister{snap}, snap.ResourceSlices(), celCache)
 		if err != nil {
 			return nil, draError(err.Error())
@@ -169,14 +180,14 @@ func validateDeviceClass(snap *snapshot.Snapshot, className, request string) Sta
 // allocatedState is what every allocated claim of the snapshot holds:
 // devices allocated whole, shares of shareable devices and the capacity
 // those shares consume. Devices allocated with admin access are not held.
-func allocatedState(snap *snapshot.Snapshot) structured.AllocatedState {
+func allocatedState(snap *snapshot.Snapshot, skip func(*resourceapi.ResourceClaim) bool) structured.AllocatedState {
 	st := structured.AllocatedState{
 		AllocatedDevices:         sets.New[structured.DeviceID](),
 		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
 		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
 	}
 	for _, claim := range snap.ResourceClaims() {
-		if claim.Status.Allocation == nil {
+		if claim.Status.Allocation == nil || skip != nil && skip(claim) {
 			continue
 		}
 		for _, r := range claim.Status.Allocation.Devices.Results {
@@ -209,8 +220,12 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 	return nil, fmt.Errorf("deviceclass %q not found", name)
 }
 
-// filter is the Filter of DynamicResources for pod on node n.
-func (d *draState) filter(pod *v1.Pod, n *snapshot.Node) Status {
+// filter is the Filter of DynamicResources for pod on node n; st is the
+// dry-run overlay of DRA preemption (only read with the gate).
+func (d *draState) filter(pod *v1.Pod, n *snapshot.Node, st *draOverlay) Status {
+	if d.preempt != nil && st.released > 0 {
+		return d.filterReleased(pod, n.Obj, st)
+	}
 	if i := n.Index; i >= 0 && i < len(d.verdicts) {
 		if s := d.verdicts[i].Load(); s != nil {
 			return *s
@@ -223,6 +238,16 @@ func (d *draState) filter(pod *v1.Pod, n *snapshot.Node) Status {
 }
 
 func (d *draState) decide(pod *v1.Pod, node *v1.Node) Status {
+	s := d.decideWith(pod, node, d.allocator)
+	if d.preempt != nil && s.Code == UnschedulableAndUnresolvable && slices.Equal(s.Reasons, statusCannotAllocate.Reasons) && d.resolvable(pod, node) {
+		// Preemption may free the devices: a potential node.
+		s.Code = Unschedulable
+	}
+	return s
+}
+
+// decideWith is the Filter of DynamicResources with allocator alloc.
+func (d *draState) decideWith(pod *v1.Pod, node *v1.Node, alloc structured.Allocator) Status {
 	toAllocate := d.toAllocate
 	if d.ext != nil {
 		claim, skip, s := d.ext.nodeClaim(pod, node, d.numUser == 0)
@@ -252,8 +277,8 @@ func (d *draState) decide(pod *v1.Pod, node *v1.Node) Status {
 			unavailable = true
 		}
 	}
-	if d.allocator != nil {
-		results, err := d.allocator.Allocate(context.Background(), node, toAllocate)
+	if alloc != nil {
+		results, err := alloc.Allocate(context.Background(), node, toAllocate)
 		switch {
 		case errors.Is(err, structured.ErrFailedAllocationOnNode):
 			return draUnresolvable(err.Error())

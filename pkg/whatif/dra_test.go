@@ -144,3 +144,76 @@ func TestDRAExample(t *testing.T) {
 		})
 	}
 }
+
+// TestDRAPreemptionGate checks the DRAPreemption gate: victims' claims
+// reserved only for victims release their devices, whole claims only.
+func TestDRAPreemptionGate(t *testing.T) {
+	gpuClass := rt.DeviceClass("gpu", `device.driver == "gpu.example.com"`)
+	lowGPU := rt.Pod("default", "low-gpu").Priority(1).Req("1", "").On("n1").Claim("low-gpu").Obj()
+	highGPU := rt.Pod("default", "high-gpu").Priority(1000).Req("1", "").On("n1").Claim("low-gpu").Obj()
+	tests := map[string]struct {
+		gate bool
+		// shared reserves low-gpu's claim for a higher-priority pod too;
+		// cpuPod adds a low-priority pod without claims on n1.
+		shared, cpuPod bool
+		wantNode       string
+		wantVictims    []string
+		wantN1         string // n1's filter status code
+	}{
+		"off: the held GPU is never freed": {wantN1: "UnschedulableAndUnresolvable"},
+		"on: the victim's claim releases its GPU": {
+			gate: true, wantNode: "n1", wantVictims: []string{"default/low-gpu"}, wantN1: "Unschedulable",
+		},
+		"on: only the pod holding the GPU is a victim, the others are reprieved": {
+			gate: true, cpuPod: true, wantNode: "n1", wantVictims: []string{"default/low-gpu"}, wantN1: "Unschedulable",
+		},
+		"on: a claim shared with a pod that stays keeps its GPU": {
+			gate: true, shared: true, wantN1: "UnschedulableAndUnresolvable",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			claim := rt.Claim("default", "low-gpu", "gpu").AllocatedOn("n1", "g0").ReservedFor(lowGPU)
+			pods := []*v1.Pod{lowGPU}
+			if tc.shared {
+				claim.ReservedFor(highGPU)
+				pods = append(pods, highGPU)
+			}
+			if tc.cpuPod {
+				pods = append(pods, rt.Pod("default", "low-cpu").Priority(1).Req("2", "").On("n1").Obj())
+			}
+			snap, err := snapshot.New(snapshot.Objects{
+				// cpu is free: only the device stands in the way.
+				Nodes:          []*v1.Node{rt.Node("n1").CPU("4").Obj()},
+				Pods:           pods,
+				ResourceSlices: []*resourceapi.ResourceSlice{rt.GPUSlice("n1", rt.GPU{Name: "g0", Model: "a100", Memory: "40Gi"})},
+				DeviceClasses:  []*resourceapi.DeviceClass{gpuClass},
+				ResourceClaims: []*resourceapi.ResourceClaim{claim.Obj(), rt.Claim("default", "want", "gpu").Obj()},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(rt.Pod("default", "gpu-job").Priority(100).Req("1", "").Claim("want").Obj())
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := whatif.Options{Preemption: preemption.Options{Now: now, Features: preemption.Features{DRAPreemption: tc.gate}}}
+			d, err := whatif.Evaluate(snap, pod, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var victims []string
+			for _, v := range d.Victims {
+				victims = append(victims, v.Pod)
+			}
+			if d.NominatedNode != tc.wantNode || !cmp.Equal(victims, tc.wantVictims) {
+				t.Errorf("nominated %q with victims %v, want %q with %v (%s)", d.NominatedNode, victims, tc.wantNode, tc.wantVictims, d.Summary)
+			}
+			if tc.wantNode == "" {
+				if got := d.NodeStatuses.Map()["n1"]; got.Code != tc.wantN1 || got.Plugin != "DynamicResources" {
+					t.Errorf("n1 status %s %s, want %s DynamicResources", got.Code, got.Plugin, tc.wantN1)
+				}
+			}
+		})
+	}
+}

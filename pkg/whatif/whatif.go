@@ -214,7 +214,8 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 	if opts.Preemption.Now.IsZero() {
 		return nil, preemption.ErrNoClock
 	}
-	c := filter.NewCycle(snap, pod, filter.Options{Parallelism: opts.Parallelism, Buffers: &e.filter})
+	c := filter.NewCycle(snap, pod, filter.Options{Parallelism: opts.Parallelism, Buffers: &e.filter,
+		DRAPreemption: opts.Preemption.Features.DRAPreemption})
 	fr := c.FilterAll()
 	d := &Decision{
 		Pod:           pod.Key,

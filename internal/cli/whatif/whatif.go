@@ -80,7 +80,7 @@ node was rejected.`,
 	f.BoolVar(&o.Explain, "explain", false, "explain every node: why it was rejected, or its victims and score")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the random dry-run offset and tie-break")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (DefaultPreemption args)")
-	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true adds composite groups; all off by default, as in v1.37")
+	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true adds composite groups, DRAPreemption=true lets victims' resource claims free their devices (beyond v1.37, as planned for 1.38); all off by default, as in v1.37")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
 	o.Kube.AddTo(f)

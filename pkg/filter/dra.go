@@ -156,7 +156,7 @@ func newDRAState137(snap *snapshot.Snapshot, pod *v1.Pod, request *snapshot.Reso
 		}
 	}
 	if len(d.toAllocate) > 0 {
-		alloc, err := structured.NewAllocator(context.Background(), draFeatures, allocatedState(snap, nil),
+		alloc, err := structured.NewAllocator(context.Background(), draFeatures, allocatedState(snap.ResourceClaims(), nil),
 			classLister{snap}, snap.ResourceSlices(), celCache)
 		if err != nil {
 			return nil, draError(err.Error())
@@ -177,16 +177,16 @@ func validateDeviceClass(snap *snapshot.Snapshot, className, request string) Sta
 	return Status{}
 }
 
-// allocatedState is what every allocated claim of the snapshot holds:
+// allocatedState is what the allocated claims (but skipped ones) hold:
 // devices allocated whole, shares of shareable devices and the capacity
 // those shares consume. Devices allocated with admin access are not held.
-func allocatedState(snap *snapshot.Snapshot, skip func(*resourceapi.ResourceClaim) bool) structured.AllocatedState {
+func allocatedState(claims []*resourceapi.ResourceClaim, skip func(*resourceapi.ResourceClaim) bool) structured.AllocatedState {
 	st := structured.AllocatedState{
 		AllocatedDevices:         sets.New[structured.DeviceID](),
 		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
 		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
 	}
-	for _, claim := range snap.ResourceClaims() {
+	for _, claim := range claims {
 		if claim.Status.Allocation == nil || skip != nil && skip(claim) {
 			continue
 		}

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"context"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -33,6 +34,14 @@ type draPreemption struct {
 	consumers []int
 	// byPod lists, by pod UID, the releasable claims reserved for it.
 	byPod map[types.UID][]int
+	// nodeSlices are the slices of each node; shared are those of no one
+	// node (all nodes, or a node selector). An allocation on a node only
+	// needs these two.
+	nodeSlices map[string][]*resourceapi.ResourceSlice
+	shared     []*resourceapi.ResourceSlice
+	// allocated are the snapshot's allocated claims, by the pools of their
+	// devices (a claim under each of its pools).
+	allocated map[string][]*resourceapi.ResourceClaim
 }
 
 // draOverlay is the dry-run state of DRA preemption: how many consumers of
@@ -47,8 +56,25 @@ func newDRAPreemption(snap *snapshot.Snapshot, d *draState, priority int32, celC
 	for _, c := range d.claims {
 		own[c] = true
 	}
-	x := &draPreemption{snap: snap, celCache: celCache, priority: priority, byPod: map[types.UID][]int{}}
+	x := &draPreemption{snap: snap, celCache: celCache, priority: priority, byPod: map[types.UID][]int{},
+		nodeSlices: map[string][]*resourceapi.ResourceSlice{}, allocated: map[string][]*resourceapi.ResourceClaim{}}
+	for _, rs := range snap.ResourceSlices() {
+		if rs.Spec.NodeName != nil && *rs.Spec.NodeName != "" {
+			x.nodeSlices[*rs.Spec.NodeName] = append(x.nodeSlices[*rs.Spec.NodeName], rs)
+		} else {
+			x.shared = append(x.shared, rs)
+		}
+	}
 	for _, c := range snap.ResourceClaims() {
+		if c.Status.Allocation != nil {
+			pools := map[string]bool{}
+			for _, r := range c.Status.Allocation.Devices.Results {
+				if !pools[r.Pool] {
+					pools[r.Pool] = true
+					x.allocated[r.Pool] = append(x.allocated[r.Pool], c)
+				}
+			}
+		}
 		if c.Status.Allocation == nil || len(c.Status.ReservedFor) == 0 || own[c] {
 			continue
 		}
@@ -84,22 +110,35 @@ func (x *draPreemption) update(st *draOverlay, p *snapshot.Pod, sign int) {
 	}
 }
 
-// allocatorWithout is an allocator over the devices held by claims other
-// than the released ones.
-func (x *draPreemption) allocatorWithout(released func(i int) bool) (structured.Allocator, error) {
+// allocatorWithout is an allocator for node over the devices held by claims
+// other than the released ones.
+func (x *draPreemption) allocatorWithout(node string, released func(i int) bool) (structured.Allocator, error) {
 	skip := map[*resourceapi.ResourceClaim]bool{}
 	for i, c := range x.claims {
 		if released(i) {
 			skip[c] = true
 		}
 	}
-	return structured.NewAllocator(context.Background(), draFeatures, allocatedState(x.snap, func(c *resourceapi.ResourceClaim) bool { return skip[c] }),
-		classLister{x.snap}, x.snap.ResourceSlices(), x.celCache)
+	// Only the devices of the slices the node can use matter: the claims
+	// holding devices of their pools, each once.
+	sl := slices.Concat(x.nodeSlices[node], x.shared)
+	var claims []*resourceapi.ResourceClaim
+	seen := map[*resourceapi.ResourceClaim]bool{}
+	for _, rs := range sl {
+		for _, c := range x.allocated[rs.Spec.Pool.Name] {
+			if !seen[c] {
+				seen[c] = true
+				claims = append(claims, c)
+			}
+		}
+	}
+	return structured.NewAllocator(context.Background(), draFeatures, allocatedState(claims, func(c *resourceapi.ResourceClaim) bool { return skip[c] }),
+		classLister{x.snap}, sl, x.celCache)
 }
 
 // filterReleased is the Filter on node with the overlay's claims released.
 func (d *draState) filterReleased(pod *v1.Pod, node *v1.Node, st *draOverlay) Status {
-	alloc, err := d.preempt.allocatorWithout(func(i int) bool { return st.removed[i] == d.preempt.consumers[i] })
+	alloc, err := d.preempt.allocatorWithout(node.Name, func(i int) bool { return st.removed[i] == d.preempt.consumers[i] })
 	if err != nil {
 		return draError(err.Error())
 	}
@@ -121,7 +160,7 @@ func (d *draState) resolvable(pod *v1.Pod, node *v1.Node) bool {
 		any = true
 		return true
 	}
-	alloc, err := x.allocatorWithout(releasable)
+	alloc, err := x.allocatorWithout(node.Name, releasable)
 	if err != nil || !any {
 		return false
 	}

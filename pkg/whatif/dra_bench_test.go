@@ -15,7 +15,8 @@ import (
 // BenchmarkWhatifDRA decides a GPU pod on 1,000 full nodes with four GPUs
 // each, three of them held by the claims of lower-priority pods: every node
 // is dry-run and DynamicResources allocates once per node. Binary defaults
-// (parallelism GOMAXPROCS, candidate budget as upstream's).
+// (parallelism GOMAXPROCS, candidate budget as upstream's); with the
+// DRAPreemption gate every node is a candidate, its GPU claims released.
 func BenchmarkWhatifDRA(b *testing.B) {
 	var objs snapshot.Objects
 	objs.DeviceClasses = []*resourceapi.DeviceClass{rt.DeviceClass("gpu", `device.driver == "gpu.example.com"`)}
@@ -44,16 +45,20 @@ func BenchmarkWhatifDRA(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var e whatif.Evaluator
-	opts := whatif.Options{Preemption: preemption.Options{Now: now}}
-	b.ReportAllocs()
-	for b.Loop() {
-		d, err := e.Evaluate(snap, pod, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if d.NominatedNode != "" {
-			b.Fatalf("nominated %s; two free GPUs exist nowhere", d.NominatedNode)
-		}
+	for _, gate := range []bool{false, true} {
+		b.Run(fmt.Sprintf("DRAPreemption=%t", gate), func(b *testing.B) {
+			var e whatif.Evaluator
+			opts := whatif.Options{Preemption: preemption.Options{Now: now, Features: preemption.Features{DRAPreemption: gate}}}
+			b.ReportAllocs()
+			for b.Loop() {
+				d, err := e.Evaluate(snap, pod, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if (d.NominatedNode != "") != gate {
+					b.Fatalf("nominated %q with DRAPreemption=%t", d.NominatedNode, gate)
+				}
+			}
+		})
 	}
 }

@@ -132,3 +132,46 @@ func TestDifferentialDRA(t *testing.T) {
 	t.Logf("DynamicResources reasons in filter statuses (scenarios): %v", st.filterReasons)
 	t.Logf("DynamicResources reasons in dry-run statuses (scenarios): %v", st.dryRunReasons)
 }
+
+// TestDRAPreemptionGateKeepsCandidates checks the DRAPreemption gate (which
+// upstream v1.37 does not have) against reprieve without it on the DRA
+// profile: releasing victims' devices only adds possibilities, so every
+// candidate without the gate is a candidate with it, with the same victims,
+// and the gate nominates a node whenever v1.37 does. It counts the
+// scenarios where the gate lets a GPU pod preempt that v1.37 could not.
+func TestDRAPreemptionGateKeepsCandidates(t *testing.T) {
+	gate := preemption.Features{DRAPreemption: true}
+	var freed, compared int
+	for i := range *scenarios {
+		seed := *firstSeed + int64(i)
+		sc := gen.Generate(seed, gen.DRA)
+		off, err := runReprieve(sc, preemption.Features{})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		on, err := runReprieve(sc, gate)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		compared++
+		onCands := map[string][]string{}
+		for _, c := range on.Candidates {
+			onCands[c.Node] = c.Victims
+		}
+		for _, c := range off.Candidates {
+			if v, ok := onCands[c.Node]; !ok || !slices.Equal(v, c.Victims) {
+				t.Errorf("seed %d: candidate %s with victims %v without the gate, %v (present %t) with it", seed, c.Node, c.Victims, v, ok)
+			}
+		}
+		if off.NominatedNode != "" && on.NominatedNode == "" {
+			t.Errorf("seed %d: v1.37 nominates %s, the gate nothing", seed, off.NominatedNode)
+		}
+		if off.NominatedNode == "" && on.NominatedNode != "" {
+			freed++
+		}
+	}
+	t.Logf("%d scenarios: with DRAPreemption, %d GPU pods preempt where v1.37 cannot", compared, freed)
+	if compared >= 200 && freed == 0 {
+		t.Errorf("the gate never changed a decision; the profile does not exercise it")
+	}
+}

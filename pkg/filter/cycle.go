@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
@@ -33,6 +34,7 @@ type Cycle struct {
 	nodeAffinity *nodeaffinity.RequiredNodeAffinity
 	spread       *spreadState
 	affinity     *affinityState
+	dra          *draState
 
 	// plain is set when only resources can reject the pod on a plain node
 	// (see snapshot.NodeSums); sums are then the snapshot's node sums.
@@ -54,6 +56,9 @@ type Options struct {
 	// the caller's included: 1 runs everything on the caller's goroutine;
 	// 0 means GOMAXPROCS.
 	Parallelism int
+	// DRAPreemption lets a dry run free the devices of victims' claims
+	// (the DRAPreemption gate, beyond upstream v1.37; dra_preemption.go).
+	DRAPreemption bool
 	// Buffers, when not nil, lends the cycle memory kept from earlier
 	// cycles; the Result of FilterAll or FilterFrom then lives in it until
 	// the buffers are lent to another cycle. Nil allocates afresh.
@@ -73,6 +78,8 @@ type Options struct {
 // to two cycles in use at the same time.
 type Buffers struct {
 	statuses, scratch []Status
+	// celCache keeps DynamicResources' compiled CEL expressions.
+	celCache *cel.Cache
 }
 
 // statusList returns a zeroed list of n statuses from *buf, growing it.
@@ -150,6 +157,15 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
 		return c
 	}
+	if c.buffers.celCache == nil && (len(pod.Obj.Spec.ResourceClaims) > 0 || len(c.request.Scalars) > 0) {
+		c.buffers.celCache = newCELCache()
+	}
+	if c.dra, c.preFilter = newDRAState(snap, pod, &c.request, c.buffers.celCache, opts.DRAPreemption); c.preFilter.Code == Error {
+		c.preFilter.Reasons = []string{fmt.Sprintf("running PreFilter plugin %q: %s", DynamicResources, c.preFilter.Message())}
+	}
+	if !c.preFilter.IsSuccess() {
+		return c
+	}
 	if c.ResourcesOnly() && pod.Obj.Spec.NodeName == "" && c.nodeAffinity == nil && c.addedAffinity == nil && len(c.request.Scalars) == 0 {
 		c.plain, c.sums = true, snap.Sums()
 	}
@@ -178,8 +194,12 @@ func (c *Cycle) PreFilterStatus() Status { return c.preFilter }
 // verdict depends on the pods of a node: the pod binds no host ports and
 // neither PodTopologySpread nor InterPodAffinity has state. A dry run may
 // then reason on resource sums alone (nodes without nominated pods).
+// DynamicResources does not depend on the pods, but it runs after
+// NodeResourcesFit: a node rejected for resources may still be rejected for
+// devices once victims are removed, so a pod with claims is never
+// resources-only.
 func (c *Cycle) ResourcesOnly() bool {
-	return len(c.hostPorts) == 0 && c.spread == nil && c.affinity == nil
+	return len(c.hostPorts) == 0 && c.spread == nil && c.affinity == nil && c.dra == nil
 }
 
 // NominatedPods returns the pods nominated to n that the incoming pod must
@@ -238,6 +258,7 @@ type State struct {
 	c        *Cycle
 	spread   spreadOverlay
 	affinity affinityOverlay
+	dra      draOverlay
 }
 
 // ModelCriticalPaths makes the overlay follow PodTopologySpread's two
@@ -280,6 +301,9 @@ func (c *Cycle) updatePod(st *State, nv *NodeView, p *snapshot.Pod, node *snapsh
 	if c.affinity != nil {
 		c.affinity.update(&st.affinity, p, node, int64(sign))
 	}
+	if c.dra != nil && c.dra.preempt != nil {
+		c.dra.preempt.update(&st.dra, p, sign)
+	}
 }
 
 // FilterNode runs every filter plugin for the incoming pod on nv, in
@@ -317,7 +341,9 @@ func (c *Cycle) filterStatic(n *snapshot.Node) Status {
 }
 
 // filterDynamic runs the plugins that depend on the pods of the node:
-// NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity.
+// NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity, and
+// DynamicResources, which comes last in upstream's order (its verdict,
+// cached per node, does not depend on the pods).
 func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 	if len(c.hostPorts) > 0 {
 		for _, p := range c.hostPorts {
@@ -326,7 +352,7 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 			}
 		}
 	}
-	if s := filterResources(&c.request, nv); !s.IsSuccess() {
+	if s := filterResources(c.resourceRequest(nv.Node), nv); !s.IsSuccess() {
 		return s
 	}
 	if c.spread != nil {
@@ -338,6 +364,9 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 		if s := c.affinity.filter(&st.affinity, nv.Node); !s.IsSuccess() {
 			return s
 		}
+	}
+	if c.dra != nil {
+		return c.dra.filter(c.pod.Obj, nv.Node, &st.dra)
 	}
 	return Status{}
 }
@@ -399,6 +428,9 @@ func (c *Cycle) updatePodCounts(st *State, nv *NodeView, p *snapshot.Pod, node *
 	}
 	if c.affinity != nil {
 		c.affinity.update(&st.affinity, p, node, int64(sign))
+	}
+	if c.dra != nil && c.dra.preempt != nil {
+		c.dra.preempt.update(&st.dra, p, sign)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package filter implements the Filter plugins of kube-scheduler's default
 // profile (v1.37.2) for one incoming pod over a snapshot: NodeName,
 // NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
-// NodeResourcesFit, PodTopologySpread and InterPodAffinity, in upstream's
+// NodeResourcesFit, PodTopologySpread, InterPodAffinity and
+// DynamicResources, in upstream's
 // order, with upstream's status codes and reason texts.
 //
 // A Cycle is the PreFilter of one pod: everything computed once over the
@@ -62,6 +63,7 @@ const (
 	NodeResourcesFit  = "NodeResourcesFit"
 	PodTopologySpread = "PodTopologySpread"
 	InterPodAffinity  = "InterPodAffinity"
+	DynamicResources  = "DynamicResources"
 )
 
 // Upstream's reason texts.

@@ -12,10 +12,11 @@ import (
 )
 
 // List reads the objects a snapshot needs from a live cluster with list
-// calls only (nodes, pods, PodDisruptionBudgets, PriorityClasses and
-// namespaces, cluster-wide), so it works under a read-only identity.
-// Namespaces are optional: if listing them is forbidden they are skipped
-// (they only matter for pod affinity namespaceSelectors).
+// calls only (nodes, pods, PodDisruptionBudgets, PriorityClasses,
+// namespaces and the DRA objects, cluster-wide), so it works under a
+// read-only identity. Namespaces and the DRA objects are optional: if
+// listing them fails they are skipped with a warning (namespaces only
+// matter for pod affinity namespaceSelectors).
 func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, []string, error) {
 	var objs snapshot.Objects
 	var warnings []string
@@ -60,6 +61,7 @@ func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, [
 			objs.Namespaces = append(objs.Namespaces, &nss.Items[i])
 		}
 	}
+	warnings = append(warnings, listDRA(ctx, client, &objs)...)
 	return objs, warnings, nil
 }
 

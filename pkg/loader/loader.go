@@ -430,6 +430,9 @@ var kinds = map[string]string{
 	"ReplicaSet":          "apps/v1",
 	"Job":                 "batch/v1",
 	"Simulation":          SimulationAPIVersion,
+	"ResourceSlice":       draAPIVersion,
+	"DeviceClass":         draAPIVersion,
+	"ResourceClaim":       draAPIVersion,
 }
 
 // SimulationAPIVersion is the apiVersion of reprieve's Simulation document.
@@ -459,6 +462,9 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		return nil
 	}
 	namespaced := h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass"
+	if n, dra := draKinds[h.Kind]; dra {
+		namespaced = n
+	}
 	ns := h.Namespace
 	if namespaced && ns == "" {
 		ns = metav1.NamespaceDefault
@@ -528,6 +534,11 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		s.ReplicaSets = append(s.ReplicaSets, o)
 	case *batchv1.Job:
 		s.Jobs = append(s.Jobs, o)
+	default:
+		if err := s.addDRAObject(obj, ns); err != nil {
+			err.Source = src
+			return err
+		}
 	}
 	return nil
 }
@@ -597,6 +608,8 @@ func decodeTyped(kind string, raw []byte) (obj any, strict []error, err error) {
 		obj = &appsv1.ReplicaSet{}
 	case "Job":
 		obj = &batchv1.Job{}
+	default:
+		obj = newDRAObject(kind)
 	}
 	strict, err = sjson.UnmarshalStrict(raw, obj)
 	if err != nil {
@@ -988,7 +1001,7 @@ func parsePodInto(s *Set, name string, data []byte) (*v1.Pod, *Set, error) {
 	}
 	o := s.Objects
 	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped) +
-		len(o.PodGroups) + len(o.CompositePodGroups) +
+		len(o.PodGroups) + len(o.CompositePodGroups) + numDRAObjects(&o) +
 		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.Simulations)
 	switch {
 	case len(o.Pods) == 0:

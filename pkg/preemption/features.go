@@ -21,6 +21,11 @@ const (
 	// CompositePodGroup, reprieve does not, since it changes nothing in
 	// preemption.
 	GateTopologyAwareWorkloadScheduling = "TopologyAwareWorkloadScheduling"
+	// GateDRAPreemption lets preemption free devices: in the dry run, a
+	// victim's ResourceClaims reserved only for victims release their
+	// devices. It is the gate KEP-5690 plans for 1.38 (alpha, off by
+	// default); kube-scheduler v1.37 does not have it.
+	GateDRAPreemption = "DRAPreemption"
 )
 
 // Features are the kube-scheduler feature gates that change preemption.
@@ -35,6 +40,10 @@ type Features struct {
 	// mode All is evicted whole. It only has an effect with
 	// GenericWorkload, on which upstream makes it depend.
 	CompositePodGroup bool
+	// DRAPreemption: reprieve's model of the planned 1.38 gate (see
+	// GateDRAPreemption). Off, DynamicResources decides as in v1.37 and
+	// preemption never frees devices.
+	DRAPreemption bool
 }
 
 // composite reports whether CompositePodGroup hierarchies are in effect.
@@ -47,6 +56,7 @@ var knownGates = map[string][]string{
 	GateGenericWorkload:                 nil,
 	GateCompositePodGroup:               {GateGenericWorkload},
 	GateTopologyAwareWorkloadScheduling: {GateGenericWorkload},
+	GateDRAPreemption:                   nil,
 }
 
 // ParseFeatureGates parses kube-scheduler's --feature-gates syntax,
@@ -89,7 +99,8 @@ func ParseFeatureGates(s string) (Features, error) {
 			return Features{}, fmt.Errorf("%s is enabled, but depends on features that are disabled: [%s]", name, strings.Join(disabled, " "))
 		}
 	}
-	return Features{GenericWorkload: enabled[GateGenericWorkload], CompositePodGroup: enabled[GateCompositePodGroup]}, nil
+	return Features{GenericWorkload: enabled[GateGenericWorkload], CompositePodGroup: enabled[GateCompositePodGroup],
+		DRAPreemption: enabled[GateDRAPreemption]}, nil
 }
 
 func gateNames() []string {
@@ -103,7 +114,8 @@ func gateNames() []string {
 
 // Gates returns the feature gates as a map of upstream names, with the
 // dependencies upstream requires for them (for passing the same gates to
-// kube-scheduler).
+// kube-scheduler). DRAPreemption is left out: kube-scheduler v1.37 does not
+// know it.
 func (f Features) Gates() map[string]bool {
 	m := map[string]bool{GateGenericWorkload: f.GenericWorkload}
 	if f.composite() {

@@ -20,6 +20,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -47,6 +48,11 @@ type Objects struct {
 	// GenericWorkload (and CompositePodGroup) feature gates.
 	PodGroups          []*schedulingv1beta1.PodGroup
 	CompositePodGroups []*schedulingv1alpha3.CompositePodGroup
+	// ResourceSlices, DeviceClasses and ResourceClaims are the dynamic
+	// resource allocation objects (resource.k8s.io/v1); see dra.go.
+	ResourceSlices []*resourceapi.ResourceSlice
+	DeviceClasses  []*resourceapi.DeviceClass
+	ResourceClaims []*resourceapi.ResourceClaim
 }
 
 // Snapshot is the cluster as the engine sees it. It is built once with New
@@ -87,6 +93,9 @@ type Snapshot struct {
 	compositeGroups map[string]*Group
 	groupChildren   map[string][]*Group
 	groupMembers    map[string][]*Pod
+
+	// dra holds the dynamic resource allocation objects (dra.go).
+	dra draObjects
 }
 
 // ObjectError is a problem with one object of the input, naming the object
@@ -188,6 +197,9 @@ func New(objs Objects) (*Snapshot, error) {
 		if err := s.SetCompositePodGroup(cpg); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.addDRA(objs); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -281,6 +281,7 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 	}
 	fopts := opts.Filter
 	fopts.Parallelism, fopts.Buffers = opts.Parallelism, &e.filter
+	fopts.DRAPreemption = opts.Preemption.Features.DRAPreemption
 	c := filter.NewCycle(snap, pod, fopts)
 	fr := c.FilterAll()
 	d := &Decision{
@@ -722,9 +723,6 @@ func warnings(pod *snapshot.Pod, f preemption.Features) []string {
 		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
 			out = append(out, fmt.Sprintf("volume %q: persistent volume claims are not modelled (VolumeBinding, VolumeZone, NodeVolumeLimits and VolumeRestrictions are not evaluated)", v.Name))
 		}
-	}
-	if len(pod.Obj.Spec.ResourceClaims) > 0 {
-		out = append(out, "resourceClaims: dynamic resource allocation is not modelled")
 	}
 	if len(pod.Obj.Spec.SchedulingGates) > 0 {
 		out = append(out, "schedulingGates: the pod is gated and the scheduler would not try it until the gates are removed")

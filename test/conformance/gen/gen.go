@@ -23,6 +23,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -72,8 +73,11 @@ func Profiles() []Profile { return []Profile{Resources, Constraints, Everything,
 // level orders profiles: Resources 0, Constraints 1, Everything 2, Filters 3,
 // Workload 4, unknown -1.
 func (p Profile) level() int {
-	if p == Workload {
+	switch p {
+	case Workload:
 		return workloadLevel
+	case DRA:
+		return draLevel
 	}
 	return slices.Index(Profiles(), p)
 }
@@ -107,6 +111,11 @@ type Scenario struct {
 	// spec.schedulingGroup (Workload only).
 	PodGroups          []*schedulingv1beta1.PodGroup
 	CompositePodGroups []*schedulingv1alpha3.CompositePodGroup
+	// ResourceSlices, DeviceClasses and ResourceClaims are the dynamic
+	// resource allocation objects (DRA only).
+	ResourceSlices []*resourceapi.ResourceSlice
+	DeviceClasses  []*resourceapi.DeviceClass
+	ResourceClaims []*resourceapi.ResourceClaim
 
 	// Preemptor is the pending pod to schedule; the same pointer as its
 	// element of Pods. It carries PreemptorAnnotation.
@@ -161,6 +170,9 @@ func Generate(seed int64, p Profile) *Scenario {
 		g.genWorkloadPDBs()
 	} else {
 		g.genPDBs()
+	}
+	if p == DRA {
+		g.genDRA()
 	}
 	// 6) Load order.
 	g.orderPods()

@@ -13,6 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -26,9 +27,9 @@ import (
 var ErrInvalid = errors.New("invalid scenario")
 
 // YAML writes the scenario as one `kind: List` document: PriorityClasses,
-// Namespaces, Nodes, PDBs, PodGroups, CompositePodGroups, then Pods in load
-// order, each with apiVersion and
-// kind. The first line is a comment with the seed, the profile and the
+// Namespaces, Nodes, PDBs, PodGroups, CompositePodGroups, ResourceSlices,
+// DeviceClasses, ResourceClaims, then Pods in load order, each with
+// apiVersion and kind. The first line is a comment with the seed, the profile and the
 // command that replays the scenario with reprieve. The preemptor carries
 // PreemptorAnnotation (added on a copy if it lacks it).
 func (s *Scenario) YAML() ([]byte, error) {
@@ -85,6 +86,21 @@ func (s *Scenario) YAML() ([]byte, error) {
 	for _, cpg := range s.CompositePodGroups {
 		c := *cpg
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1alpha3", Kind: "CompositePodGroup"}
+		items = append(items, &c)
+	}
+	for _, rs := range s.ResourceSlices {
+		c := *rs
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceSlice"}
+		items = append(items, &c)
+	}
+	for _, dc := range s.DeviceClasses {
+		c := *dc
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"}
+		items = append(items, &c)
+	}
+	for _, rc := range s.ResourceClaims {
+		c := *rc
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"}
 		items = append(items, &c)
 	}
 	for _, p := range s.Pods {
@@ -209,6 +225,9 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		"Pod":                 "v1",
 		"PodGroup":            "scheduling.k8s.io/v1beta1",
 		"CompositePodGroup":   "scheduling.k8s.io/v1alpha3",
+		"ResourceSlice":       "resource.k8s.io/v1",
+		"DeviceClass":         "resource.k8s.io/v1",
+		"ResourceClaim":       "resource.k8s.io/v1",
 	}[tm.Kind]
 	if want == "" {
 		return fmt.Errorf("unsupported kind %q", tm.Kind)
@@ -266,6 +285,27 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		}
 		o.TypeMeta = tm
 		s.CompositePodGroups = append(s.CompositePodGroups, o)
+	case "ResourceSlice":
+		o := &resourceapi.ResourceSlice{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.TypeMeta = tm
+		s.ResourceSlices = append(s.ResourceSlices, o)
+	case "DeviceClass":
+		o := &resourceapi.DeviceClass{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.TypeMeta = tm
+		s.DeviceClasses = append(s.DeviceClasses, o)
+	case "ResourceClaim":
+		o := &resourceapi.ResourceClaim{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.TypeMeta = tm
+		s.ResourceClaims = append(s.ResourceClaims, o)
 	}
 	return nil
 }

@@ -30,7 +30,9 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -247,6 +249,8 @@ type objects struct {
 	podGroups       []*schedulingv1beta1.PodGroup
 	compositeGroups []*schedulingv1alpha3.CompositePodGroup
 	preemptor       *v1.Pod
+	// dra are the DRA objects (slices, classes, claims).
+	dra []runtime.Object
 }
 
 // prepare deep-copies the input and applies what the API server would have
@@ -347,6 +351,19 @@ func prepare(in Input) (*objects, error) {
 		}
 		o.compositeGroups = append(o.compositeGroups, cpg)
 	}
+	for _, rs := range in.ResourceSlices {
+		o.dra = append(o.dra, rs.DeepCopy())
+	}
+	for _, dc := range in.DeviceClasses {
+		o.dra = append(o.dra, dc.DeepCopy())
+	}
+	for _, rc := range in.ResourceClaims {
+		rc = rc.DeepCopy()
+		if rc.Namespace == "" {
+			rc.Namespace = v1.NamespaceDefault
+		}
+		o.dra = append(o.dra, rc)
+	}
 	return o, nil
 }
 
@@ -401,6 +418,7 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 	for _, cpg := range o.compositeGroups {
 		clientObjs = append(clientObjs, cpg)
 	}
+	clientObjs = append(clientObjs, o.dra...)
 	client := fake.NewClientset(clientObjs...)
 	env.informerFactory = informers.NewSharedInformerFactory(client, 0)
 	podInformer := env.informerFactory.Core().V1().Pods()
@@ -411,6 +429,9 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 
 	// As in scheduler.New.
 	var draManager fwk.SharedDRAManager
+	// draSynced are what the DRA manager must have seen before a cycle:
+	// the scheduler waits for them with WaitForHandlersSync.
+	var draSynced []cache.InformerSynced
 	if utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
 		claimCache := assumecache.NewAssumeCache(logger, env.informerFactory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
 		opts := resourceslicetracker.Options{
@@ -427,6 +448,20 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 			return nil, fmt.Errorf("starting resource slice tracker: %w", err)
 		}
 		draManager = dynamicresources.NewDRAManager(ctx, claimCache, env.tracker, env.informerFactory)
+		// The assume cache's informer registration: synced once every claim
+		// reached the cache and, through it, the manager's allocated devices.
+		reg := claimCache.AddEventHandler(cache.ResourceEventHandlerFuncs{})
+		draSynced = append(draSynced, reg.HasSynced, env.tracker.HasSynced)
+		// The scheduler's event handlers feed DeviceClasses to the
+		// extended resource cache (DRAExtendedResource), which NodeResourcesFit
+		// and DynamicResources read.
+		if erCache, ok := draManager.DeviceClassResolver().(*extendedresourcecache.ExtendedResourceCache); ok && erCache != nil {
+			classReg, err := env.informerFactory.Resource().V1().DeviceClasses().Informer().AddEventHandler(erCache)
+			if err != nil {
+				return nil, fmt.Errorf("registering the extended resource cache: %w", err)
+			}
+			draSynced = append(draSynced, classReg.HasSynced)
+		}
 	}
 
 	genericWorkload := utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload)
@@ -462,6 +497,9 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 		if !synced {
 			return nil, fmt.Errorf("informer for %v did not sync", typ)
 		}
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), draSynced...) {
+		return nil, fmt.Errorf("DRA manager did not sync")
 	}
 
 	// The scheduler cache holds nodes and assigned, non-terminal pods (the

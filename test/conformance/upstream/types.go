@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -48,6 +49,13 @@ type Input struct {
 	// is resolved as the Priority admission plugin does.
 	PodGroups          []*schedulingv1beta1.PodGroup
 	CompositePodGroups []*schedulingv1alpha3.CompositePodGroup
+	// ResourceSlices, DeviceClasses and ResourceClaims are the dynamic
+	// resource allocation objects, which the DynamicResources plugin reads
+	// through the scheduler's DRA manager. Claims must be as the API server
+	// stores them (defaults applied).
+	ResourceSlices []*resourceapi.ResourceSlice
+	DeviceClasses  []*resourceapi.DeviceClass
+	ResourceClaims []*resourceapi.ResourceClaim
 
 	// FeatureGates, if non-nil, is applied to the process-wide
 	// utilfeature.DefaultMutableFeatureGate for the duration of Run and

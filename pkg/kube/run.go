@@ -100,11 +100,11 @@ func Run(ctx context.Context, cfg Config) error {
 		seed = uint64(time.Now().UnixNano())
 	}
 	var pending atomic.Pointer[scheduler.Scheduler]
-	m := metrics.New(reg, cfg.SchedulerName, func() int {
+	m := metrics.New(reg, cfg.SchedulerName, func() scheduler.Counts {
 		if s := pending.Load(); s != nil {
-			return s.Pending()
+			return s.QueueCounts()
 		}
-		return 0
+		return scheduler.Counts{}
 	})
 	sched := scheduler.New(NewCluster(cfg.Client, recorder), clock.RealClock{}, scheduler.Options{
 		SchedulerName:  cfg.SchedulerName,

@@ -33,7 +33,7 @@ var _ scheduler.Observer = (*Metrics)(nil)
 // New registers the metrics on reg (with the Go and process collectors)
 // for the named scheduler profile. pending, when not nil, is sampled for
 // scheduler_pending_pods.
-func New(reg prometheus.Registerer, profile string, pending func() int) *Metrics {
+func New(reg prometheus.Registerer, profile string, pending func() scheduler.Counts) *Metrics {
 	const ns = "scheduler"
 	m := &Metrics{
 		profile: profile,
@@ -62,9 +62,18 @@ func New(reg prometheus.Registerer, profile string, pending func() int) *Metrics
 		m.sliDuration, m.podAttempts, m.preemptionEvalTime,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pending != nil {
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "pending_pods",
-			Help: "Number of pending pods this scheduler holds in its queue.", ConstLabels: prometheus.Labels{"queue": "all"}},
-			func() float64 { return float64(pending()) }))
+		// Upstream's STABLE gauge, one series per queue.
+		for queue, count := range map[string]func(c scheduler.Counts) int{
+			"active":        func(c scheduler.Counts) int { return c.Active },
+			"backoff":       func(c scheduler.Counts) int { return c.Backoff },
+			"unschedulable": func(c scheduler.Counts) int { return c.Unschedulable },
+			"gated":         func(c scheduler.Counts) int { return c.Gated },
+		} {
+			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "pending_pods",
+				Help: "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+				ConstLabels: prometheus.Labels{"queue": queue}},
+				func() float64 { return float64(count(pending())) }))
+		}
 	}
 	return m
 }

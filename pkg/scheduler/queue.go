@@ -159,11 +159,36 @@ func activeLess(a, b *QueuedPod) bool {
 	return a.seq < b.seq
 }
 
+// Counts are the pending pods by the queue upstream's scheduler_pending_pods
+// metric names; pods in a scheduling cycle are in none.
+type Counts struct {
+	Active, Backoff, Unschedulable, Gated int
+}
+
+// Counts returns the pending pods by queue. A preemptor waiting for its
+// victims counts as unschedulable, as upstream keeps it; a pod with
+// scheduling gates as gated.
+func (q *Queue) Counts() Counts {
+	var c Counts
+	for _, qp := range q.pods {
+		switch {
+		case len(qp.Pod.Spec.SchedulingGates) > 0:
+			c.Gated++
+		case qp.where == inActive:
+			c.Active++
+		case qp.where == inBackoff:
+			c.Backoff++
+		case qp.where == inUnschedulable || qp.where == inNone:
+			c.Unschedulable++
+		}
+	}
+	return c
+}
+
 // Len returns the number of pods the queue knows, in any state.
 func (q *Queue) Len() int { return len(q.pods) }
 
 // Has reports whether the queue holds the pod.
-func (q *Queue) Has(key string) bool { _, ok := q.pods[key]; return ok }
 
 // Add enqueues a new pending pod in the active queue.
 func (q *Queue) Add(pod *v1.Pod) {

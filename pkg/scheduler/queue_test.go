@@ -297,3 +297,31 @@ func TestDeletedPreemptorIsForgotten(t *testing.T) {
 		t.Fatal("a deleted preemptor came back")
 	}
 }
+
+// TestCounts checks the pending pods by queue: active until popped, none
+// while in a cycle, unschedulable after failing, backoff after an event,
+// and gated pods apart.
+func TestCounts(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	q := NewQueue(clk)
+	q.Add(rt.Pod("ns", "a").Priority(1).Obj())
+	q.Add(rt.Pod("ns", "b").Priority(2).Obj())
+	gated := rt.Pod("ns", "g").Obj()
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "wait"}}
+	q.Add(gated)
+	if got, want := q.Counts(), (Counts{Active: 2, Gated: 1}); got != want {
+		t.Errorf("after adding: %+v, want %+v", got, want)
+	}
+	qp := q.Pop()
+	if got, want := q.Counts(), (Counts{Active: 1, Gated: 1}); got != want {
+		t.Errorf("one in a cycle: %+v, want %+v", got, want)
+	}
+	q.Done(qp, true)
+	if got, want := q.Counts(), (Counts{Active: 1, Unschedulable: 1, Gated: 1}); got != want {
+		t.Errorf("one unschedulable: %+v, want %+v", got, want)
+	}
+	q.MoveAllToActiveOrBackoff()
+	if got, want := q.Counts(), (Counts{Active: 1, Backoff: 1, Gated: 1}); got != want {
+		t.Errorf("after an event: %+v, want %+v", got, want)
+	}
+}

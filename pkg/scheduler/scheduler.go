@@ -385,6 +385,13 @@ func (s *Scheduler) Pending() int {
 	return s.queue.Len()
 }
 
+// QueueCounts returns the pending pods by queue (Queue.Counts).
+func (s *Scheduler) QueueCounts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queue.Counts()
+}
+
 // Snapshot gives f the scheduler's cache, under the scheduler's lock.
 func (s *Scheduler) Snapshot(f func(*snapshot.Snapshot)) {
 	s.mu.Lock()

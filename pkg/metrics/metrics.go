@@ -70,7 +70,7 @@ func New(reg prometheus.Registerer, profile string, pending func() scheduler.Cou
 			"gated":         func(c scheduler.Counts) int { return c.Gated },
 		} {
 			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "pending_pods",
-				Help: "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+				Help:        "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
 				ConstLabels: prometheus.Labels{"queue": queue}},
 				func() float64 { return float64(count(pending())) }))
 		}

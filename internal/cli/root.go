@@ -37,6 +37,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.AddCommand(whatif.NewCommand(s.Out, s.Err))
 	root.AddCommand(simulate.NewCommand(s.Out, s.Err))
 	root.AddCommand(schedulercmd.NewCommand(s.Err))
+	root.AddCommand(whatif.NewSnapshotCommand(s.Out, s.Err))
 	root.AddCommand(version.NewCommand(s.Out))
 	root.Version = version.Get().String()
 	root.SetVersionTemplate("{{.Version}}\n")

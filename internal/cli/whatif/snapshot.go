@@ -1,0 +1,125 @@
+package whatif
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+
+	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/pkg/loader"
+)
+
+// NewSnapshotCommand returns the snapshot command writing to out and
+// errOut: the cluster whatif would read, written once as a single list
+// that `whatif --snapshot` reads back.
+func NewSnapshotCommand(out, errOut io.Writer) *cobra.Command {
+	o := &Options{out: out, errOut: errOut}
+	cmd := &cobra.Command{
+		Use:   "snapshot [--snapshot PATH... | --kubeconfig FILE] [-o json|yaml] > cluster.json",
+		Short: "Write the cluster whatif reads (live or files) to one file that whatif --snapshot reads back",
+		Long: `snapshot lists a live cluster (read-only) or reads manifests, keeps the kinds
+whatif and simulate use, drops managed fields, and writes them as one
+kind: List, so that repeated what-ifs on a big cluster pay for the listing
+once. JSON (the default) is the fastest for whatif to read back.`,
+		Example: `  reprieve snapshot --kubeconfig ~/.kube/config > cluster.json
+  reprieve whatif --snapshot cluster.json -f pod.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.in = cmd.InOrStdin()
+			v, err := loader.ParseFieldValidation(o.FieldValidation)
+			if err != nil {
+				return clierr.Usagef("%v", err)
+			}
+			o.load = loader.Options{Validation: v, Stdin: o.in}
+			if len(o.Snapshots) > 0 && (o.Kube.Kubeconfig != "" || o.Kube.Context != "") {
+				return clierr.Usagef("--snapshot and --kubeconfig/--context are exclusive: read a snapshot or a live cluster")
+			}
+			if o.Output != "json" && o.Output != "yaml" {
+				return clierr.Usagef("--output must be json or yaml, got %q", o.Output)
+			}
+			return o.writeSnapshot(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "manifests to read instead of a live cluster: a YAML/JSON file or a directory of them, - for standard input (repeatable)")
+	f.StringVarP(&o.Output, "output", "o", "json", "output format: json or yaml")
+	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
+	o.Kube.AddTo(f)
+	return cmd
+}
+
+// writeSnapshot loads the cluster and writes it as one list.
+func (o *Options) writeSnapshot(ctx context.Context) error {
+	set, err := o.loadSet(ctx)
+	if err != nil {
+		return err
+	}
+	for _, line := range append(set.Warnings, set.Skipped...) {
+		fmt.Fprintln(o.errOut, "warning:", line)
+	}
+	list := struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Items      []json.RawMessage `json:"items"`
+	}{APIVersion: "v1", Kind: "List", Items: []json.RawMessage{}}
+	add := func(obj runtime.Object) error {
+		obj = obj.DeepCopyObject()
+		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+		if err != nil || len(gvks) == 0 {
+			return fmt.Errorf("snapshot: no kind for %T: %v", obj, err)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+		if m, ok := obj.(metav1.Object); ok {
+			m.SetManagedFields(nil)
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		list.Items = append(list.Items, b)
+		return nil
+	}
+	// Every kind of the snapshot's objects, whatever kinds it holds, and
+	// the ReplicaSets that give spread constraints their default selectors.
+	objs := reflect.ValueOf(set.Objects)
+	for i := range objs.NumField() {
+		field := objs.Field(i)
+		if field.Kind() != reflect.Slice {
+			continue
+		}
+		for j := range field.Len() {
+			if obj, ok := field.Index(j).Interface().(runtime.Object); ok {
+				if err := add(obj); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, rs := range set.ReplicaSets {
+		if err := add(rs); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		return err
+	}
+	if o.Output == "yaml" {
+		if b, err = yaml.JSONToYAML(b); err != nil {
+			return err
+		}
+	}
+	if _, err := o.out.Write(b); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(o.out)
+	return err
+}

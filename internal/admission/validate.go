@@ -53,7 +53,7 @@ func ValidatePod(p *v1.Pod) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, metadata)
 	errs = append(errs, validatePodSpec(&p.Spec, spec)...)
 	errs = append(errs, validatePodStatusResources(&p.Status)...)
-	if len(errs) == 0 {
+	if _, small := RequestsBound(p); len(errs) == 0 && !small {
 		// The scheduler sums the containers, counting 100m and 200Mi for
 		// a container without a CPU or memory request when it scores, and
 		// the resources a resize allocated: every such sum must fit too.

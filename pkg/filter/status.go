@@ -1,7 +1,8 @@
 // Package filter implements the Filter plugins of kube-scheduler's default
 // profile (v1.37.2) for one incoming pod over a snapshot: NodeName,
 // NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
-// NodeResourcesFit, PodTopologySpread and InterPodAffinity, in upstream's
+// NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+// VolumeZone, PodTopologySpread and InterPodAffinity, in upstream's
 // order, with upstream's status codes and reason texts.
 //
 // A Cycle is the PreFilter of one pod: everything computed once over the
@@ -62,6 +63,11 @@ const (
 	NodeResourcesFit  = "NodeResourcesFit"
 	PodTopologySpread = "PodTopologySpread"
 	InterPodAffinity  = "InterPodAffinity"
+
+	VolumeRestrictions = "VolumeRestrictions"
+	NodeVolumeLimits   = "NodeVolumeLimits"
+	VolumeBinding      = "VolumeBinding"
+	VolumeZone         = "VolumeZone"
 )
 
 // Upstream's reason texts.
@@ -78,6 +84,24 @@ const (
 	ReasonPodAffinity              = "node(s) didn't match pod affinity rules"
 	ReasonPodAntiAffinity          = "node(s) didn't match pod anti-affinity rules"
 	ReasonExistingPodsAntiAffinity = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+	ReasonDiskConflict           = "node(s) had no available disk"
+	ReasonRWOPConflict           = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+	ReasonMaxVolumeCount         = "node(s) exceed max volume count"
+	ReasonUnboundImmediateClaims = "pod has unbound immediate PersistentVolumeClaims"
+	ReasonVolumeNodeConflict     = "node(s) didn't match PersistentVolume's node affinity"
+	ReasonVolumeBindConflict     = "node(s) didn't find available persistent volumes to bind"
+	ReasonNotEnoughSpace         = "node(s) did not have enough free storage"
+	ReasonPVNotExist             = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+	ReasonVolumeZone             = "node(s) had no available volume zone"
+)
+
+// The volume plugins' common statuses.
+var (
+	statusDiskConflict   = reject(Unschedulable, VolumeRestrictions, ReasonDiskConflict)
+	statusRWOPConflict   = reject(Unschedulable, VolumeRestrictions, ReasonRWOPConflict)
+	statusMaxVolumeCount = reject(Unschedulable, NodeVolumeLimits, ReasonMaxVolumeCount)
+	statusVolumeZone     = reject(UnschedulableAndUnresolvable, VolumeZone, ReasonVolumeZone)
 )
 
 // Status is the result of filtering a pod on a node: a code, the plugin

@@ -12,8 +12,9 @@ import (
 )
 
 // List reads the objects a snapshot needs from a live cluster with list
-// calls only (nodes, pods, PodDisruptionBudgets, PriorityClasses and
-// namespaces, cluster-wide), so it works under a read-only identity.
+// calls only (nodes, pods, PodDisruptionBudgets, PriorityClasses,
+// namespaces and the storage objects of liststorage.go, cluster-wide), so
+// it works under a read-only identity.
 // Namespaces are optional: if listing them is forbidden they are skipped
 // (they only matter for pod affinity namespaceSelectors).
 func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, []string, error) {
@@ -51,6 +52,9 @@ func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, [
 	}
 	for i := range pcs.Items {
 		objs.PriorityClasses = append(objs.PriorityClasses, &pcs.Items[i])
+	}
+	if err := listStorage(ctx, client, &objs.Storage); err != nil {
+		return objs, nil, err
 	}
 	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {

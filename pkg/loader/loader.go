@@ -253,11 +253,15 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		return s.addList(src, raw, h, depth)
 	}
 	want, known := kinds[h.Kind]
+	sk, isStorage := storageKinds[h.Kind]
+	if isStorage {
+		want, known = sk.apiVersion, true
+	}
 	if !known {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src, h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
 		return nil
 	}
-	namespaced := h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass"
+	namespaced := h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass" && (!isStorage || sk.namespaced)
 	ns := h.Namespace
 	if namespaced && ns == "" {
 		ns = metav1.NamespaceDefault
@@ -323,6 +327,8 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	case *batchv1.Job:
 		o.Namespace = ns
 		s.Jobs = append(s.Jobs, o)
+	default:
+		s.addStorage(obj, ns)
 	}
 	return nil
 }
@@ -383,6 +389,10 @@ func decodeTyped(kind string, raw []byte) (any, error) {
 		obj = &appsv1.ReplicaSet{}
 	case "Job":
 		obj = &batchv1.Job{}
+	default:
+		if obj, ok, err := decodeStorage(kind, raw); ok {
+			return obj, err
+		}
 	}
 	if err := json.Unmarshal(raw, obj); err != nil {
 		return nil, err

@@ -47,6 +47,8 @@ type Objects struct {
 	// GenericWorkload (and CompositePodGroup) feature gates.
 	PodGroups          []*schedulingv1beta1.PodGroup
 	CompositePodGroups []*schedulingv1alpha3.CompositePodGroup
+	// Storage are the objects the volume plugins read (storage.go).
+	Storage StorageObjects
 }
 
 // Snapshot is the cluster as the engine sees it. It is built once with New
@@ -87,6 +89,9 @@ type Snapshot struct {
 	compositeGroups map[string]*Group
 	groupChildren   map[string][]*Group
 	groupMembers    map[string][]*Pod
+
+	// storage indexes the storage objects (storage.go).
+	storage storage
 }
 
 // ObjectError is a problem with one object of the input, naming the object
@@ -172,6 +177,9 @@ func New(objs Objects) (*Snapshot, error) {
 		if err := s.SetPDB(pdb); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.addStorage(objs.Storage); err != nil {
+		return nil, err
 	}
 	for _, pg := range objs.PodGroups {
 		if s.PodGroup(namespaceOrDefault(pg.Namespace), pg.Name) != nil {

@@ -113,6 +113,7 @@ func runUpstream(sc *gen.Scenario, f preemption.Features) (*upstream.Result, err
 		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
 		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
 		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
+		Storage: upstreamStorage(sc),
 	}
 	if f != (preemption.Features{}) {
 		in.FeatureGates = f.Gates()
@@ -122,7 +123,7 @@ func runUpstream(sc *gen.Scenario, f preemption.Features) (*upstream.Result, err
 
 func runReprieve(sc *gen.Scenario, f preemption.Features) (*whatif.Decision, error) {
 	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
-		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups})
+		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups, Storage: snapshotStorage(sc)})
 	if err != nil {
 		return nil, err
 	}

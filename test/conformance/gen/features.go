@@ -157,9 +157,18 @@ var features = []feature{
 func AllFeatures(p Profile) []string {
 	var out []string
 	for _, f := range features {
-		if f.profile.level() <= p.level() {
+		if p.includes(f.profile) {
 			out = append(out, f.name)
 		}
+	}
+	return out
+}
+
+// allFeatureNames returns the names of every feature of every profile.
+func allFeatureNames() []string {
+	out := make([]string, 0, len(features))
+	for _, f := range features {
+		out = append(out, f.name)
 	}
 	return out
 }

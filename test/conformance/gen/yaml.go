@@ -87,6 +87,7 @@ func (s *Scenario) YAML() ([]byte, error) {
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1alpha3", Kind: "CompositePodGroup"}
 		items = append(items, &c)
 	}
+	items = append(items, s.Storage.items()...)
 	for _, p := range s.Pods {
 		c := *p
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
@@ -211,6 +212,9 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		"CompositePodGroup":   "scheduling.k8s.io/v1alpha3",
 	}[tm.Kind]
 	if want == "" {
+		want = storageAPIVersions[tm.Kind]
+	}
+	if want == "" {
 		return fmt.Errorf("unsupported kind %q", tm.Kind)
 	}
 	if tm.APIVersion != want {
@@ -266,6 +270,8 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		}
 		o.TypeMeta = tm
 		s.CompositePodGroups = append(s.CompositePodGroups, o)
+	default:
+		return s.Storage.add(tm, decode)
 	}
 	return nil
 }

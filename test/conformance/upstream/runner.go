@@ -240,6 +240,7 @@ type objects struct {
 	namespaces      []*v1.Namespace
 	podGroups       []*schedulingv1beta1.PodGroup
 	compositeGroups []*schedulingv1alpha3.CompositePodGroup
+	storage         []runtime.Object
 	preemptor       *v1.Pod
 }
 
@@ -269,6 +270,9 @@ func prepare(in Input) (*objects, error) {
 		return nil, err
 	}
 	o.preemptor = preemptor
+	for _, obj := range in.Storage {
+		o.storage = append(o.storage, obj.DeepCopyObject())
+	}
 	preemptorKey := preemptor.Namespace + "/" + preemptor.Name
 
 	seen := sets.New[string]()
@@ -402,6 +406,7 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 	for _, cpg := range o.compositeGroups {
 		clientObjs = append(clientObjs, cpg)
 	}
+	clientObjs = append(clientObjs, o.storage...)
 	client := fake.NewClientset(clientObjs...)
 	env.informerFactory = informers.NewSharedInformerFactory(client, 0)
 	podInformer := env.informerFactory.Core().V1().Pods()

@@ -8,6 +8,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 )
 
@@ -48,6 +49,10 @@ type Input struct {
 	// is resolved as the Priority admission plugin does.
 	PodGroups          []*schedulingv1beta1.PodGroup
 	CompositePodGroups []*schedulingv1alpha3.CompositePodGroup
+	// Storage are the storage objects the volume plugins read
+	// (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes,
+	// CSIDrivers, CSIStorageCapacities, VolumeAttachments), as stored.
+	Storage []runtime.Object
 
 	// FeatureGates, if non-nil, is applied to the process-wide
 	// utilfeature.DefaultMutableFeatureGate for the duration of Run and

@@ -114,7 +114,7 @@ func (c *Cycle) filterLimits(nv *NodeView) Status {
 		return Status{}
 	}
 	if v.podErrors > 0 {
-		return reject(Error, NodeVolumeLimits, v.podError)
+		return errorStatus(NodeVolumeLimits, errors.New(v.podError))
 	}
 	attachedCount := map[string]int{}
 	newCount := map[string]int{}

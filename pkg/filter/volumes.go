@@ -180,8 +180,9 @@ func (c *Cycle) filterBindingAndZone(n *snapshot.Node) Status {
 	return Status{}
 }
 
+// errorStatus is a Filter plugin's error, as the framework wraps it.
 func errorStatus(plugin string, err error) Status {
-	return reject(Error, plugin, err.Error())
+	return reject(Error, plugin, fmt.Sprintf("running %q filter plugin: %v", plugin, err))
 }
 
 func preFilterError(plugin string, err error) Status {

@@ -295,7 +295,11 @@ func (sg *storageGen) csiPV(driver, z string, size resource.Quantity, claim *v1.
 // gcePV returns an in-tree GCE PD PV in zone z.
 func (sg *storageGen) gcePV(z string, size resource.Quantity) *v1.PersistentVolume {
 	pv := sg.pv(classGCE, size, v1.PersistentVolumeSource{GCEPersistentDisk: &v1.GCEPersistentDiskVolumeSource{PDName: sg.name("pd"), FSType: "ext4"}})
-	sg.zoneAffinity(pv, z)
+	// Node affinity only: CSI translation fails on zone labels that are
+	// not GCE zone names ("us-east1-b"), and would abort upstream's cycle.
+	pv.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+		MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: []string{z}}},
+	}}}}
 	return pv
 }
 
@@ -464,6 +468,9 @@ func (sg *storageGen) preemptorVolume(p *v1.Pod, vol string) {
 		size := g.between(2, 8)
 		modes := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
 		c := sg.claim(ns, sg.name("local"), classLocal, gi(size), modes...)
+		// At most one PV is prebound to the claim: with several, upstream's
+		// verdict depends on the order of its PV index, which is random.
+		prebound := false
 		for _, nd := range g.nodes {
 			if !g.chance(0.4) {
 				continue
@@ -478,8 +485,9 @@ func (sg *storageGen) preemptorVolume(p *v1.Pod, vol string) {
 				sg.bindPV(pv, other)
 			case g.chance(0.1): // wrong access modes
 				pv.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadOnlyMany}
-			case g.chance(0.1): // prebound to this claim by an admin
+			case !prebound && g.chance(0.1): // prebound to this claim by an admin
 				pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: ns, Name: c.Name}
+				prebound = true
 			}
 		}
 		useClaim(c)

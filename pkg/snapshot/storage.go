@@ -108,14 +108,45 @@ func (s *Snapshot) addStorage(objs StorageObjects) error {
 
 // SetPersistentVolume adds or replaces a PersistentVolume.
 func (s *Snapshot) SetPersistentVolume(pv *v1.PersistentVolume) {
-	setIn(&s.storage.pvs, pv.Name, pv)
-	s.storage.changedPVs()
+	st := &s.storage
+	if !st.bulk {
+		if old := st.pvs[pv.Name]; old != nil {
+			st.unindexPV(old)
+		}
+		st.indexPV(pv)
+	}
+	setIn(&st.pvs, pv.Name, pv)
 }
 
 // RemovePersistentVolume removes a PersistentVolume.
 func (s *Snapshot) RemovePersistentVolume(name string) {
-	delete(s.storage.pvs, name)
-	s.storage.changedPVs()
+	st := &s.storage
+	if old := st.pvs[name]; old != nil && !st.bulk {
+		st.unindexPV(old)
+	}
+	delete(st.pvs, name)
+}
+
+func comparePVs(a, b *v1.PersistentVolume) int { return cmp.Compare(a.Name, b.Name) }
+
+// indexPV and unindexPV keep pvsByClass sorted; lists are copied on
+// write, so that a list handed out never changes.
+func (st *storage) indexPV(pv *v1.PersistentVolume) {
+	if st.pvsByClass == nil {
+		st.pvsByClass = map[string][]*v1.PersistentVolume{}
+	}
+	c := volume.GetPersistentVolumeClass(pv)
+	list := st.pvsByClass[c]
+	i, _ := slices.BinarySearchFunc(list, pv, comparePVs)
+	st.pvsByClass[c] = slices.Insert(slices.Clip(list), i, pv)
+}
+
+func (st *storage) unindexPV(pv *v1.PersistentVolume) {
+	c := volume.GetPersistentVolumeClass(pv)
+	list := st.pvsByClass[c]
+	if i, found := slices.BinarySearchFunc(list, pv, comparePVs); found {
+		st.pvsByClass[c] = slices.Delete(slices.Clone(list), i, i+1)
+	}
 }
 
 // SetPersistentVolumeClaim adds or replaces a PersistentVolumeClaim.
@@ -186,12 +217,6 @@ func (s *Snapshot) CSINode(name string) *storagev1.CSINode { return s.storage.cs
 
 // CSIDriver returns the named CSIDriver, or nil.
 func (s *Snapshot) CSIDriver(name string) *storagev1.CSIDriver { return s.storage.csiDrivers[name] }
-
-func (st *storage) changedPVs() {
-	if !st.bulk {
-		st.reindexPVs()
-	}
-}
 
 func (st *storage) changedCapacities() {
 	if !st.bulk {

@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -736,4 +737,138 @@ func (st *StorageObjects) add(tm metav1.TypeMeta, decode func(any) error) error 
 		return fmt.Errorf("unsupported kind %q", tm.Kind)
 	}
 	return nil
+}
+
+// storageFeatures records the volume features of a scenario, looking at
+// the preemptor's volumes and the storage objects.
+func storageFeatures(s *Scenario, set func(string, bool)) {
+	st := &s.Storage
+	pre := s.Preemptor
+	claims := map[string]*v1.PersistentVolumeClaim{}
+	for _, c := range st.PersistentVolumeClaims {
+		claims[c.Namespace+"/"+c.Name] = c
+	}
+	pvs := map[string]*v1.PersistentVolume{}
+	for _, pv := range st.PersistentVolumes {
+		pvs[pv.Name] = pv
+	}
+	classes := map[string]*storagev1.StorageClass{}
+	for _, sc := range st.StorageClasses {
+		classes[sc.Name] = sc
+	}
+	// usersOf counts, by claim name, the pods with a claim volume of that
+	// name, by namespace.
+	users := map[string]map[string]bool{}
+	for _, p := range s.Pods {
+		if p == pre {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil {
+				n := v.PersistentVolumeClaim.ClaimName
+				if users[n] == nil {
+					users[n] = map[string]bool{}
+				}
+				users[n][p.Namespace] = true
+				set("volume/rwop-nominated-pod", p.Spec.NodeName == "" && p.Status.NominatedNodeName != "" && slices.ContainsFunc(pre.Spec.Volumes, func(pv v1.Volume) bool {
+					return pv.PersistentVolumeClaim != nil && pv.PersistentVolumeClaim.ClaimName == n
+				}))
+			}
+		}
+	}
+	inlineDisks := map[string]bool{}
+	for _, p := range s.Pods {
+		if p == pre || p.Spec.NodeName == "" {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.GCEPersistentDisk != nil {
+				inlineDisks["gce/"+v.GCEPersistentDisk.PDName] = true
+			}
+			if v.AWSElasticBlockStore != nil {
+				inlineDisks["ebs/"+v.AWSElasticBlockStore.VolumeID] = true
+			}
+		}
+	}
+	for _, v := range pre.Spec.Volumes {
+		switch {
+		case v.GCEPersistentDisk != nil:
+			set("volume/inline-disk-shared", inlineDisks["gce/"+v.GCEPersistentDisk.PDName])
+		case v.AWSElasticBlockStore != nil:
+			set("volume/inline-disk-shared", inlineDisks["ebs/"+v.AWSElasticBlockStore.VolumeID])
+		case v.Ephemeral != nil:
+			c := claims[pre.Namespace+"/"+pre.Name+"-"+v.Name]
+			set("volume/ephemeral-missing", c == nil)
+			owned := c != nil && len(c.OwnerReferences) > 0 && c.OwnerReferences[0].UID == pre.UID
+			set("volume/ephemeral-owned", c != nil && owned)
+			set("volume/ephemeral-not-owned", c != nil && !owned)
+		case v.PersistentVolumeClaim != nil:
+			c := claims[pre.Namespace+"/"+v.PersistentVolumeClaim.ClaimName]
+			if c == nil {
+				set("volume/missing-claim", true)
+				continue
+			}
+			set("volume/lost-claim", c.Status.Phase == v1.ClaimLost)
+			set("volume/deleting-claim", c.DeletionTimestamp != nil)
+			if slices.Contains(c.Spec.AccessModes, v1.ReadWriteOncePod) {
+				set("volume/rwop-in-use", users[c.Name][c.Namespace])
+				set("volume/rwop-same-name-other-namespace", len(users[c.Name]) > 1 || (len(users[c.Name]) == 1 && !users[c.Name][c.Namespace]))
+			}
+			class := ""
+			if c.Spec.StorageClassName != nil {
+				class = *c.Spec.StorageClassName
+			}
+			sc := classes[class]
+			if c.Spec.VolumeName != "" {
+				if c.Annotations[annBound] == "" {
+					set("volume/unbound-immediate", true)
+					continue
+				}
+				pv := pvs[c.Spec.VolumeName]
+				set("volume/bound-missing-pv", pv == nil && c.Status.Phase != v1.ClaimLost)
+				if pv != nil {
+					set("volume/bound-zonal", pv.Spec.NodeAffinity != nil || len(pv.Labels) > 0)
+					for _, val := range pv.Labels {
+						set("volume/multi-zone-label", strings.Contains(val, "__"))
+					}
+					set("volume/csi-migration", pv.Spec.GCEPersistentDisk != nil)
+					set("volume/attach-limit", pv.Spec.CSI != nil && pv.Spec.CSI.Driver == driverCSI)
+				}
+				continue
+			}
+			if sc == nil || sc.VolumeBindingMode == nil || *sc.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
+				set("volume/unbound-immediate", true)
+				continue
+			}
+			set("volume/selected-node", c.Annotations[annSelected] != "")
+			if sc.Provisioner == "kubernetes.io/no-provisioner" {
+				set("volume/local-wffc", true)
+				for _, pv := range st.PersistentVolumes {
+					set("volume/prebound-pv", pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Name == c.Name && pv.Spec.ClaimRef.UID == "")
+				}
+				continue
+			}
+			set("volume/provisioned-wffc", true)
+			set("volume/allowed-topologies", len(sc.AllowedTopologies) > 0)
+			set("volume/storage-capacity", sc.Name == classCap && len(st.CSIStorageCapacities) > 0)
+			set("volume/driver-must-be-installed", sc.Provisioner == driverOptIn)
+		}
+	}
+	used := map[string]bool{}
+	for _, p := range s.Pods {
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil {
+				if c := claims[p.Namespace+"/"+v.PersistentVolumeClaim.ClaimName]; c != nil {
+					used[c.Spec.VolumeName] = true
+				}
+			}
+		}
+	}
+	for _, va := range st.VolumeAttachments {
+		set("volume/volume-attachment", true)
+		set("volume/stale-volume-attachment", va.Spec.Source.PersistentVolumeName != nil && !used[*va.Spec.Source.PersistentVolumeName])
+	}
+	if len(st.StorageClasses) > 0 {
+		set("volume/node-without-csinode", len(st.CSINodes) < len(s.Nodes))
+	}
 }

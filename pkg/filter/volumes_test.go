@@ -1,6 +1,7 @@
 package filter_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -288,3 +289,51 @@ func TestVolumeDryRun(t *testing.T) {
 		t.Errorf("node-b without the holder: %v, want success", s)
 	}
 }
+
+// TestVolumeFiltersParallel: filtering a pod with volumes over a cluster
+// large enough to be split between goroutines gives the statuses of a
+// sequential run (run with -race to check the volume state is only read).
+func TestVolumeFiltersParallel(t *testing.T) {
+	var nodes []*v1.Node
+	var pods []*v1.Pod
+	st := snapshot.StorageObjects{
+		StorageClasses: []*storagev1.StorageClass{rt.StorageClass("standard", driver, false), rt.StorageClass("local", "kubernetes.io/no-provisioner", true)},
+		PersistentVolumeClaims: []*v1.PersistentVolumeClaim{
+			rt.PVC("default", "zonal", "standard", "1Gi").BoundTo("pv-zonal").Obj(),
+			rt.PVC("default", "local", "local", "1Gi").Obj(),
+		},
+		PersistentVolumes: []*v1.PersistentVolume{rt.PV("pv-zonal", "standard", driver, "1Gi").Zone("z1").ClaimedBy("default", "zonal").Obj()},
+	}
+	for i := range 700 {
+		name := "node-" + string(rune('a'+i%26)) + "-" + itoa(i)
+		nodes = append(nodes, rt.Node(name).CPU("4").Zone("z"+itoa(i%3)).Obj())
+		st.CSINodes = append(st.CSINodes, rt.CSINode(name, driver, int32(i%3)))
+		if i%5 == 0 {
+			st.PersistentVolumes = append(st.PersistentVolumes, rt.PV("local-"+itoa(i), "local", driver, "2Gi").NodeAffinityIn(v1.LabelHostname, name).Obj())
+		}
+		if i%2 == 0 {
+			claim := "held-" + itoa(i)
+			st.PersistentVolumeClaims = append(st.PersistentVolumeClaims, rt.PVC("default", claim, "standard", "1Gi").BoundTo("pv-"+claim).Obj())
+			st.PersistentVolumes = append(st.PersistentVolumes, rt.PV("pv-"+claim, "standard", driver, "1Gi").ClaimedBy("default", claim).Obj())
+			pods = append(pods, rt.Pod("default", "p-"+itoa(i)).Claim("data", claim).On(name).Obj())
+		}
+	}
+	snap, err := snapshot.New(snapshot.Objects{Nodes: nodes, Pods: pods, Storage: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := snap.NewPod(rt.Pod("default", "p").Claim("a", "zonal").Claim("b", "local").Obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := filter.NewCycle(snap, p, filter.Options{Parallelism: 1}).FilterAll()
+	par := filter.NewCycle(snap, p, filter.Options{Parallelism: 4}).FilterAll()
+	if diff := cmp.Diff(seq.Statuses, par.Statuses); diff != "" {
+		t.Errorf("statuses differ (-sequential,+parallel):\n%s", diff)
+	}
+	if len(seq.Feasible) == 0 || len(seq.Feasible) != len(par.Feasible) {
+		t.Errorf("%d feasible nodes sequentially, %d in parallel; want the same, more than 0", len(seq.Feasible), len(par.Feasible))
+	}
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }

@@ -36,28 +36,119 @@ func limitsPreFilter(pod *v1.Pod) bool {
 	return false
 }
 
-// prepareLimits computes the incoming pod's attachable volumes for node n
-// and, when the node has limits for them, what its pods and
-// VolumeAttachments already attach.
-func (c *Cycle) prepareLimits(nv *nodeVolumes, n *snapshot.Node) {
-	nv.newVolumes = map[string]string{}
-	if err := attachableVolumes(c.snap, c.pod.Obj, nv.csiNode, true, nv.newVolumes); err != nil {
+// podVolumes are the attachable volumes of a pod (unique name
+// "driver/handle" to driver), or the failure looking them up.
+type podVolumes struct {
+	vols   map[string]string
+	status Status
+}
+
+// newPodVolumes looks up the incoming pod's attachable volumes on a node
+// with csiNode (only whether it is nil matters).
+func newPodVolumes(snap *snapshot.Snapshot, pod *v1.Pod, csiNode *storagev1.CSINode) podVolumes {
+	pv := podVolumes{vols: map[string]string{}}
+	if err := attachableVolumes(snap, pod, csiNode, true, pv.vols); err != nil {
 		if apierrors.IsNotFound(err) {
-			nv.newStatus = reject(UnschedulableAndUnresolvable, NodeVolumeLimits, err.Error())
+			pv.status = reject(UnschedulableAndUnresolvable, NodeVolumeLimits, err.Error())
 		} else {
-			nv.newStatus = errorStatus(NodeVolumeLimits, err)
+			pv.status = errorStatus(NodeVolumeLimits, err)
 		}
+	}
+	return pv
+}
+
+// nodeLimits is NodeVolumeLimits' view of a node: the incoming pod's
+// volumes there, the checks that do not depend on the node's pods, and,
+// when the node has limits, the volumes attached, kept up to date as pods
+// are added and removed.
+type nodeLimits struct {
+	csiNode    *storagev1.CSINode
+	newVolumes *podVolumes
+	// driverStatus is the rejection of a driver that must be installed on
+	// the node and is not (VolumeLimitScaling, beta and on in v1.37).
+	driverStatus Status
+	limits       map[string]int64
+
+	// counting is set when limits apply. The counts are made when the
+	// filter first needs them (ready); changes before are pending.
+	// attached holds every volume of the node's pods and
+	// VolumeAttachments; attachedCount and newCount are upstream's counts
+	// per driver of attached volumes and of the pod's volumes not yet
+	// attached by a pod.
+	counting      bool
+	ready         bool
+	node          *snapshot.Node
+	pending       []podDelta
+	attached      map[string]*attachedVolume
+	attachedCount map[string]int
+	newCount      map[string]int
+	podErrors     int
+	podError      string
+}
+
+// podDelta is a pod added (sign 1) or removed (-1) before the counts were made.
+type podDelta struct {
+	pod  *snapshot.Pod
+	sign int
+}
+
+// attachedVolume is one volume of the node: how many of its pods use it,
+// whether a VolumeAttachment holds it and whether the incoming pod needs it.
+type attachedVolume struct {
+	driver     string
+	pods       int
+	attachment bool
+	podNeeds   bool
+}
+
+func (c *Cycle) newNodeLimits(csiNode *storagev1.CSINode, n *snapshot.Node) *nodeLimits {
+	which := 0
+	if csiNode != nil {
+		which = 1
+	}
+	nl := &nodeLimits{csiNode: csiNode, newVolumes: &c.vol.newVolumes[which]}
+	if !nl.newVolumes.status.IsSuccess() || len(nl.newVolumes.vols) == 0 {
+		return nl
+	}
+	drivers := make([]string, 0, len(nl.newVolumes.vols))
+	for _, d := range nl.newVolumes.vols {
+		drivers = append(drivers, d)
+	}
+	slices.Sort(drivers)
+	for _, d := range slices.Compact(drivers) {
+		if !driverOnNode(c.snap, d, csiNode) {
+			nl.driverStatus = reject(Unschedulable, NodeVolumeLimits, fmt.Sprintf("%s CSI driver is not installed on the node", d))
+			return nl
+		}
+	}
+	if nl.limits = volumeLimits(csiNode); len(nl.limits) == 0 {
+		return nl
+	}
+	nl.counting, nl.node = true, n
+	return nl
+}
+
+// update records that p was added to or removed from the node.
+func (c *Cycle) updateLimits(nl *nodeLimits, p *snapshot.Pod, sign int) {
+	if !nl.ready {
+		nl.pending = append(nl.pending, podDelta{p, sign})
 		return
 	}
-	if len(nv.newVolumes) == 0 || len(volumeLimits(nv.csiNode)) == 0 {
-		return
+	c.countPodVolumes(nl, p, sign)
+}
+
+// count makes the counts: the node's pods and attachments, then the
+// pending changes (pods removed before cancel out).
+func (c *Cycle) count(nl *nodeLimits) {
+	nl.ready = true
+	n := nl.node
+	nl.attached = map[string]*attachedVolume{}
+	nl.attachedCount = map[string]int{}
+	nl.newCount = map[string]int{}
+	for name, driver := range nl.newVolumes.vols {
+		nl.volume(name, driver).podNeeds = true
+		nl.newCount[driver]++
 	}
-	nv.counting = true
-	nv.attached = map[string]*attachedVolume{}
-	for _, p := range n.Pods {
-		c.countPodVolumes(nv, p.Obj, 1)
-	}
-	nv.attachments = map[string]string{}
 	for _, va := range c.snap.VolumeAttachmentsOn(n.Name) {
 		if va.Spec.Attacher == "" || va.Spec.Source.PersistentVolumeName == nil {
 			continue
@@ -66,76 +157,114 @@ func (c *Cycle) prepareLimits(nv *nodeVolumes, n *snapshot.Node) {
 		if pv == nil || pv.Spec.CSI == nil {
 			continue
 		}
-		nv.attachments[va.Spec.Attacher+"/"+pv.Spec.CSI.VolumeHandle] = va.Spec.Attacher
+		a := nl.volume(va.Spec.Attacher+"/"+pv.Spec.CSI.VolumeHandle, va.Spec.Attacher)
+		if !a.attachment {
+			a.attachment = true
+			nl.attachedCount[va.Spec.Attacher]++
+		}
 	}
+	net := make(map[*snapshot.Pod]int, len(nl.pending))
+	for _, d := range nl.pending {
+		net[d.pod] += d.sign
+	}
+	for _, p := range n.Pods {
+		if k := 1 + net[p]; k != 0 {
+			c.countPodVolumes(nl, p, k)
+		}
+		delete(net, p)
+	}
+	for _, d := range nl.pending {
+		if k := net[d.pod]; k != 0 {
+			c.countPodVolumes(nl, d.pod, k)
+			delete(net, d.pod)
+		}
+	}
+	nl.pending = nil
+}
+
+func (nl *nodeLimits) volume(name, driver string) *attachedVolume {
+	a := nl.attached[name]
+	if a == nil {
+		a = &attachedVolume{driver: driver}
+		nl.attached[name] = a
+	}
+	return a
 }
 
 // countPodVolumes adds (sign 1) or removes (sign -1) the attachable volumes
-// of a pod on the node.
-func (c *Cycle) countPodVolumes(nv *nodeVolumes, p *v1.Pod, sign int) {
-	vols := map[string]string{}
-	if err := attachableVolumes(c.snap, p, nv.csiNode, false, vols); err != nil {
-		nv.podErrors += sign
-		nv.podError = err.Error()
+// of a pod on the node. A volume counts once, under its driver, while a pod
+// uses it or a VolumeAttachment holds it; the incoming pod's volumes a pod
+// uses are not new.
+func (c *Cycle) countPodVolumes(nl *nodeLimits, p *snapshot.Pod, sign int) {
+	pv := c.vol.podVolumesOf(c.snap, p, nl.csiNode)
+	if !pv.status.IsSuccess() {
+		nl.podErrors += sign
+		nl.podError = pv.status.Reasons[0]
 	}
-	for name, driver := range vols {
-		a := nv.attached[name]
-		if a == nil {
-			a = &attachedVolume{driver: driver}
-			nv.attached[name] = a
-		}
+	for name, driver := range pv.vols {
+		a := nl.volume(name, driver)
+		before := a.pods > 0
 		a.pods += sign
+		if after := a.pods > 0; after != before {
+			delta := -1
+			if after {
+				delta = 1
+			}
+			if !a.attachment {
+				nl.attachedCount[driver] += delta
+			}
+			if a.podNeeds {
+				nl.newCount[driver] -= delta
+			}
+		}
 	}
+}
+
+// podVolumesOf returns the attachable volumes of a pod of the snapshot on a
+// node with csiNode, computed once per cycle (the cache is safe for the
+// cycle's goroutines).
+func (vs *volumeState) podVolumesOf(snap *snapshot.Snapshot, p *snapshot.Pod, csiNode *storagev1.CSINode) *podVolumes {
+	cache := &vs.podVolumes[0]
+	if csiNode != nil {
+		cache = &vs.podVolumes[1]
+	}
+	if v, ok := cache.Load(p); ok {
+		return v.(*podVolumes)
+	}
+	pv := &podVolumes{}
+	if len(p.Obj.Spec.Volumes) > 0 {
+		pv.vols = map[string]string{}
+		if err := attachableVolumes(snap, p.Obj, csiNode, false, pv.vols); err != nil {
+			pv.status = errorStatus(NodeVolumeLimits, err)
+		}
+	}
+	v, _ := cache.LoadOrStore(p, pv)
+	return v.(*podVolumes)
 }
 
 // filterLimits is NodeVolumeLimits' Filter on a view.
 func (c *Cycle) filterLimits(nv *NodeView) Status {
-	v := nv.vol
-	if !v.newStatus.IsSuccess() {
-		return v.newStatus
+	nl := nv.vol.limits
+	if !nl.newVolumes.status.IsSuccess() {
+		return nl.newVolumes.status
 	}
-	if len(v.newVolumes) == 0 {
+	if len(nl.newVolumes.vols) == 0 {
 		return Status{}
 	}
-	// VolumeLimitScaling (beta, on in v1.37): a driver that asks for it
-	// must be installed on the node.
-	drivers := make([]string, 0, len(v.newVolumes))
-	for _, d := range v.newVolumes {
-		drivers = append(drivers, d)
+	if !nl.driverStatus.IsSuccess() {
+		return nl.driverStatus
 	}
-	slices.Sort(drivers)
-	for _, d := range slices.Compact(drivers) {
-		if !driverOnNode(c.snap, d, v.csiNode) {
-			return reject(Unschedulable, NodeVolumeLimits, fmt.Sprintf("%s CSI driver is not installed on the node", d))
-		}
-	}
-	limits := volumeLimits(v.csiNode)
-	if len(limits) == 0 {
+	if !nl.counting {
 		return Status{}
 	}
-	if v.podErrors > 0 {
-		return errorStatus(NodeVolumeLimits, errors.New(v.podError))
+	if !nl.ready {
+		c.count(nl)
 	}
-	attachedCount := map[string]int{}
-	newCount := map[string]int{}
-	for _, a := range v.attached {
-		if a.pods > 0 {
-			attachedCount[a.driver]++
-		}
+	if nl.podErrors > 0 {
+		return reject(Error, NodeVolumeLimits, nl.podError)
 	}
-	for name, driver := range v.attachments {
-		if a := v.attached[name]; a == nil || a.pods <= 0 {
-			attachedCount[driver]++
-		}
-	}
-	for name, driver := range v.newVolumes {
-		if a := v.attached[name]; a != nil && a.pods > 0 {
-			continue
-		}
-		newCount[driver]++
-	}
-	for driver, count := range newCount {
-		if max, ok := limits[driver]; ok && attachedCount[driver]+count > int(max) {
+	for driver, count := range nl.newCount {
+		if max, ok := nl.limits[driver]; ok && count > 0 && nl.attachedCount[driver]+count > int(max) {
 			return statusMaxVolumeCount
 		}
 	}

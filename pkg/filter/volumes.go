@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -25,8 +26,14 @@ type volumeState struct {
 	rwopClaims   map[string]bool
 	rwopInUse    int
 
-	// limits is set when NodeVolumeLimits was not skipped.
-	limits bool
+	// limits is set when NodeVolumeLimits was not skipped; newVolumes are
+	// then the pod's attachable volumes on nodes without (0) and with (1)
+	// a CSINode, the only thing of the node they depend on.
+	limits     bool
+	newVolumes [2]podVolumes
+	// podVolumes caches, by *snapshot.Pod, the attachable volumes of the
+	// snapshot's pods on nodes without (0) and with (1) a CSINode.
+	podVolumes [2]sync.Map
 
 	// binding holds VolumeBinding's PreFilter state when it was not skipped.
 	binding *bindingState
@@ -49,27 +56,14 @@ type nodeVolumes struct {
 	// with the incoming pod's.
 	diskConflicts int
 
-	// NodeVolumeLimits: the pod's own attachable volumes (unique name to
-	// driver) or the failure looking them up, and, when limits apply, the
-	// attachable volumes of the node's pods (counted by pods using them),
-	// their lookup failures and the node's VolumeAttachments.
-	newVolumes  map[string]string
-	newStatus   Status
-	counting    bool
-	attached    map[string]*attachedVolume
-	podErrors   int
-	podError    string
-	attachments map[string]string
+	// NodeVolumeLimits (nodevolumelimits.go): the pod's own attachable
+	// volumes, and, when the node has limits, what is attached.
+	limits *nodeLimits
 
 	// static is VolumeBinding's and VolumeZone's verdict on the node,
 	// which the node's pods do not change; staticDone says it is set.
 	static     Status
 	staticDone bool
-}
-
-type attachedVolume struct {
-	driver string
-	pods   int
 }
 
 // notFound is the error a lister returns for a missing object.
@@ -91,7 +85,10 @@ func newVolumeState(snap *snapshot.Snapshot, pod *v1.Pod) (*volumeState, Status)
 	if s := vs.preFilterRestrictions(snap, pod); !s.IsSuccess() {
 		return nil, s
 	}
-	vs.limits = limitsPreFilter(pod)
+	if vs.limits = limitsPreFilter(pod); vs.limits {
+		vs.newVolumes[0] = newPodVolumes(snap, pod, nil)
+		vs.newVolumes[1] = newPodVolumes(snap, pod, &storagev1.CSINode{})
+	}
 	var s Status
 	if vs.binding, s = bindingPreFilter(snap, pod); !s.IsSuccess() {
 		return nil, s
@@ -117,7 +114,7 @@ func (c *Cycle) newNodeVolumes(n *snapshot.Node) *nodeVolumes {
 		}
 	}
 	if vs.limits {
-		c.prepareLimits(nv, n)
+		nv.limits = c.newNodeLimits(nv.csiNode, n)
 	}
 	return nv
 }
@@ -135,8 +132,8 @@ func (c *Cycle) updateVolumes(st *State, nv *NodeView, p *snapshot.Pod, node *sn
 	if len(vs.inlineDisks) > 0 && vs.diskConflict(p.Obj) {
 		nv.vol.diskConflicts += sign
 	}
-	if nv.vol.counting {
-		c.countPodVolumes(nv.vol, p.Obj, sign)
+	if nv.vol.limits != nil && nv.vol.limits.counting {
+		c.updateLimits(nv.vol.limits, p, sign)
 	}
 }
 

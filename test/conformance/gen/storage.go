@@ -469,6 +469,10 @@ func (sg *storageGen) preemptorVolume(p *v1.Pod, vol string) {
 		size := g.between(2, 8)
 		modes := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
 		c := sg.claim(ns, sg.name("local"), classLocal, gi(size), modes...)
+		gold := g.chance(0.15)
+		if gold {
+			c.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}
+		}
 		// At most one PV is prebound to the claim: with several, upstream's
 		// verdict depends on the order of its PV index, which is random.
 		prebound := false
@@ -489,6 +493,21 @@ func (sg *storageGen) preemptorVolume(p *v1.Pod, vol string) {
 			case !prebound && g.chance(0.1): // prebound to this claim by an admin
 				pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: ns, Name: c.Name}
 				prebound = true
+			case g.chance(0.05): // released, not available
+				pv.Status.Phase = v1.VolumeReleased
+			case g.chance(0.05): // a raw block device
+				block := v1.PersistentVolumeBlock
+				pv.Spec.VolumeMode = &block
+			case g.chance(0.04): // being deleted
+				ts := minutesAgo(1)
+				pv.DeletionTimestamp = &ts
+				pv.Finalizers = []string{"kubernetes.io/pv-protection"}
+			case g.chance(0.04): // another volume attributes class
+				vac := "silver"
+				pv.Spec.VolumeAttributesClassName = &vac
+			}
+			if gold && g.chance(0.6) {
+				pv.Labels = map[string]string{"tier": "gold"}
 			}
 		}
 		useClaim(c)

@@ -155,7 +155,7 @@ func (bs *bindingState) filter(snap *snapshot.Snapshot, pod *v1.Pod, node *v1.No
 		}
 		if len(toMatch) > 0 {
 			var unmatched []*v1.PersistentVolumeClaim
-			unboundOK, unmatched, err = bs.findMatchingVolumes(toMatch, node)
+			unboundOK, _, unmatched, err = bs.findMatchingVolumes(toMatch, node)
 			if err != nil {
 				return
 			}
@@ -235,22 +235,23 @@ func translatePVToCSI(pv *v1.PersistentVolume, csiNode *storagev1.CSINode) (*v1.
 }
 
 // findMatchingVolumes matches the claims, smallest first, to distinct
-// available PVs that the node reaches. It returns whether all found one
-// and those that did not.
-func (bs *bindingState) findMatchingVolumes(claims []*v1.PersistentVolumeClaim, node *v1.Node) (bool, []*v1.PersistentVolumeClaim, error) {
+// available PVs that the node reaches. It returns whether all found one,
+// the PV of each claim that did, and the claims that did not.
+func (bs *bindingState) findMatchingVolumes(claims []*v1.PersistentVolumeClaim, node *v1.Node) (bool, map[*v1.PersistentVolumeClaim]*v1.PersistentVolume, []*v1.PersistentVolumeClaim, error) {
 	claims = slices.Clone(claims)
 	slices.SortStableFunc(claims, func(a, b *v1.PersistentVolumeClaim) int {
 		qa, qb := a.Spec.Resources.Requests[v1.ResourceStorage], b.Spec.Resources.Requests[v1.ResourceStorage]
 		return qa.Cmp(qb)
 	})
 	chosen := map[string]*v1.PersistentVolume{}
+	matched := map[*v1.PersistentVolumeClaim]*v1.PersistentVolume{}
 	all := true
 	var unmatched []*v1.PersistentVolumeClaim
 	for _, pvc := range claims {
 		pvs := bs.pvsByClass[volume.GetPersistentVolumeClaimClass(pvc)]
 		pv, err := volume.FindMatchingVolume(pvc, pvs, node, chosen, true, true)
 		if err != nil {
-			return false, nil, err
+			return false, nil, nil, err
 		}
 		if pv == nil {
 			unmatched = append(unmatched, pvc)
@@ -258,8 +259,65 @@ func (bs *bindingState) findMatchingVolumes(claims []*v1.PersistentVolumeClaim, 
 			continue
 		}
 		chosen[pv.Name] = pv
+		matched[pvc] = pv
 	}
-	return all, unmatched, nil
+	return all, matched, unmatched, nil
+}
+
+// VolumeBindings is what VolumeBinding's Reserve and PreBind do for a pod on
+// the node chosen for it, as API objects to write.
+type VolumeBindings struct {
+	// Static are the PVs Filter matched to unbound WaitForFirstConsumer
+	// claims, with their claimRef set (volume.GetBindVolumeToClaim).
+	Static []*v1.PersistentVolume
+	// Provision are the claims to provision on the node, annotated with
+	// volume.kubernetes.io/selected-node.
+	Provision []*v1.PersistentVolumeClaim
+	// Claims are every unbound claim of the pod: the pod is bound once the
+	// PV controller has bound them all.
+	Claims []*v1.PersistentVolumeClaim
+}
+
+// VolumeBindings returns the bindings and provisionings of the pod's
+// unbound WaitForFirstConsumer claims on node n, which must be a node the
+// pod passed the filters on; nil when the pod has no such claim.
+func (c *Cycle) VolumeBindings(n *snapshot.Node) (*VolumeBindings, error) {
+	if c.vol == nil || c.vol.binding == nil || len(c.vol.binding.delayClaims) == 0 {
+		return nil, nil
+	}
+	bs := c.vol.binding
+	vb := &VolumeBindings{Claims: bs.delayClaims}
+	var toMatch []*v1.PersistentVolumeClaim
+	for _, claim := range bs.delayClaims {
+		if _, ok := claim.Annotations[volume.AnnSelectedNode]; ok {
+			vb.Provision = append(vb.Provision, claim)
+		} else {
+			toMatch = append(toMatch, claim)
+		}
+	}
+	_, matched, unmatched, err := bs.findMatchingVolumes(toMatch, n.Obj)
+	if err != nil {
+		return nil, err
+	}
+	for _, claim := range toMatch {
+		pv, ok := matched[claim]
+		if !ok {
+			continue
+		}
+		bound, dirty, err := volume.GetBindVolumeToClaim(pv, claim)
+		if err != nil {
+			return nil, err
+		}
+		if dirty {
+			vb.Static = append(vb.Static, bound)
+		}
+	}
+	for _, claim := range unmatched {
+		clone := claim.DeepCopy()
+		metav1.SetMetaDataAnnotation(&clone.ObjectMeta, volume.AnnSelectedNode, n.Name)
+		vb.Provision = append(vb.Provision, clone)
+	}
+	return vb, nil
 }
 
 // checkProvisions is upstream's checkVolumeProvisions: whether the claims

@@ -142,6 +142,7 @@ func (c *Cycle) updateVolumes(st *State, nv *NodeView, p *snapshot.Pod, node *sn
 func (c *Cycle) filterVolumes(st *State, nv *NodeView) Status {
 	vs := c.vol
 	if nv.vol == nil {
+		// A view not made by NodeViewOf: the node's pods as they are.
 		nv.vol = c.newNodeVolumes(nv.Node)
 	}
 	if vs.restrictions {

@@ -92,7 +92,9 @@ func TestWaitForFirstConsumerBinding(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the class: %v", err)
 	}
-	t.Cleanup(func() { _ = w.Admin.StorageV1().StorageClasses().Delete(context.Background(), class, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = w.Admin.StorageV1().StorageClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
+	})
 	pvName := w.ns + "-local"
 	fs := v1.PersistentVolumeFilesystem
 	size := resource.MustParse("1Gi")
@@ -120,7 +122,9 @@ func TestWaitForFirstConsumerBinding(t *testing.T) {
 			t.Fatalf("making the PV available: %v", err)
 		}
 	}
-	t.Cleanup(func() { _ = w.Admin.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = w.Admin.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
+	})
 	pvc := &v1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "data"},
 		Spec: v1.PersistentVolumeClaimSpec{

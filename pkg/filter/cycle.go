@@ -35,6 +35,9 @@ type Cycle struct {
 	spread       *spreadState
 	affinity     *affinityState
 	dra          *draState
+	// vol is the volume plugins' PreFilter state (volumes.go); nil when
+	// they all skip.
+	vol *volumeState
 
 	// plain is set when only resources can reject the pod on a plain node
 	// (see snapshot.NodeSums); sums are then the snapshot's node sums.
@@ -148,6 +151,9 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 			Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sortedList(pluginsWithNodes))}}
 	}
 
+	if c.vol, c.preFilter = newVolumeState(snap, pod.Obj); !c.preFilter.IsSuccess() {
+		return c
+	}
 	var err error
 	if c.spread, err = newSpreadState(snap, pod, c.workers); err != nil {
 		c.preFilter = Status{Code: Error, Plugin: PodTopologySpread, Reasons: []string{fmt.Sprintf("running PreFilter plugin %q: %v", PodTopologySpread, err)}}
@@ -192,14 +198,14 @@ func (c *Cycle) PreFilterStatus() Status { return c.preFilter }
 
 // ResourcesOnly reports whether NodeResourcesFit is the only filter whose
 // verdict depends on the pods of a node: the pod binds no host ports and
-// neither PodTopologySpread nor InterPodAffinity has state. A dry run may
-// then reason on resource sums alone (nodes without nominated pods).
-// DynamicResources does not depend on the pods, but it runs after
-// NodeResourcesFit: a node rejected for resources may still be rejected for
-// devices once victims are removed, so a pod with claims is never
-// resources-only.
+// neither PodTopologySpread nor InterPodAffinity nor any volume plugin has
+// state. A dry run may then reason on resource sums alone (nodes without
+// nominated pods). DynamicResources does not depend on the pods, but it
+// runs after NodeResourcesFit: a node rejected for resources may still be
+// rejected for devices once victims are removed, so a pod with claims is
+// never resources-only.
 func (c *Cycle) ResourcesOnly() bool {
-	return len(c.hostPorts) == 0 && c.spread == nil && c.affinity == nil && c.dra == nil
+	return len(c.hostPorts) == 0 && c.spread == nil && c.affinity == nil && c.dra == nil && c.vol == nil
 }
 
 // NominatedPods returns the pods nominated to n that the incoming pod must
@@ -223,7 +229,11 @@ func (c *Cycle) NewNodeView(n *snapshot.Node) *NodeView {
 
 // NodeViewOf is NewNodeView as a value, for callers that keep it on the stack.
 func (c *Cycle) NodeViewOf(n *snapshot.Node) NodeView {
-	return NodeView{Node: n, NumPods: len(n.Pods), Requested: n.Requested.Clone(), ports: n.UsedPorts, nominated: c.nominatedPods(n)}
+	nv := NodeView{Node: n, NumPods: len(n.Pods), Requested: n.Requested.Clone(), ports: n.UsedPorts, nominated: c.nominatedPods(n)}
+	if c.vol != nil {
+		nv.vol = c.newNodeVolumes(n)
+	}
+	return nv
 }
 
 // NodeView is a node as a dry run sees it: the node's pod count, requested
@@ -239,6 +249,8 @@ type NodeView struct {
 	// nominated are the pods nominated to the node that the incoming pod
 	// must yield to, looked up once per view.
 	nominated []*snapshot.Pod
+	// vol is what the volume plugins read of the node's pods (volumes.go).
+	vol *nodeVolumes
 }
 
 // Ports returns the host ports in use on the node.
@@ -259,6 +271,7 @@ type State struct {
 	spread   spreadOverlay
 	affinity affinityOverlay
 	dra      draOverlay
+	volumes  volumeOverlay
 }
 
 // ModelCriticalPaths makes the overlay follow PodTopologySpread's two
@@ -294,6 +307,9 @@ func (c *Cycle) updatePod(st *State, nv *NodeView, p *snapshot.Pod, node *snapsh
 				nv.ports.RemovePod(p)
 			}
 		}
+	}
+	if c.vol != nil {
+		c.updateVolumes(st, nv, p, node, sign)
 	}
 	if c.spread != nil {
 		c.spread.update(&st.spread, p, c.pod, node, sign)
@@ -341,7 +357,9 @@ func (c *Cycle) filterStatic(n *snapshot.Node) Status {
 }
 
 // filterDynamic runs the plugins that depend on the pods of the node:
-// NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity, and
+// NodePorts, NodeResourcesFit, the volume plugins (VolumeBinding and
+// VolumeZone do not depend on pods but come before PodTopologySpread in
+// upstream's order), PodTopologySpread, InterPodAffinity, and
 // DynamicResources, which comes last in upstream's order (its verdict,
 // cached per node, does not depend on the pods).
 func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
@@ -354,6 +372,11 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 	}
 	if s := filterResources(c.resourceRequest(nv.Node), nv); !s.IsSuccess() {
 		return s
+	}
+	if c.vol != nil {
+		if s := c.filterVolumes(st, nv); !s.IsSuccess() {
+			return s
+		}
 	}
 	if c.spread != nil {
 		if s := c.spread.filter(&st.spread, c.pod, nv.Node); !s.IsSuccess() {
@@ -422,6 +445,9 @@ func (c *Cycle) updatePodCounts(st *State, nv *NodeView, p *snapshot.Pod, node *
 	if nv != nil && nv.Node == node {
 		nv.NumPods += sign
 		nv.Requested.Add(&p.Requests, int64(sign))
+	}
+	if c.vol != nil {
+		c.updateVolumes(st, nv, p, node, sign)
 	}
 	if c.spread != nil {
 		c.spread.update(&st.spread, p, c.pod, node, sign)

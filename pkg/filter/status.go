@@ -1,9 +1,9 @@
 // Package filter implements the Filter plugins of kube-scheduler's default
 // profile (v1.37.2) for one incoming pod over a snapshot: NodeName,
 // NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
-// NodeResourcesFit, PodTopologySpread, InterPodAffinity and
-// DynamicResources, in upstream's
-// order, with upstream's status codes and reason texts.
+// NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+// VolumeZone, PodTopologySpread, InterPodAffinity and DynamicResources, in
+// upstream's order, with upstream's status codes and reason texts.
 //
 // A Cycle is the PreFilter of one pod: everything computed once over the
 // whole cluster. A State is a reversible overlay on the Cycle's plugin state
@@ -64,6 +64,11 @@ const (
 	PodTopologySpread = "PodTopologySpread"
 	InterPodAffinity  = "InterPodAffinity"
 	DynamicResources  = "DynamicResources"
+
+	VolumeRestrictions = "VolumeRestrictions"
+	NodeVolumeLimits   = "NodeVolumeLimits"
+	VolumeBinding      = "VolumeBinding"
+	VolumeZone         = "VolumeZone"
 )
 
 // Upstream's reason texts.
@@ -81,6 +86,24 @@ const (
 	ReasonPodAffinity              = "node(s) didn't match pod affinity rules"
 	ReasonPodAntiAffinity          = "node(s) didn't match pod anti-affinity rules"
 	ReasonExistingPodsAntiAffinity = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+	ReasonDiskConflict           = "node(s) had no available disk"
+	ReasonRWOPConflict           = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+	ReasonMaxVolumeCount         = "node(s) exceed max volume count"
+	ReasonUnboundImmediateClaims = "pod has unbound immediate PersistentVolumeClaims"
+	ReasonVolumeNodeConflict     = "node(s) didn't match PersistentVolume's node affinity"
+	ReasonVolumeBindConflict     = "node(s) didn't find available persistent volumes to bind"
+	ReasonNotEnoughSpace         = "node(s) did not have enough free storage"
+	ReasonPVNotExist             = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+	ReasonVolumeZone             = "node(s) had no available volume zone"
+)
+
+// The volume plugins' common statuses.
+var (
+	statusDiskConflict   = reject(Unschedulable, VolumeRestrictions, ReasonDiskConflict)
+	statusRWOPConflict   = reject(Unschedulable, VolumeRestrictions, ReasonRWOPConflict)
+	statusMaxVolumeCount = reject(Unschedulable, NodeVolumeLimits, ReasonMaxVolumeCount)
+	statusVolumeZone     = reject(UnschedulableAndUnresolvable, VolumeZone, ReasonVolumeZone)
 )
 
 // Status is the result of filtering a pod on a node: a code, the plugin

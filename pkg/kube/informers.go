@@ -16,7 +16,8 @@ import (
 )
 
 // Feed connects shared informers for nodes, pods, PodDisruptionBudgets,
-// PriorityClasses and namespaces to the scheduler's event handlers, starts
+// PriorityClasses, namespaces and the storage kinds (storageinformers.go)
+// to the scheduler's event handlers, starts
 // them and waits until the handlers have received every object of the
 // initial lists. Finished pods are filtered out by the API server, as
 // kube-scheduler does.
@@ -70,6 +71,12 @@ func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Schedul
 			AddFunc:    func(o any) { s.OnNamespace(o.(*v1.Namespace)) },
 			UpdateFunc: func(_, o any) { s.OnNamespace(o.(*v1.Namespace)) },
 		}},
+	}
+	for _, sh := range storageHandlers(f, s) {
+		handlers = append(handlers, struct {
+			inf cache.SharedIndexInformer
+			h   cache.ResourceEventHandler
+		}{sh.inf, sh.h})
 	}
 	var podsSynced, othersSynced []cache.InformerSynced
 	for _, h := range handlers {

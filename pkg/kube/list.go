@@ -13,10 +13,10 @@ import (
 
 // List reads the objects a snapshot needs from a live cluster with list
 // calls only (nodes, pods, PodDisruptionBudgets, PriorityClasses,
-// namespaces and the DRA objects, cluster-wide), so it works under a
-// read-only identity. Namespaces and the DRA objects are optional: if
-// listing them fails they are skipped with a warning (namespaces only
-// matter for pod affinity namespaceSelectors).
+// namespaces, the storage objects of liststorage.go and the DRA objects,
+// cluster-wide), so it works under a read-only identity. Namespaces and the
+// DRA objects are optional: if listing them fails they are skipped with a
+// warning (namespaces only matter for pod affinity namespaceSelectors).
 func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, []string, error) {
 	var objs snapshot.Objects
 	var warnings []string
@@ -52,6 +52,9 @@ func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, [
 	}
 	for i := range pcs.Items {
 		objs.PriorityClasses = append(objs.PriorityClasses, &pcs.Items[i])
+	}
+	if err := listStorage(ctx, client, &objs.Storage); err != nil {
+		return objs, nil, err
 	}
 	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {

@@ -457,11 +457,15 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		return s.addList(src, raw, h, depth)
 	}
 	want, known := kinds[h.Kind]
+	sk, isStorage := storageKinds[h.Kind]
+	if isStorage {
+		want, known = sk.apiVersion, true
+	}
 	if !known {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src, h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
 		return nil
 	}
-	namespaced := h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass"
+	namespaced := h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass" && (!isStorage || sk.namespaced)
 	if n, dra := draKinds[h.Kind]; dra {
 		namespaced = n
 	}
@@ -535,6 +539,9 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	case *batchv1.Job:
 		s.Jobs = append(s.Jobs, o)
 	default:
+		if s.addStorage(obj, ns) {
+			break
+		}
 		if err := s.addDRAObject(obj, ns); err != nil {
 			err.Source = src
 			return err
@@ -609,7 +616,9 @@ func decodeTyped(kind string, raw []byte) (obj any, strict []error, err error) {
 	case "Job":
 		obj = &batchv1.Job{}
 	default:
-		obj = newDRAObject(kind)
+		if obj = newDRAObject(kind); obj == nil {
+			obj = newStorageObject(kind)
+		}
 	}
 	strict, err = sjson.UnmarshalStrict(raw, obj)
 	if err != nil {

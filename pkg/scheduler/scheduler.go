@@ -414,6 +414,9 @@ type decision struct {
 	nominated      string
 	started        time.Time
 	evaluation     time.Duration
+	// volumes are the pod's claims to bind or provision before binding it
+	// (VolumeBinding's PreBind, volumes.go), nil when it has none.
+	volumes *filter.VolumeBindings
 }
 
 // preemptionPlan is what actuating a preemption needs of the dry run.
@@ -474,6 +477,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
 		if n := s.snap.Node(nnn); n != nil && c.FilterOne(n).IsSuccess() {
 			d.node = nnn
+			d.volumes = volumeBindings(c, n)
 			s.assume(p, nnn)
 			return d
 		}
@@ -492,6 +496,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 			node = score.SelectHost(fr.Feasible, scores)
 		}
 		d.node = node.Name
+		d.volumes = volumeBindings(c, node)
 		s.assume(p, node.Name)
 		return d
 	}
@@ -618,7 +623,10 @@ func (s *Scheduler) actuate(ctx context.Context, d *decision) {
 func (s *Scheduler) bind(ctx context.Context, d *decision) {
 	pod := d.pod.Obj
 	obs := s.opts.Observer
-	err := s.cluster.Bind(ctx, pod, d.node)
+	err := s.bindVolumes(ctx, d)
+	if err == nil {
+		err = s.cluster.Bind(ctx, pod, d.node)
+	}
 	s.mu.Lock()
 	if err != nil {
 		s.forget(d.pod)

@@ -203,6 +203,7 @@ func (w *world) apply(set *loader.Set) error {
 	for _, pdb := range o.pdbs {
 		w.sched.OnPDB(pdb)
 	}
+	w.applyStorage(set.Objects.Storage)
 	for _, d := range o.deployments {
 		if err := w.addDeployment(d); err != nil {
 			return &loader.InputError{Source: set.Origin(d), Object: "Deployment " + d.Namespace + "/" + d.Name, Field: "spec.selector", Detail: err.Error()}

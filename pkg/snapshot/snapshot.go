@@ -53,6 +53,8 @@ type Objects struct {
 	ResourceSlices []*resourceapi.ResourceSlice
 	DeviceClasses  []*resourceapi.DeviceClass
 	ResourceClaims []*resourceapi.ResourceClaim
+	// Storage are the objects the volume plugins read (storage.go).
+	Storage StorageObjects
 }
 
 // Snapshot is the cluster as the engine sees it. It is built once with New
@@ -96,6 +98,8 @@ type Snapshot struct {
 
 	// dra holds the dynamic resource allocation objects (dra.go).
 	dra draObjects
+	// storage indexes the storage objects (storage.go).
+	storage storage
 }
 
 // ObjectError is a problem with one object of the input, naming the object
@@ -181,6 +185,9 @@ func New(objs Objects) (*Snapshot, error) {
 		if err := s.SetPDB(pdb); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.addStorage(objs.Storage); err != nil {
+		return nil, err
 	}
 	for _, pg := range objs.PodGroups {
 		if s.PodGroup(namespaceOrDefault(pg.Namespace), pg.Name) != nil {

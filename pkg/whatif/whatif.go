@@ -719,11 +719,6 @@ func warnings(pod *snapshot.Pod, f preemption.Features) []string {
 	if f.GenericWorkload && pod.HasSchedulingGroup() {
 		out = append(out, fmt.Sprintf("schedulingGroup: the pod belongs to pod group %q; kube-scheduler schedules and preempts for pod groups in a pod-group cycle, which is not modelled: the pod is evaluated on its own", pod.PodGroupName()))
 	}
-	for _, v := range pod.Obj.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
-			out = append(out, fmt.Sprintf("volume %q: persistent volume claims are not modelled (VolumeBinding, VolumeZone, NodeVolumeLimits and VolumeRestrictions are not evaluated)", v.Name))
-		}
-	}
 	if len(pod.Obj.Spec.SchedulingGates) > 0 {
 		out = append(out, "schedulingGates: the pod is gated and the scheduler would not try it until the gates are removed")
 	}

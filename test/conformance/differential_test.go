@@ -114,6 +114,7 @@ func runUpstream(sc *gen.Scenario, f preemption.Features) (*upstream.Result, err
 		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
 		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
 		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
+		Storage: upstreamStorage(sc),
 	}
 	if f != (preemption.Features{}) {
 		in.FeatureGates = f.Gates()
@@ -124,7 +125,8 @@ func runUpstream(sc *gen.Scenario, f preemption.Features) (*upstream.Result, err
 func runReprieve(sc *gen.Scenario, f preemption.Features) (*whatif.Decision, error) {
 	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
 		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
-		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims})
+		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
+		Storage: snapshotStorage(sc)})
 	if err != nil {
 		return nil, err
 	}

@@ -150,6 +150,33 @@ var features = []feature{
 	{"group/terminating-member", Workload},
 	{"group/member-without-start-time", Workload},
 	{"group/pdb-over-members", Workload},
+	// Volumes (Storage).
+	{"volume/bound-zonal", Storage},
+	{"volume/bound-missing-pv", Storage},
+	{"volume/multi-zone-label", Storage},
+	{"volume/local-wffc", Storage},
+	{"volume/prebound-pv", Storage},
+	{"volume/provisioned-wffc", Storage},
+	{"volume/allowed-topologies", Storage},
+	{"volume/storage-capacity", Storage},
+	{"volume/selected-node", Storage},
+	{"volume/unbound-immediate", Storage},
+	{"volume/missing-claim", Storage},
+	{"volume/lost-claim", Storage},
+	{"volume/deleting-claim", Storage},
+	{"volume/rwop-in-use", Storage},
+	{"volume/rwop-same-name-other-namespace", Storage},
+	{"volume/rwop-nominated-pod", Storage},
+	{"volume/inline-disk-shared", Storage},
+	{"volume/ephemeral-owned", Storage},
+	{"volume/ephemeral-missing", Storage},
+	{"volume/ephemeral-not-owned", Storage},
+	{"volume/attach-limit", Storage},
+	{"volume/volume-attachment", Storage},
+	{"volume/stale-volume-attachment", Storage},
+	{"volume/csi-migration", Storage},
+	{"volume/driver-must-be-installed", Storage},
+	{"volume/node-without-csinode", Storage},
 }
 
 // AllFeatures returns the names of the features scenarios of profile p are
@@ -157,9 +184,18 @@ var features = []feature{
 func AllFeatures(p Profile) []string {
 	var out []string
 	for _, f := range features {
-		if f.profile.level() <= p.level() {
+		if p.includes(f.profile) {
 			out = append(out, f.name)
 		}
+	}
+	return out
+}
+
+// allFeatureNames returns the names of every feature of every profile.
+func allFeatureNames() []string {
+	out := make([]string, 0, len(features))
+	for _, f := range features {
+		out = append(out, f.name)
 	}
 	return out
 }
@@ -358,6 +394,7 @@ func (s *Scenario) Features() []string {
 
 	causeFeatures(s, nsLabels, set)
 	groupFeatures(s, set)
+	storageFeatures(s, set)
 
 	// Disruption budgets.
 	covered := map[string]int{}

@@ -68,7 +68,7 @@ const (
 
 // Profiles returns all profiles, simplest first. New profiles are appended:
 // a profile's position seeds its random stream.
-func Profiles() []Profile { return []Profile{Resources, Constraints, Everything, Filters} }
+func Profiles() []Profile { return []Profile{Resources, Constraints, Everything, Filters, Storage} }
 
 // level orders profiles: Resources 0, Constraints 1, Everything 2, Filters 3,
 // Workload 4, unknown -1.
@@ -78,6 +78,8 @@ func (p Profile) level() int {
 		return workloadLevel
 	case DRA:
 		return draLevel
+	case Storage:
+		return storageLevel
 	}
 	return slices.Index(Profiles(), p)
 }
@@ -116,6 +118,8 @@ type Scenario struct {
 	ResourceSlices []*resourceapi.ResourceSlice
 	DeviceClasses  []*resourceapi.DeviceClass
 	ResourceClaims []*resourceapi.ResourceClaim
+	// Storage are the storage objects (Storage only).
+	Storage StorageObjects
 
 	// Preemptor is the pending pod to schedule; the same pointer as its
 	// element of Pods. It carries PreemptorAnnotation.
@@ -174,6 +178,9 @@ func Generate(seed int64, p Profile) *Scenario {
 	if p == DRA {
 		g.genDRA()
 	}
+	if p == Storage {
+		g.genStorage()
+	}
 	// 6) Load order.
 	g.orderPods()
 	return g.s
@@ -207,7 +214,19 @@ type generator struct {
 }
 
 // atLeast reports whether the profile includes the features of p.
-func (g *generator) atLeast(p Profile) bool { return g.profile.level() >= p.level() }
+func (g *generator) atLeast(p Profile) bool { return g.profile.includes(p) }
+
+// includes reports whether profile p has the features of q: those of the
+// profiles below it, except that Storage builds on Everything only.
+func (p Profile) includes(q Profile) bool {
+	if p == q {
+		return true
+	}
+	if p == Storage {
+		return q.level() <= Everything.level()
+	}
+	return p.level() >= q.level() && q != Storage
+}
 
 // chance is true with probability p.
 func (g *generator) chance(p float64) bool { return g.r.Float64() < p }

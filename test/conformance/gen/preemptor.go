@@ -27,6 +27,9 @@ func (g *generator) genPreemptor() {
 	if g.plan != nil {
 		g.plan.label(labels)
 		request = g.filtersPreemptorRequest()
+	} else if g.profile == Storage && g.chance(0.5) {
+		// Small enough to fit on many nodes: the volume plugins decide.
+		request = res{cpu: int64(g.between(1, 2)) * cpuUnit, mem: memUnit}
 	} else {
 		request = g.preemptorRequest()
 	}

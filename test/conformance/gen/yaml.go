@@ -103,6 +103,7 @@ func (s *Scenario) YAML() ([]byte, error) {
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"}
 		items = append(items, &c)
 	}
+	items = append(items, s.Storage.items()...)
 	for _, p := range s.Pods {
 		c := *p
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
@@ -230,6 +231,9 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		"ResourceClaim":       "resource.k8s.io/v1",
 	}[tm.Kind]
 	if want == "" {
+		want = storageAPIVersions[tm.Kind]
+	}
+	if want == "" {
 		return fmt.Errorf("unsupported kind %q", tm.Kind)
 	}
 	if tm.APIVersion != want {
@@ -306,6 +310,8 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		}
 		o.TypeMeta = tm
 		s.ResourceClaims = append(s.ResourceClaims, o)
+	default:
+		return s.Storage.add(tm, decode)
 	}
 	return nil
 }

@@ -248,6 +248,7 @@ type objects struct {
 	namespaces      []*v1.Namespace
 	podGroups       []*schedulingv1beta1.PodGroup
 	compositeGroups []*schedulingv1alpha3.CompositePodGroup
+	storage         []runtime.Object
 	preemptor       *v1.Pod
 	// dra are the DRA objects (slices, classes, claims).
 	dra []runtime.Object
@@ -279,6 +280,9 @@ func prepare(in Input) (*objects, error) {
 		return nil, err
 	}
 	o.preemptor = preemptor
+	for _, obj := range in.Storage {
+		o.storage = append(o.storage, obj.DeepCopyObject())
+	}
 	preemptorKey := preemptor.Namespace + "/" + preemptor.Name
 
 	seen := sets.New[string]()
@@ -419,6 +423,7 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 		clientObjs = append(clientObjs, cpg)
 	}
 	clientObjs = append(clientObjs, o.dra...)
+	clientObjs = append(clientObjs, o.storage...)
 	client := fake.NewClientset(clientObjs...)
 	env.informerFactory = informers.NewSharedInformerFactory(client, 0)
 	podInformer := env.informerFactory.Core().V1().Pods()

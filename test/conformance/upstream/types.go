@@ -9,6 +9,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 )
 
@@ -56,6 +57,10 @@ type Input struct {
 	ResourceSlices []*resourceapi.ResourceSlice
 	DeviceClasses  []*resourceapi.DeviceClass
 	ResourceClaims []*resourceapi.ResourceClaim
+	// Storage are the storage objects the volume plugins read
+	// (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes,
+	// CSIDrivers, CSIStorageCapacities, VolumeAttachments), as stored.
+	Storage []runtime.Object
 
 	// FeatureGates, if non-nil, is applied to the process-wide
 	// utilfeature.DefaultMutableFeatureGate for the duration of Run and

@@ -1,0 +1,122 @@
+package whatif_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/pkg/whatif"
+)
+
+const csiDriver = "csi.example.com"
+
+// TestVolumePreemption: preemption frees a ReadWriteOncePod claim only on
+// the node of its user, and an attach slot only when no VolumeAttachment
+// keeps the victim's volume attached; the decision names the plugins.
+func TestVolumePreemption(t *testing.T) {
+	nodes := []*v1.Node{rt.Node("node-a").CPU("4").Zone("a").Obj(), rt.Node("node-b").CPU("4").Zone("b").Obj()}
+	classes := []*storagev1.StorageClass{rt.StorageClass("standard", csiDriver, false)}
+	boundClaim := func(name string) (*v1.PersistentVolumeClaim, *v1.PersistentVolume) {
+		return rt.PVC("default", name, "standard", "1Gi").BoundTo("pv-" + name).Obj(),
+			rt.PV("pv-"+name, "standard", csiDriver, "1Gi").ClaimedBy("default", name).Obj()
+	}
+	preemptor := rt.Pod("default", "p").Priority(100).Req("1", "").PVC("data", "mine").Obj()
+	type want struct {
+		node     string
+		victims  []string
+		statuses map[string]string
+	}
+	cases := map[string]struct {
+		pods     []*v1.Pod
+		claims   []string
+		rwop     bool
+		csiNodes []*storagev1.CSINode
+		vas      []*storagev1.VolumeAttachment
+		want     want
+	}{
+		"ReadWriteOncePod claim held by a lower-priority pod": {
+			pods: []*v1.Pod{
+				rt.Pod("default", "other").Priority(1).Req("1", "").On("node-a").Obj(),
+				rt.Pod("default", "holder").Priority(1).Req("1", "").PVC("data", "mine").On("node-b").Obj(),
+			},
+			claims: []string{"mine"}, rwop: true,
+			want: want{node: "node-b", victims: []string{"default/holder"}, statuses: map[string]string{
+				// Removing "other" does not free the claim.
+				"node-a": "Unschedulable VolumeRestrictions; dry run: Unschedulable VolumeRestrictions: " + filter.ReasonRWOPConflict,
+			}},
+		},
+		"attach slot held by a lower-priority pod": {
+			pods: []*v1.Pod{
+				rt.Pod("default", "low").Priority(1).Req("1", "").PVC("data", "held").On("node-a").Obj(),
+				rt.Pod("default", "high").Priority(1000).Req("1", "").PVC("data", "kept").On("node-b").Obj(),
+			},
+			claims:   []string{"mine", "held", "kept"},
+			csiNodes: []*storagev1.CSINode{rt.CSINode("node-a", csiDriver, 1), rt.CSINode("node-b", csiDriver, 1)},
+			want: want{node: "node-a", victims: []string{"default/low"}, statuses: map[string]string{
+				"node-b": "Unschedulable NodeVolumeLimits; dry run: UnschedulableAndUnresolvable : No preemption victims found for incoming pod",
+			}},
+		},
+		"attachment still present": {
+			pods: []*v1.Pod{
+				rt.Pod("default", "low").Priority(1).Req("1", "").PVC("data", "held").On("node-a").Obj(),
+				rt.Pod("default", "high").Priority(1000).Req("1", "").PVC("data", "kept").On("node-b").Obj(),
+			},
+			claims:   []string{"mine", "held", "kept"},
+			csiNodes: []*storagev1.CSINode{rt.CSINode("node-a", csiDriver, 1), rt.CSINode("node-b", csiDriver, 1)},
+			vas:      []*storagev1.VolumeAttachment{rt.VolumeAttachment("va-held", csiDriver, "pv-held", "node-a")},
+			want: want{statuses: map[string]string{
+				// The attachment of pv-held counts without its pod.
+				"node-a": "Unschedulable NodeVolumeLimits; dry run: Unschedulable NodeVolumeLimits: " + filter.ReasonMaxVolumeCount,
+				"node-b": "Unschedulable NodeVolumeLimits; dry run: UnschedulableAndUnresolvable : No preemption victims found for incoming pod",
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			st := snapshot.StorageObjects{StorageClasses: classes, CSINodes: tc.csiNodes, VolumeAttachments: tc.vas}
+			for _, c := range tc.claims {
+				pvc, pv := boundClaim(c)
+				if tc.rwop {
+					pvc.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOncePod}
+				}
+				st.PersistentVolumeClaims = append(st.PersistentVolumeClaims, pvc)
+				st.PersistentVolumes = append(st.PersistentVolumes, pv)
+			}
+			snap, err := snapshot.New(snapshot.Objects{Nodes: nodes, Pods: tc.pods, Storage: st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(preemptor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{node: d.NominatedNode, statuses: map[string]string{}}
+			for _, v := range d.Victims {
+				got.victims = append(got.victims, v.Pod)
+			}
+			for n, s := range d.NodeStatuses.Map() {
+				line := s.Code + " " + s.Plugin
+				if s.Preemption != nil {
+					line += "; dry run: " + s.Preemption.Code + " " + s.Preemption.Plugin + ": " + s.Preemption.Reasons[0]
+				}
+				got.statuses[n] = line
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+			if len(d.Warnings) != 0 {
+				t.Errorf("warnings %v, want none: volumes are modelled", d.Warnings)
+			}
+		})
+	}
+}

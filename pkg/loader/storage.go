@@ -1,7 +1,6 @@
 package loader
 
 import (
-
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 )

@@ -195,20 +195,25 @@ func TestWhatifManyPods(t *testing.T) {
 // (JSON and YAML) and checks whatif decides every bundled pod the same on
 // the written file as on the manifests.
 func TestSnapshotRoundTrip(t *testing.T) {
-	for _, format := range []string{"json", "yaml"} {
-		out, stderr, code := run("snapshot", "--snapshot", "../../examples/cluster", "-o", format)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", format, code, stderr)
-		}
-		file := filepath.Join(t.TempDir(), "cluster."+format)
-		if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		args := []string{"whatif", "-f", "../../examples/pods", "--now", "2026-11-30T12:00:00Z", "-o", "json"}
-		want, _, _ := run(append(args, "--snapshot", "../../examples/cluster")...)
-		got, stderr, code := run(append(args, "--snapshot", file)...)
-		if code != 0 || got != want {
-			t.Errorf("%s: whatif on the written snapshot (exit %d, %s) differs from the manifests:\n%s", format, code, stderr, cmp.Diff(want, got))
+	for _, tc := range []struct{ cluster, pods string }{
+		{"../../examples/cluster", "../../examples/pods"},
+		{"../../examples/dra/cluster.yaml", "../../examples/dra/gpu-job.yaml"},
+	} {
+		for _, format := range []string{"json", "yaml"} {
+			out, stderr, code := run("snapshot", "--snapshot", tc.cluster, "-o", format)
+			if code != 0 {
+				t.Fatalf("%s %s: exit %d: %s", tc.cluster, format, code, stderr)
+			}
+			file := filepath.Join(t.TempDir(), "cluster."+format)
+			if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"whatif", "-f", tc.pods, "--now", "2026-11-30T12:00:00Z", "-o", "json"}
+			want, _, _ := run(append(args, "--snapshot", tc.cluster)...)
+			got, stderr, code := run(append(args, "--snapshot", file)...)
+			if code != 0 || got != want {
+				t.Errorf("%s %s: whatif on the written snapshot (exit %d, %s) differs from the manifests:\n%s", tc.cluster, format, code, stderr, cmp.Diff(want, got))
+			}
 		}
 	}
 	if _, stderr, code := run("snapshot", "--snapshot", "../../examples/cluster", "-o", "table"); code != 2 {

@@ -87,21 +87,31 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 		list.Items = append(list.Items, b)
 		return nil
 	}
-	// Every kind of the snapshot's objects, whatever kinds it holds, and
-	// the ReplicaSets that give spread constraints their default selectors.
-	objs := reflect.ValueOf(set.Objects)
-	for i := range objs.NumField() {
-		field := objs.Field(i)
-		if field.Kind() != reflect.Slice {
-			continue
-		}
-		for j := range field.Len() {
-			if obj, ok := field.Index(j).Interface().(runtime.Object); ok {
-				if err := add(obj); err != nil {
+	// Every kind of the snapshot's objects, whatever kinds it holds (in
+	// slices, or in structs of slices), and the ReplicaSets that give
+	// spread constraints their default selectors.
+	var walk func(v reflect.Value) error
+	walk = func(v reflect.Value) error {
+		switch v.Kind() {
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if err := walk(v.Field(i)); err != nil {
 					return err
 				}
 			}
+		case reflect.Slice:
+			for j := range v.Len() {
+				if obj, ok := v.Index(j).Interface().(runtime.Object); ok {
+					if err := add(obj); err != nil {
+						return err
+					}
+				}
+			}
 		}
+		return nil
+	}
+	if err := walk(reflect.ValueOf(set.Objects)); err != nil {
+		return err
 	}
 	for _, rs := range set.ReplicaSets {
 		if err := add(rs); err != nil {

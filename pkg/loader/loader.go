@@ -736,25 +736,28 @@ const maxExponent = 1000
 // suffix's few letters, or an exponent of four digits or more. Documents
 // without one need no closer look.
 func suspiciousNumbers(raw []byte) bool {
-	run, expDigits, inExp := 0, 0, false
+	run, expDigits, inExp, prevDigit := 0, 0, false, false
 	for _, c := range raw {
+		digit := c >= '0' && c <= '9'
 		switch {
-		case c >= '0' && c <= '9':
+		case digit:
 			run++
 			if inExp {
 				if expDigits++; expDigits >= 4 {
 					return true
 				}
 			}
-		case c == 'e' || c == 'E':
+		case (c == 'e' || c == 'E') && prevDigit:
+			// An exponent: e right after a digit, as in 1e3.
 			run++
 			inExp, expDigits = true, 0
 		case c == '.' || c == '+' || c == '-':
 			run++
 		default:
-			run, inExp, expDigits = 0, false, 0
+			run, inExp, expDigits, prevDigit = 0, false, 0, false
 			continue
 		}
+		prevDigit = digit
 		if run > maxQuantityLen-4 {
 			return true
 		}

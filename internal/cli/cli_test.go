@@ -220,3 +220,18 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Errorf("-o table: exit %d, %s", code, stderr)
 	}
 }
+
+// TestConfigFromStdin reads --config from standard input: a profile without
+// DefaultPreemption, so the urgent example does not preempt.
+func TestConfigFromStdin(t *testing.T) {
+	cfg := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      disabled: [{name: DefaultPreemption}]\n"
+	var out, errOut strings.Builder
+	code := Execute(context.Background(), []string{"whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/urgent.yaml", "--config", "-"},
+		Streams{In: strings.NewReader(cfg), Out: &out, Err: &errOut})
+	if code != 0 || !strings.Contains(out.String(), "does not enable DefaultPreemption") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	if _, stderr, code := run("whatif", "--snapshot", "-", "-f", "../../examples/pods/urgent.yaml", "--config", "-"); code != 2 || !strings.Contains(stderr, "read only once") {
+		t.Errorf("stdin twice: exit %d, %q", code, stderr)
+	}
+}

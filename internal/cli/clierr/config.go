@@ -10,9 +10,24 @@ import (
 
 // LoadConfig reads the --config file, or returns the defaults without one;
 // a bad file is an ErrInvalidConfig.
-func LoadConfig(path string) (config.Config, error) {
+func LoadConfig(path string) (config.Config, error) { return LoadConfigFrom(path, nil) }
+
+// LoadConfigFrom is LoadConfig where the path "-" reads stdin (when not
+// nil).
+func LoadConfigFrom(path string, stdin io.Reader) (config.Config, error) {
 	if path == "" {
 		return config.Default(), nil
+	}
+	if path == "-" && stdin != nil {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return config.Config{}, fmt.Errorf("%w: --config: standard input: %v", ErrInvalidConfig, err)
+		}
+		c, err := config.Parse(data)
+		if err != nil {
+			return config.Config{}, fmt.Errorf("%w: --config: standard input: %v", ErrInvalidConfig, err)
+		}
+		return c, nil
 	}
 	c, err := config.Load(path)
 	if err != nil {

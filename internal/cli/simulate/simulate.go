@@ -132,7 +132,10 @@ func (o *Options) Validate() error {
 	if len(o.compare) > 0 && (o.Output == "events" || o.Report != "") {
 		return clierr.Usagef("--compare prints a comparison: it takes -o table or json, and no --report")
 	}
-	cfg, err := clierr.LoadConfig(o.ConfigFile)
+	if o.ConfigFile == "-" && stdin > 0 {
+		return clierr.Usagef("standard input (-) can be read only once: give it to the scenario or to --config")
+	}
+	cfg, err := clierr.LoadConfigFrom(o.ConfigFile, o.in)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,7 +108,10 @@ func (o *Options) Complete() error {
 		return clierr.Usagef("%v", err)
 	}
 	o.load = loader.Options{Validation: v, Stdin: o.in}
-	cfg, err := clierr.LoadConfig(o.ConfigFile)
+	if o.ConfigFile == "-" && (o.PodFile == "-" || slices.Contains(o.Snapshots, "-")) {
+		return clierr.Usagef("standard input (-) can be read only once: give it to one of -f, --snapshot and --config")
+	}
+	cfg, err := clierr.LoadConfigFrom(o.ConfigFile, o.in)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,165 @@
+package whatif
+
+import (
+	"encoding/json"
+	"iter"
+	"reflect"
+	"slices"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// nodeStatuses is the rejection of every node that is neither feasible nor
+// a candidate: its filter status, and its dry-run status when it was dry-run.
+func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Result) NodeStatuses {
+	isCandidate := make([]bool, len(snap.Nodes))
+	n := len(snap.Nodes) - len(fr.Feasible)
+	if res != nil {
+		for _, c := range res.Candidates {
+			isCandidate[c.Node.Index] = true
+		}
+		n -= len(res.Candidates)
+	}
+	out := NodeStatuses{names: snap.NodeNames(), entries: make([]statusEntry, 0, max(n, 0))}
+	// Most nodes share a handful of rejections; so do their NodeStatus
+	// values: shared indexes them in out.distinct.
+	var shared []int32
+	last := int32(-1)                // the status of the last node without a dry-run status
+	var dryRun map[int]filter.Status // by node index
+	if res != nil && len(res.NodeStatuses) > 0 {
+		dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
+		for _, ns := range res.NodeStatuses {
+			dryRun[ns.Node.Index] = ns.Status
+		}
+	}
+	for i := range snap.Nodes {
+		s := &fr.Statuses[i]
+		if s.IsSuccess() || isCandidate[i] {
+			continue
+		}
+		var pre *PreemptionStatus
+		if dryRun != nil {
+			if p, ok := dryRun[i]; ok {
+				pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: ownReasons(p.Reasons)}
+			}
+		}
+		k := int32(-1)
+		if pre == nil && last >= 0 && sameStatus(out.distinct[last], s) {
+			// Most often a node is rejected just as the one before.
+			k = last
+		} else if pre == nil {
+			for _, j := range shared {
+				if sameStatus(out.distinct[j], s) {
+					k = j
+					break
+				}
+			}
+		}
+		if k < 0 {
+			k = int32(len(out.distinct))
+			out.distinct = append(out.distinct, &NodeStatus{Code: s.Code.String(), Plugin: s.Plugin, Reasons: ownReasons(s.Reasons), Preemption: pre})
+			if pre == nil && len(shared) < maxSharedStatuses {
+				shared = append(shared, k)
+			}
+		}
+		out.entries = append(out.entries, statusEntry{node: int32(i), status: k})
+		if pre == nil {
+			last = k
+		}
+	}
+	return out
+}
+
+// parallelExplainNodes is the cluster size from which Evaluate explains
+// the rejected nodes on a goroutine of its own.
+const parallelExplainNodes = 1000
+
+// maxSharedStatuses bounds the distinct rejections nodeStatuses shares.
+const maxSharedStatuses = 8
+
+// sameStatus reports whether ns, which has no preemption status, says what
+// the filter status s says. The reasons of the filters' common statuses
+// are shared strings, which compare in one step.
+func sameStatus(ns *NodeStatus, s *filter.Status) bool {
+	return ns.Plugin == s.Plugin && ns.Code == s.Code.String() && slices.Equal(ns.Reasons, s.Reasons)
+}
+
+// NodeStatuses says, node by node, why nodes were rejected. It lists the
+// nodes in the scheduler's order, compactly (each as a node index and an
+// index into the distinct statuses, which nodes rejected alike share), so
+// that it is cheap to build for thousands of nodes. It encodes as a JSON
+// object keyed by node name, in name order.
+type NodeStatuses struct {
+	names    []string // node names by index
+	entries  []statusEntry
+	distinct []*NodeStatus
+}
+
+// statusEntry is one node of NodeStatuses: indexes into names and distinct.
+type statusEntry struct{ node, status int32 }
+
+// Len returns how many nodes have a status.
+func (m NodeStatuses) Len() int { return len(m.entries) }
+
+// All yields each node's name and status, in the scheduler's node order.
+// Nodes rejected alike share one NodeStatus, which must not be modified.
+func (m NodeStatuses) All() iter.Seq2[string, *NodeStatus] {
+	return func(yield func(string, *NodeStatus) bool) {
+		for _, e := range m.entries {
+			if !yield(m.names[e.node], m.distinct[e.status]) {
+				return
+			}
+		}
+	}
+}
+
+// Get returns the status of the named node.
+func (m NodeStatuses) Get(node string) (NodeStatus, bool) {
+	for name, s := range m.All() {
+		if name == node {
+			return *s, true
+		}
+	}
+	return NodeStatus{}, false
+}
+
+// Map returns the statuses as a map.
+func (m NodeStatuses) Map() map[string]NodeStatus {
+	out := make(map[string]NodeStatus, len(m.entries))
+	for name, s := range m.All() {
+		out[name] = *s
+	}
+	return out
+}
+
+// Equal reports whether m and o give the same nodes the same statuses.
+func (m NodeStatuses) Equal(o NodeStatuses) bool {
+	return reflect.DeepEqual(m.Map(), o.Map())
+}
+
+// MarshalJSON encodes the statuses as an object keyed by node name.
+func (m NodeStatuses) MarshalJSON() ([]byte, error) {
+	return json.Marshal(m.Map())
+}
+
+// UnmarshalJSON decodes an object keyed by node name, in name order.
+func (m *NodeStatuses) UnmarshalJSON(b []byte) error {
+	var raw map[string]NodeStatus
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(raw))
+	for n := range raw {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	*m = NodeStatuses{names: names, entries: make([]statusEntry, len(names)), distinct: make([]*NodeStatus, len(names))}
+	for i, n := range names {
+		ns := raw[n]
+		m.entries[i] = statusEntry{node: int32(i), status: int32(i)}
+		m.distinct[i] = &ns
+	}
+	return nil
+}

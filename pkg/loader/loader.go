@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -594,37 +595,45 @@ func (s *Set) addList(src string, raw []byte, h header, depth int) error {
 // decodeTyped decodes raw as the API server does: field names are case
 // sensitive; unknown and duplicate fields come back as strict errors.
 func decodeTyped(kind string, raw []byte) (obj any, strict []error, err error) {
-	switch kind {
-	case "Node":
-		obj = &v1.Node{}
-	case "Pod":
-		obj = &v1.Pod{}
-	case "Namespace":
-		obj = &v1.Namespace{}
-	case "PodDisruptionBudget":
-		obj = &policyv1.PodDisruptionBudget{}
-	case "PriorityClass":
-		obj = &schedulingv1.PriorityClass{}
-	case "PodGroup":
-		obj = &schedulingv1beta1.PodGroup{}
-	case "CompositePodGroup":
-		obj = &schedulingv1alpha3.CompositePodGroup{}
-	case "Deployment":
-		obj = &appsv1.Deployment{}
-	case "ReplicaSet":
-		obj = &appsv1.ReplicaSet{}
-	case "Job":
-		obj = &batchv1.Job{}
-	default:
-		if obj = newDRAObject(kind); obj == nil {
-			obj = newStorageObject(kind)
-		}
+	if obj = newObject(kind); obj == nil {
+		return nil, nil, fmt.Errorf("no type for kind %s", kind)
 	}
 	strict, err = sjson.UnmarshalStrict(raw, obj)
 	if err != nil {
 		return nil, nil, err
 	}
 	return obj, strict, nil
+}
+
+// newObject returns an empty object of a kind the loader reads, nil for
+// other kinds.
+func newObject(kind string) any {
+	switch kind {
+	case "Node":
+		return &v1.Node{}
+	case "Pod":
+		return &v1.Pod{}
+	case "Namespace":
+		return &v1.Namespace{}
+	case "PodDisruptionBudget":
+		return &policyv1.PodDisruptionBudget{}
+	case "PriorityClass":
+		return &schedulingv1.PriorityClass{}
+	case "PodGroup":
+		return &schedulingv1beta1.PodGroup{}
+	case "CompositePodGroup":
+		return &schedulingv1alpha3.CompositePodGroup{}
+	case "Deployment":
+		return &appsv1.Deployment{}
+	case "ReplicaSet":
+		return &appsv1.ReplicaSet{}
+	case "Job":
+		return &batchv1.Job{}
+	}
+	if obj := newDRAObject(kind); obj != nil {
+		return obj
+	}
+	return newStorageObject(kind)
 }
 
 // DecodeStrict decodes data into obj as the loader decodes objects: case
@@ -668,30 +677,14 @@ func (s *Set) AdmitFrom(other *Set) {
 	}
 }
 
+// kindOf is the kind of an object the loader read: the name of its Go
+// type, as for every API type.
 func kindOf(obj any) string {
-	switch obj.(type) {
-	case *v1.Node:
-		return "Node"
-	case *v1.Pod:
-		return "Pod"
-	case *v1.Namespace:
-		return "Namespace"
-	case *policyv1.PodDisruptionBudget:
-		return "PodDisruptionBudget"
-	case *schedulingv1.PriorityClass:
-		return "PriorityClass"
-	case *schedulingv1beta1.PodGroup:
-		return "PodGroup"
-	case *schedulingv1alpha3.CompositePodGroup:
-		return "CompositePodGroup"
-	case *appsv1.Deployment:
-		return "Deployment"
-	case *appsv1.ReplicaSet:
-		return "ReplicaSet"
-	case *batchv1.Job:
-		return "Job"
+	t := reflect.TypeOf(obj)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	return fmt.Sprintf("%T", obj)
+	return t.Name()
 }
 
 func objectName(kind, ns, name string) string {

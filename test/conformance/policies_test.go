@@ -85,7 +85,7 @@ func costOf(snap *snapshot.Snapshot, pdbs []*policyv1.PodDisruptionBudget, victi
 // only where upstream does. It reports how often and by how much minimal
 // does better.
 func TestPoliciesNeverWorse(t *testing.T) {
-	for _, profile := range gen.Profiles() {
+	for _, profile := range append(gen.Profiles(), gen.DRA) {
 		t.Run(string(profile), func(t *testing.T) {
 			t.Parallel()
 			var preempting, fewer, lowerPriority, proven, candidates, strictRefused int
@@ -94,7 +94,9 @@ func TestPoliciesNeverWorse(t *testing.T) {
 				seed := *firstSeed + int64(i)
 				sc := gen.Generate(seed, profile)
 				snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
-					Namespaces: sc.Namespaces, PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups})
+					Namespaces: sc.Namespaces, PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
+					ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
+					Storage: snapshotStorage(sc)})
 				if err != nil {
 					t.Fatalf("%s-%d: %v", profile, seed, err)
 				}

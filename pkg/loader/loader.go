@@ -332,17 +332,25 @@ func splitDocuments(name string, data []byte, duplicates bool) ([]document, erro
 		if err != nil {
 			return nil, &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML: " + oneLine(err.Error())}
 		}
-		raw, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			return nil, &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML/JSON: " + oneLine(err.Error())}
+		// One parse for the common document without a duplicate key;
+		// only a document the strict conversion refuses is parsed again,
+		// to name the duplicate field (or to find there is none).
+		var d document
+		var raw []byte
+		if duplicates {
+			if raw, err = yaml.YAMLToJSONStrict(doc); err != nil {
+				d.duplicate = duplicateKey(doc)
+			}
+		}
+		if raw == nil {
+			if raw, err = yaml.YAMLToJSON(doc); err != nil {
+				return nil, &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML/JSON: " + oneLine(err.Error())}
+			}
 		}
 		if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 			continue
 		}
-		d := document{data: raw}
-		if duplicates {
-			d.duplicate = duplicateKey(doc)
-		}
+		d.data = raw
 		docs = append(docs, d)
 	}
 	return docs, nil

@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"slices"
 	"strings"
 	"time"
@@ -109,24 +111,12 @@ func decodeArgs(path *field.Path, pcs []configv1.PluginConfig) (pluginArgs, fiel
 
 // checkArgsKind refuses arguments whose apiVersion or kind name another type.
 func checkArgsKind(name string, t any) error {
+	// Every plugin's args type embeds TypeMeta.
 	var apiV, kind string
-	switch v := t.(type) {
-	case *configv1.DefaultPreemptionArgs:
-		apiV, kind = v.APIVersion, v.Kind
-	case *configv1.NodeResourcesFitArgs:
-		apiV, kind = v.APIVersion, v.Kind
-	case *configv1.NodeResourcesBalancedAllocationArgs:
-		apiV, kind = v.APIVersion, v.Kind
-	case *configv1.InterPodAffinityArgs:
-		apiV, kind = v.APIVersion, v.Kind
-	case *configv1.PodTopologySpreadArgs:
-		apiV, kind = v.APIVersion, v.Kind
-	case *configv1.NodeAffinityArgs:
-		apiV, kind = v.APIVersion, v.Kind
-	case *configv1.VolumeBindingArgs:
-		apiV, kind = v.APIVersion, v.Kind
-	case *configv1.DynamicResourcesArgs:
-		apiV, kind = v.APIVersion, v.Kind
+	if o, ok := t.(interface{ GetObjectKind() schema.ObjectKind }); ok {
+		if tm, ok := o.GetObjectKind().(*metav1.TypeMeta); ok {
+			apiV, kind = tm.APIVersion, tm.Kind
+		}
 	}
 	if apiV != "" && apiV != apiVersion {
 		return fmt.Errorf("args for plugin %s must be %s, got apiVersion %q", name, apiVersion, apiV)

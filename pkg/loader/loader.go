@@ -779,7 +779,7 @@ func checkQuantities(raw []byte) (field, detail string) {
 	if dec.Decode(&v) != nil {
 		return "", ""
 	}
-	check := func(x any) string {
+	return walkQuantities(v, "", func(x any) string {
 		var s string
 		switch q := x.(type) {
 		case string:
@@ -798,48 +798,7 @@ func checkQuantities(raw []byte) (field, detail string) {
 			}
 		}
 		return ""
-	}
-	var walk func(v any, path string) (string, string)
-	walk = func(v any, path string) (string, string) {
-		switch x := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				p := k
-				if path != "" {
-					p = path + "." + k
-				}
-				if quantityFields[k] {
-					if d := check(x[k]); d != "" {
-						return p, d
-					}
-				}
-				if m, ok := x[k].(map[string]any); ok && quantityMaps[k] {
-					for name, q := range m {
-						if d := check(q); d != "" {
-							return p + "." + name, d
-						}
-					}
-					continue
-				}
-				if f, d := walk(x[k], p); f != "" {
-					return f, d
-				}
-			}
-		case []any:
-			for i, e := range x {
-				if f, d := walk(e, fmt.Sprintf("%s[%d]", path, i)); f != "" {
-					return f, d
-				}
-			}
-		}
-		return "", ""
-	}
-	return walk(v, "")
+	})
 }
 
 // findBadQuantity returns the path of the first quantity in raw that does
@@ -849,40 +808,63 @@ func findBadQuantity(raw []byte) string {
 	if json.Unmarshal(raw, &v) != nil {
 		return ""
 	}
-	var walk func(v any, path string, inQuantities bool) string
-	walk = func(v any, path string, inQuantities bool) string {
-		switch x := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				p := k
-				if path != "" {
-					p = path + "." + k
-				}
-				if inQuantities {
-					if _, err := resource.ParseQuantity(fmt.Sprint(x[k])); err != nil {
-						return p
-					}
-					continue
-				}
-				if r := walk(x[k], p, quantityMaps[k]); r != "" {
-					return r
-				}
-			}
-		case []any:
-			for i, e := range x {
-				if r := walk(e, fmt.Sprintf("%s[%d]", path, i), false); r != "" {
-					return r
-				}
-			}
+	path, _ := walkQuantities(v, "", func(q any) string {
+		if _, err := resource.ParseQuantity(fmt.Sprint(q)); err != nil {
+			return err.Error()
 		}
 		return ""
+	})
+	return path
+}
+
+// walkQuantities calls check on every quantity of a decoded document —
+// the fields of quantityFields and the entries of the maps of quantityMaps
+// — in key order, and returns the path of the first one it finds wrong
+// and what check said.
+func walkQuantities(v any, path string, check func(q any) string) (string, string) {
+	join := func(path, k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
 	}
-	return walk(v, "", false)
+	sortedKeys := func(m map[string]any) []string {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			p := join(path, k)
+			if quantityFields[k] {
+				if d := check(x[k]); d != "" {
+					return p, d
+				}
+			}
+			if m, ok := x[k].(map[string]any); ok && quantityMaps[k] {
+				for _, name := range sortedKeys(m) {
+					if d := check(m[name]); d != "" {
+						return join(p, name), d
+					}
+				}
+				continue
+			}
+			if f, d := walkQuantities(x[k], p, check); f != "" {
+				return f, d
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if f, d := walkQuantities(e, fmt.Sprintf("%s[%d]", path, i), check); f != "" {
+				return f, d
+			}
+		}
+	}
+	return "", ""
 }
 
 func oneLine(s string) string {

@@ -189,13 +189,8 @@ func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Cand
 	}
 	units := &w.units
 	n := units.len()
-	for u := range n {
-		fit.remove(u)
-	}
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
-	}
+	removeAll(fit, n)
+	order := w.indexes(&w.order, n)
 	if !units.sorted {
 		units.sortUnits(order)
 	}

@@ -125,6 +125,17 @@ type removerOfAll interface {
 	removeAll()
 }
 
+// removeAll removes the n units of a walk from fit, at once when it can.
+func removeAll(fit fitChecker, n int) {
+	if all, ok := fit.(removerOfAll); ok {
+		all.removeAll()
+		return
+	}
+	for u := range n {
+		fit.remove(u)
+	}
+}
+
 // selectVictimsOnNode is upstream's SelectVictimsOnNode: which units must
 // go for the preemptor to fit on node, given its potential victims and a
 // fit checker over them. w holds the walk's scratch memory.
@@ -135,13 +146,7 @@ func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unit
 	}
 	// 1) Remove every potential victim; the preemptor must fit then, or
 	// preemption cannot help on this node.
-	if all, ok := fit.(removerOfAll); ok {
-		all.removeAll()
-	} else {
-		for u := range n {
-			fit.remove(u)
-		}
-	}
+	removeAll(fit, n)
 	// (The status lives in w: through the interface it would escape.)
 	if !fit.fits(&w.why) {
 		return nodeOutcome{status: w.why}

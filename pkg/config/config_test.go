@@ -192,7 +192,7 @@ profiles:
 			doc: header + `profiles:
 - plugins:
     multiPoint:
-      disabled: [{name: VolumeBinding}, {name: VolumeZone}, {name: DynamicResources}, {name: NodeVolumeLimits}]
+      disabled: [{name: NodeDeclaredFeatures}]
 `,
 			want: []Profile{{SchedulerName: "default-scheduler", Preemption: true, HasPostFilter: true, MinCandidateNodesPercentage: 10, MinCandidateNodesAbsolute: 100,
 				Score: withScore(func(c *score.Config) {
@@ -200,9 +200,11 @@ profiles:
 						{Name: score.TaintToleration, Weight: 3, Score: true},
 						{Name: score.NodeAffinity, Weight: 2, Score: true},
 						{Name: score.NodeResourcesFit, Weight: 1, Score: true},
+						{Name: score.VolumeBinding, Weight: 1, Score: true},
 						{Name: score.PodTopologySpread, Weight: 2, Score: true},
 						{Name: score.InterPodAffinity, Weight: 2, Score: true},
 						{Name: score.NodeResourcesBalancedAllocation, Weight: 1, Score: true},
+						{Name: score.DynamicResources, Weight: 2, Score: true},
 						{Name: score.ImageLocality, Weight: 1, Score: true},
 					}
 				})}},
@@ -266,7 +268,16 @@ func TestParseUnsupported(t *testing.T) {
     filter:
       disabled: [{name: TaintToleration}]
 `,
-			want: []string{"profiles[0].plugins.filter: reprieve runs the default filter plugins [NodeName NodeUnschedulable TaintToleration NodeAffinity NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity], not [NodeName NodeUnschedulable NodeAffinity NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity]"},
+			want: []string{"profiles[0].plugins.filter: reprieve runs the default filter plugins [NodeName NodeUnschedulable TaintToleration NodeAffinity NodePorts NodeResourcesFit VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread InterPodAffinity DynamicResources], not [NodeName NodeUnschedulable NodeAffinity NodePorts NodeResourcesFit VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread InterPodAffinity DynamicResources]"},
+		},
+		"volume plugin disabled": {
+			// reprieve models the volume plugins: it cannot leave one out.
+			doc: header + `profiles:
+- plugins:
+    filter:
+      disabled: [{name: VolumeZone}]
+`,
+			want: []string{"profiles[0].plugins.filter: reprieve runs the default filter plugins [NodeName NodeUnschedulable TaintToleration NodeAffinity NodePorts NodeResourcesFit VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread InterPodAffinity DynamicResources], not [NodeName NodeUnschedulable TaintToleration NodeAffinity NodePorts NodeResourcesFit VolumeRestrictions NodeVolumeLimits VolumeBinding PodTopologySpread InterPodAffinity DynamicResources]"},
 		},
 		"non-default in-tree plugin": {
 			doc: header + `profiles:

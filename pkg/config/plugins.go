@@ -283,13 +283,15 @@ var modelledScorePlugins = sets.New(score.TaintToleration, nodeAffinity, nodeRes
 	interPodAffinity, balancedAlloc, score.ImageLocality, score.VolumeBinding, score.DynamicResources)
 
 // modelled are the plugins that decide something for the pods reprieve
-// models, outside scoring; the other default plugins (volumes, dynamic
-// resources, declared node features) pass every such pod, so that
-// disabling them changes nothing. nonDefault are the in-tree plugins
+// models, outside scoring (the volume plugins and DynamicResources among
+// them since reprieve models volumes and devices); the other default
+// plugins (declared node features) pass every such pod, so that disabling
+// them changes nothing. nonDefault are the in-tree plugins
 // outside the default profile (feature-gated), which reprieve does not run.
 var (
 	modelled = sets.New("SchedulingGates", "PrioritySort", "NodeName", "NodeUnschedulable", score.TaintToleration,
-		nodeAffinity, "NodePorts", nodeResourcesFit, podTopologySpread, interPodAffinity, "DefaultBinder")
+		nodeAffinity, "NodePorts", nodeResourcesFit, podTopologySpread, interPodAffinity, "DefaultBinder",
+		"VolumeRestrictions", "NodeVolumeLimits", score.VolumeBinding, "VolumeZone", score.DynamicResources)
 	nonDefault = sets.New("DeferredPodScheduling", "GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount")
 )
 

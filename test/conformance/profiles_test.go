@@ -95,6 +95,8 @@ func compareWithConfig(t *testing.T, sc *gen.Scenario, doc []byte, offset int, n
 		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
 		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
 		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
+		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
+		Storage: upstreamStorage(sc),
 	}, upstream.EnvOptions{Parallelism: 1, SnapshotOrder: true, Config: doc})
 	if err != nil {
 		t.Errorf("%s: upstream: %v\n%s", name, err, doc)
@@ -108,7 +110,9 @@ func compareWithConfig(t *testing.T, sc *gen.Scenario, doc []byte, offset int, n
 	}
 
 	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
-		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups})
+		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
+		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
+		Storage: snapshotStorage(sc)})
 	if err != nil {
 		t.Errorf("%s: reprieve: %v", name, err)
 		return ""

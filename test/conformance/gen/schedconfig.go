@@ -77,8 +77,8 @@ func SchedulerConfig(seed int64) []byte {
 		postFilterDisabled = append(postFilterDisabled, `{name: "*"}`)
 	}
 	if r.IntN(6) == 0 {
-		// Plugins reprieve does not model, which change nothing for it.
-		multiDisabled = append(multiDisabled, "{name: VolumeBinding}", "{name: VolumeZone}")
+		// A plugin reprieve does not model, which changes nothing for it.
+		multiDisabled = append(multiDisabled, "{name: NodeDeclaredFeatures}")
 	}
 	set := func(name string, enabled, disabled []string) string {
 		if len(enabled) == 0 && len(disabled) == 0 {

@@ -61,13 +61,26 @@ func (e *InputError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Source)
 	if e.Object != "" {
-		b.WriteString(": " + e.Object)
+		b.WriteString(": " + clip(e.Object, maxMessagePart))
 	}
 	if e.Field != "" {
-		b.WriteString(": " + e.Field)
+		b.WriteString(": " + clip(e.Field, maxMessagePart))
 	}
-	b.WriteString(": " + e.Detail)
+	b.WriteString(": " + clip(e.Detail, 4*maxMessagePart))
 	return b.String()
+}
+
+// maxMessagePart bounds the object and field an error names (a 10 MB name
+// is not repeated in the message).
+const maxMessagePart = 200
+
+// clip shortens s to about n bytes, keeping its start and end.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	keep := n/2 - 2
+	return strings.ToValidUTF8(s[:keep]+" … "+s[len(s)-keep:], "")
 }
 
 // Is makes errors.Is(err, ErrInput) true for every InputError.
@@ -110,6 +123,9 @@ type Options struct {
 	Validation FieldValidation
 	// Stdin is read for the path "-".
 	Stdin io.Reader
+	// Parallelism bounds the goroutines that decode documents (0 is
+	// GOMAXPROCS; 1 decodes on the caller's goroutine).
+	Parallelism int
 }
 
 // Set is what a load produced: the objects and where each came from.
@@ -263,7 +279,7 @@ func fileError(path string, err error) error {
 
 // AddBytes reads manifests from data; name is used in messages.
 func (s *Set) AddBytes(name string, data []byte) error {
-	docs, err := splitDocuments(name, data, s.opts.Validation != ValidateIgnore)
+	docs, err := s.splitDocuments(name, data, s.opts.Validation != ValidateIgnore)
 	if err != nil {
 		return err
 	}
@@ -271,6 +287,18 @@ func (s *Set) AddBytes(name string, data []byte) error {
 		src := name
 		if len(docs) > 1 {
 			src = fmt.Sprintf("%s#%d", name, i+1)
+		}
+		if doc.list != nil {
+			added, err := s.addConvertedList(src, *doc.list)
+			if err != nil {
+				return err
+			}
+			if added {
+				continue
+			}
+			if doc, err = convertYAML(src, doc.yaml, s.opts.Validation != ValidateIgnore); err != nil {
+				return err
+			}
 		}
 		if doc.duplicate != "" {
 			if err := s.strict(src, "", doc.duplicate); err != nil {
@@ -308,17 +336,24 @@ func (s *Set) strict(src, object, problem string) error {
 	return &InputError{Source: src, Object: object, Detail: problem + " (strict decoding; --validate=warn or ignore to accept)"}
 }
 
-// document is one document as JSON, with its first duplicate key if any.
+// document is one document as JSON, with its first duplicate key if any,
+// or a large YAML List converted by parts (list, and the document itself
+// in yaml, to convert whole if the parts are not a List after all).
 type document struct {
 	data      []byte
 	duplicate string
+	list      *convertedList
+	yaml      []byte
 }
+
+// splitListSize is the smallest YAML document worth cutting into items.
+const splitListSize = 64 << 10
 
 // splitDocuments splits a YAML stream or a JSON document into raw JSON
 // documents, dropping empty ones. YAML turned into JSON loses duplicate
 // keys, so each YAML document's first duplicate key is found first (unless
 // duplicates is false: under --validate=ignore they do not matter).
-func splitDocuments(name string, data []byte, duplicates bool) ([]document, error) {
+func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]document, error) {
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		return splitJSON(name, data)
 	}
@@ -332,31 +367,60 @@ func splitDocuments(name string, data []byte, duplicates bool) ([]document, erro
 		if err != nil {
 			return nil, &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML: " + oneLine(err.Error())}
 		}
-		// One parse for the common document without a duplicate key;
-		// only a document the strict conversion refuses is parsed again,
-		// to name the duplicate field (or to find there is none).
-		var d document
-		var raw []byte
-		if duplicates {
-			if raw, err = yaml.YAMLToJSONStrict(doc); err != nil {
-				d.duplicate = duplicateKey(doc)
+		if len(doc) >= splitListSize {
+			if l, ok := splitYAMLList(doc); ok {
+				if c, ok := s.convertYAMLList(l, duplicates); ok {
+					docs = append(docs, document{list: &c, yaml: doc})
+					continue
+				}
 			}
 		}
-		if raw == nil {
-			if raw, err = yaml.YAMLToJSON(doc); err != nil {
-				return nil, &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML/JSON: " + oneLine(err.Error())}
-			}
+		d, err := convertYAML(fmt.Sprintf("%s#%d", name, i), doc, duplicates)
+		if err != nil {
+			return nil, err
 		}
-		if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
-			continue
+		if d.data != nil {
+			docs = append(docs, d)
 		}
-		d.data = raw
-		docs = append(docs, d)
 	}
 	return docs, nil
 }
 
+// convertYAML converts one YAML document to JSON, with its first
+// duplicate key (unless duplicates is false: under --validate=ignore they
+// do not matter). An empty document has no data.
+func convertYAML(src string, doc []byte, duplicates bool) (document, error) {
+	// One parse for the common document without a duplicate key; only a
+	// document the strict conversion refuses is parsed again, to name the
+	// duplicate field (or to find there is none).
+	var d document
+	var raw []byte
+	var err error
+	if duplicates {
+		if raw, err = yaml.YAMLToJSONStrict(doc); err != nil {
+			d.duplicate = duplicateKey(doc)
+		}
+	}
+	if raw == nil {
+		if raw, err = yaml.YAMLToJSON(doc); err != nil {
+			return document{}, &InputError{Source: src, Detail: "malformed YAML/JSON: " + oneLine(err.Error())}
+		}
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return document{}, nil
+	}
+	d.data = raw
+	return d, nil
+}
+
 func splitJSON(name string, data []byte) ([]document, error) {
+	if values, ok := splitJSONValues(data); ok {
+		docs := make([]document, len(values))
+		for i, v := range values {
+			docs[i] = document{data: v}
+		}
+		return docs, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []document
 	for i := 1; ; i++ {
@@ -448,22 +512,53 @@ var kinds = map[string]string{
 const SimulationAPIVersion = "reprieve.dev/v1alpha1"
 
 func (s *Set) addDocument(src string, raw []byte, depth int) error {
-	var h header
-	if err := sjson.UnmarshalCaseSensitivePreserveInts(raw, &h); err != nil {
-		if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-			return &InputError{Source: src, Detail: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
+	return s.commit(src, raw, prepare(raw), depth)
+}
+
+// prepared is what can be done for one document without the set: its
+// header read, its object decoded, defaulted and validated. Documents are
+// prepared in parallel and committed in order, so that the first error in
+// the input is the one reported, as if they had been read one by one.
+type prepared struct {
+	h header
+	// err is a document that is not an object with a kind and an
+	// apiVersion (then nothing else is set).
+	err *InputError
+	// known is set for a kind the loader reads; apiVersion is what it
+	// accepts.
+	known      bool
+	namespaced bool
+	apiVersion string
+	ns         string
+	// quantity and decoded are set for an object of a known kind with a
+	// name, in the order they are checked.
+	quantityField, quantityDetail string
+	obj                           any
+	unknown                       []error
+	decodeErr                     error
+	admitErr                      *InputError // without Source
+}
+
+// prepare reads raw's header and, for an object the loader reads, decodes,
+// defaults and validates it. It touches nothing shared.
+func prepare(raw []byte) prepared {
+	var p prepared
+	h, ok := scanHeader(raw)
+	if !ok {
+		h = header{}
+		if err := sjson.UnmarshalCaseSensitivePreserveInts(raw, &h); err != nil {
+			if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+				p.err = &InputError{Detail: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
+				return p
+			}
+			field, detail := splitJSONError(err)
+			p.err = &InputError{Field: field, Detail: detail}
+			return p
 		}
-		field, detail := splitJSONError(err)
-		return &InputError{Source: src, Field: field, Detail: detail}
 	}
-	if h.Kind == "" {
-		return &InputError{Source: src, Field: "kind", Detail: "missing"}
-	}
-	if h.APIVersion == "" {
-		return &InputError{Source: src, Object: h.Kind + " " + h.Name, Field: "apiVersion", Detail: "missing"}
-	}
-	if strings.HasSuffix(h.Kind, "List") {
-		return s.addList(src, raw, h, depth)
+	p.h = h
+	if h.Kind == "" || h.APIVersion == "" || isListKind(h.Kind) {
+		return p
 	}
 	want, known := kinds[h.Kind]
 	sk, isStorage := storageKinds[h.Kind]
@@ -471,20 +566,59 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 		want, known = sk.apiVersion, true
 	}
 	if !known {
+		return p
+	}
+	p.known, p.apiVersion = true, want
+	p.namespaced = h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass" && (!isStorage || sk.namespaced)
+	if n, dra := draKinds[h.Kind]; dra {
+		p.namespaced = n
+	}
+	p.ns = h.Namespace
+	if p.namespaced && p.ns == "" {
+		p.ns = metav1.NamespaceDefault
+	}
+	if h.APIVersion != want || h.Kind == "Simulation" || h.Name == "" {
+		return p
+	}
+	if p.quantityField, p.quantityDetail = checkQuantities(raw); p.quantityField != "" {
+		return p
+	}
+	p.obj, p.unknown, p.decodeErr = decodeTyped(h.Kind, raw)
+	if p.decodeErr != nil {
+		return p
+	}
+	if p.namespaced {
+		setNamespace(p.obj, p.ns)
+	}
+	p.admitErr = admit(p.obj)
+	return p
+}
+
+// commit adds a prepared document to the set, with the checks that need
+// the set (duplicates, --validate, one globalDefault PriorityClass).
+func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
+	if p.err != nil {
+		p.err.Source = src
+		return p.err
+	}
+	h := p.h
+	if h.Kind == "" {
+		return &InputError{Source: src, Field: "kind", Detail: "missing"}
+	}
+	if h.APIVersion == "" {
+		return &InputError{Source: src, Object: h.Kind + " " + h.Name, Field: "apiVersion", Detail: "missing"}
+	}
+	if isListKind(h.Kind) {
+		return s.addList(src, raw, h, depth)
+	}
+	if !p.known {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src, h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
 		return nil
 	}
-	namespaced := h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass" && (!isStorage || sk.namespaced)
-	if n, dra := draKinds[h.Kind]; dra {
-		namespaced = n
-	}
-	ns := h.Namespace
-	if namespaced && ns == "" {
-		ns = metav1.NamespaceDefault
-	}
-	if h.APIVersion != want {
+	ns := p.ns
+	if h.APIVersion != p.apiVersion {
 		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: "apiVersion",
-			Detail: fmt.Sprintf("unsupported %q (want %q)", h.APIVersion, want)}
+			Detail: fmt.Sprintf("unsupported %q (want %q)", h.APIVersion, p.apiVersion)}
 	}
 	if h.Kind == "Simulation" {
 		s.Simulations = append(s.Simulations, RawDocument{Source: src, Data: raw})
@@ -500,30 +634,31 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	s.seen[key] = src
 
 	id := objectName(h.Kind, ns, h.Name)
-	if f, detail := checkQuantities(raw); f != "" {
-		return &InputError{Source: src, Object: id, Field: f, Detail: detail}
+	if p.quantityField != "" {
+		return &InputError{Source: src, Object: id, Field: p.quantityField, Detail: p.quantityDetail}
 	}
-	obj, unknown, err := decodeTyped(h.Kind, raw)
-	if err != nil {
-		field, detail := splitJSONError(err)
+	if p.decodeErr != nil {
+		field, detail := splitJSONError(p.decodeErr)
 		if field == "" {
 			field = findBadQuantity(raw)
 		}
 		return &InputError{Source: src, Object: id, Field: field, Detail: detail}
 	}
-	for _, u := range unknown {
+	for _, u := range p.unknown {
 		if err := s.strict(src, id, oneLine(u.Error())); err != nil {
 			return err
 		}
 	}
+	obj := p.obj
 	s.origin[obj] = src
-	if namespaced && h.Namespace == "" {
+	if p.namespaced && h.Namespace == "" {
 		s.defaulted[obj] = true
 	}
-	if namespaced {
-		setNamespace(obj, ns)
+	if p.admitErr != nil {
+		p.admitErr.Source = src
+		return p.admitErr
 	}
-	if err := s.Admit(src, obj); err != nil {
+	if err := s.admitGlobal(src, obj); err != nil {
 		return err
 	}
 	switch o := obj.(type) {
@@ -560,8 +695,32 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 }
 
 // addList reads the items of a List, or of a typed list such as PodList
-// whose items may omit their kind and apiVersion.
+// whose items may omit their kind and apiVersion. The items are found by
+// the scanner (slices of raw, not copies); only the List without them goes
+// through the decoder.
 func (s *Set) addList(src string, raw []byte, h header, depth int) error {
+	var items [][]byte
+	rest := raw
+	walked := objectMembers(raw, func(key, value []byte, at int) {
+		if string(key) != "items" {
+			return
+		}
+		if elems, ok := arrayElements(value); ok {
+			items = elems
+			rest = slices.Concat(raw[:at], []byte("null"), raw[at+len(value):])
+		}
+	})
+	if !walked {
+		items, rest = nil, raw
+	}
+	return s.addItems(src, rest, h, items, depth)
+}
+
+// addItems adds the items of a List: rest is the List, whose own fields
+// are checked strictly, and items its items already cut out, or nil to
+// take them from rest. Items are prepared in parallel and committed in
+// order.
+func (s *Set) addItems(src string, rest []byte, h header, items [][]byte, depth int) error {
 	if depth > 0 {
 		return &InputError{Source: src, Field: "kind", Detail: "nested List"}
 	}
@@ -570,7 +729,7 @@ func (s *Set) addList(src string, raw []byte, h header, depth int) error {
 		Metadata        metav1.ListMeta   `json:"metadata"`
 		Items           []json.RawMessage `json:"items"`
 	}
-	unknown, err := sjson.UnmarshalStrict(raw, &list)
+	unknown, err := sjson.UnmarshalStrict(rest, &list)
 	if err != nil {
 		return &InputError{Source: src, Object: h.Kind, Field: "items", Detail: oneLine(err.Error())}
 	}
@@ -579,25 +738,45 @@ func (s *Set) addList(src string, raw []byte, h header, depth int) error {
 			return err
 		}
 	}
-	itemKind := strings.TrimSuffix(h.Kind, "List")
-	for i, item := range list.Items {
-		if itemKind != "" {
-			var m map[string]any
-			if err := json.Unmarshal(item, &m); err == nil {
-				if _, ok := m["kind"]; !ok {
-					m["kind"] = itemKind
-				}
-				if _, ok := m["apiVersion"]; !ok {
-					m["apiVersion"] = h.APIVersion
-				}
-				item, _ = json.Marshal(m)
-			}
+	if items == nil {
+		items = make([][]byte, len(list.Items))
+		for i, item := range list.Items {
+			items[i] = item
 		}
-		if err := s.addDocument(fmt.Sprintf("%s items[%d]", src, i), item, depth+1); err != nil {
+	}
+	if itemKind := strings.TrimSuffix(h.Kind, "List"); itemKind != "" {
+		for i, item := range items {
+			items[i] = withTypeMeta(item, itemKind, h.APIVersion)
+		}
+	}
+	preps := make([]prepared, len(items))
+	s.parallel(len(items), func(i int) { preps[i] = prepare(items[i]) })
+	for i, item := range items {
+		if err := s.commit(fmt.Sprintf("%s items[%d]", src, i), item, preps[i], depth+1); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// isListKind reports whether kind names a list (List, PodList, ...).
+func isListKind(kind string) bool { return strings.HasSuffix(kind, "List") }
+
+// withTypeMeta gives an item of a typed list (such as PodList) the kind
+// and apiVersion it may omit.
+func withTypeMeta(item []byte, kind, apiVersion string) []byte {
+	var m map[string]any
+	if err := json.Unmarshal(item, &m); err != nil {
+		return item
+	}
+	if _, ok := m["kind"]; !ok {
+		m["kind"] = kind
+	}
+	if _, ok := m["apiVersion"]; !ok {
+		m["apiVersion"] = apiVersion
+	}
+	out, _ := json.Marshal(m)
+	return out
 }
 
 // decodeTyped decodes raw as the API server does: field names are case
@@ -661,17 +840,30 @@ func setNamespace(obj any, ns string) {
 // (see internal/admission), and refuses a second globalDefault
 // PriorityClass in the set. src names where obj came from.
 func (s *Set) Admit(src string, obj any) error {
+	if err := admit(obj); err != nil {
+		err.Source = src
+		return err
+	}
+	return s.admitGlobal(src, obj)
+}
+
+// admit defaults and validates obj alone (an error without its Source).
+func admit(obj any) *InputError {
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return nil
 	}
-	kind := kindOf(obj)
 	if fe := admission.Admit(obj); fe != nil {
-		return &InputError{Source: src, Object: objectName(kind, m.GetNamespace(), m.GetName()), Field: fe.Field, Detail: fe.ErrorBody()}
+		return &InputError{Object: objectName(kindOf(obj), m.GetNamespace(), m.GetName()), Field: fe.Field, Detail: fe.ErrorBody()}
 	}
+	return nil
+}
+
+// admitGlobal refuses a second globalDefault PriorityClass in the set.
+func (s *Set) admitGlobal(src string, obj any) error {
 	if pc, ok := obj.(*schedulingv1.PriorityClass); ok {
 		if fe := s.globals.Add(pc); fe != nil {
-			return &InputError{Source: src, Object: objectName(kind, "", pc.Name), Field: fe.Field, Detail: fe.ErrorBody()}
+			return &InputError{Source: src, Object: objectName(kindOf(obj), "", pc.Name), Field: fe.Field, Detail: fe.ErrorBody()}
 		}
 	}
 	return nil

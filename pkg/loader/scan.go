@@ -1,0 +1,239 @@
+package loader
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// A structural JSON scanner: it finds where values begin and end without
+// decoding them, so that a large List is split into its items, and an
+// object's kind and name are read, in one pass over the bytes. It checks
+// only what it needs to find boundaries; the strict decoder validates each
+// object afterwards. Whenever the input is not what it expects (escapes in
+// a key, a non-string kind, malformed nesting), it reports failure and the
+// caller takes the decoder's path, which words the error.
+
+// skipSpace returns the index of the first non-space byte at or after i.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string whose opening quote is
+// at data[i], or -1 when it is not closed.
+func skipString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just past the JSON value that starts at
+// data[i] (after space), or -1 when there is none or it is not closed.
+func skipValue(data []byte, i int) int {
+	i = skipSpace(data, i)
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				// The string, inline: most of a document is strings.
+				for i++; i < len(data) && data[i] != '"'; i++ {
+					if data[i] == '\\' {
+						i++
+					}
+				}
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	case '}', ']', ',', ':':
+		return -1
+	}
+	// A number or a literal: up to the next delimiter.
+	for ; i < len(data); i++ {
+		switch data[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+	}
+	return i
+}
+
+// objectMembers calls f with each member's key (raw, without quotes),
+// value bytes and the value's offset in data, for the JSON object data. It
+// returns false
+// when data is not an object it can walk: a key with escapes, a missing
+// colon or comma, a value it cannot skip.
+func objectMembers(data []byte, f func(key, value []byte, at int)) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	for i < len(data) {
+		if data[i] != '"' {
+			return false
+		}
+		end := skipString(data, i)
+		if end < 0 {
+			return false
+		}
+		key := data[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		vstart := skipSpace(data, i+1)
+		vend := skipValue(data, vstart)
+		if vend < 0 {
+			return false
+		}
+		f(key, data[vstart:vend], vstart)
+		i = skipSpace(data, vend)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return skipSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// arrayElements returns the elements of the JSON array data, or false when
+// it is not an array it can walk.
+func arrayElements(data []byte) ([][]byte, bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, false
+	}
+	var elems [][]byte
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return elems, skipSpace(data, i+1) == len(data)
+	}
+	for i < len(data) {
+		end := skipValue(data, i)
+		if end < 0 {
+			return nil, false
+		}
+		elems = append(elems, data[i:end])
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return nil, false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return elems, skipSpace(data, i+1) == len(data)
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// plainString returns the contents of a JSON string without escapes, or
+// false for anything else (the decoder then reads it).
+func plainString(value []byte) (string, bool) {
+	if len(value) < 2 || value[0] != '"' || value[len(value)-1] != '"' {
+		return "", false
+	}
+	s := value[1 : len(value)-1]
+	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
+		return "", false
+	}
+	return string(s), true
+}
+
+// scanHeader reads an object's apiVersion, kind, metadata.name and
+// metadata.namespace as the decoder would (case-sensitive keys, the last
+// of duplicates wins), or returns false when a decoder must: any of them
+// not a plain string, or the object not walkable.
+func scanHeader(raw []byte) (header, bool) {
+	var h header
+	ok := true
+	str := func(v []byte, dst *string) {
+		s, plain := plainString(v)
+		if !plain {
+			ok = false
+			return
+		}
+		*dst = s
+	}
+	walked := objectMembers(raw, func(key, value []byte, _ int) {
+		switch string(key) {
+		case "apiVersion":
+			str(value, &h.APIVersion)
+		case "kind":
+			str(value, &h.Kind)
+		case "metadata":
+			if !objectMembers(value, func(key, value []byte, _ int) {
+				switch string(key) {
+				case "name":
+					str(value, &h.Name)
+				case "namespace":
+					str(value, &h.Namespace)
+				}
+			}) {
+				ok = false
+			}
+		}
+	})
+	return h, walked && ok
+}
+
+// splitJSONValues splits data into the JSON objects it holds one after
+// another, or returns false when it cannot (the decoder then splits and
+// words the error).
+func splitJSONValues(data []byte) ([][]byte, bool) {
+	var values [][]byte
+	for i := skipSpace(data, 0); i < len(data); i = skipSpace(data, i) {
+		if data[i] != '{' {
+			return nil, false
+		}
+		end := skipValue(data, i)
+		if end < 0 {
+			return nil, false
+		}
+		values = append(values, data[i:end])
+		i = end
+	}
+	return values, true
+}

@@ -390,13 +390,15 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 // duplicate key (unless duplicates is false: under --validate=ignore they
 // do not matter). An empty document has no data.
 func convertYAML(src string, doc []byte, duplicates bool) (document, error) {
-	// One parse for the common document without a duplicate key; only a
-	// document the strict conversion refuses is parsed again, to name the
-	// duplicate field (or to find there is none).
+	// The fast conversion first (fastyaml.go; it declines duplicate keys
+	// and whatever it does not read for certain). Then one generic parse
+	// for a document without a duplicate key; only a document the strict
+	// conversion refuses is parsed again, to name the duplicate field (or
+	// to find there is none).
 	var d document
-	var raw []byte
+	raw, fast := fastYAMLToJSON(doc)
 	var err error
-	if duplicates {
+	if !fast && duplicates {
 		if raw, err = yaml.YAMLToJSONStrict(doc); err != nil {
 			d.duplicate = duplicateKey(doc)
 		}

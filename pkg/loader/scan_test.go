@@ -374,3 +374,45 @@ func FuzzYAMLListSplit(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastYAML: wherever the fast converter answers, it answers what
+// sigs.k8s.io/yaml does, and the strict conversion accepts the document.
+func FuzzFastYAML(f *testing.F) {
+	seeds := []string{
+		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    app: web\nspec:\n  containers:\n  - name: c\n    image: img:1\n    ports:\n    - containerPort: 8080\n    args: ['a''b', \"c\"]\n",
+		"a: |\n  line one\n   indented\n\n  last\nb: |-\n  x\nc: ~\nd: 10.0.0.1\ne: 100m\nf: 0755\ng: yes\nh: 1e3\ni: 2026-01-01\nj: -5\nk: {}\nl: []\n",
+		"- a\n- - b\n- c: d\n  e: f\n-\n  g: h\n",
+		"key: value # comment\nother: \"q\\\"uote\"\n",
+		"a: &x 1\nb: *x\n",
+		"a:\n- 1\n- 2\nb: c:d\n",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	items := kubectlSnapshot(1, 1)["items"].([]any)
+	f.Add(mustYAML(f, items[0]))
+	f.Add(mustYAML(f, items[1]))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		fast, ok := fastYAMLToJSON(doc)
+		if !ok {
+			return
+		}
+		generic, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			t.Fatalf("fast converter accepts what the generic one refuses (%v): %s", err, fast)
+		}
+		if _, err := yaml.YAMLToJSONStrict(doc); err != nil {
+			t.Fatalf("fast converter accepts what the strict one refuses (%v)", err)
+		}
+		var a, b any
+		if err := json.Unmarshal(fast, &a); err != nil {
+			t.Fatalf("fast converter wrote invalid JSON %s: %v", fast, err)
+		}
+		if err := json.Unmarshal(generic, &b); err != nil {
+			t.Fatal(err)
+		}
+		if !cmp.Equal(a, b) {
+			t.Fatalf("fast %s\ngeneric %s", fast, generic)
+		}
+	})
+}

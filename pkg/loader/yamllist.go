@@ -126,6 +126,9 @@ type convertedList struct {
 func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool) {
 	c := convertedList{items: make([][]byte, len(l.items))}
 	convert := func(doc []byte) ([]byte, bool) {
+		if raw, ok := fastYAMLToJSON(doc); ok {
+			return raw, true
+		}
 		toJSON := yaml.YAMLToJSON
 		if duplicates {
 			toJSON = yaml.YAMLToJSONStrict

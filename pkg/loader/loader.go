@@ -593,6 +593,11 @@ func prepare(raw []byte) prepared {
 		setNamespace(p.obj, p.ns)
 	}
 	p.admitErr = admit(p.obj)
+	// Managed fields are often most of an object as the API server
+	// returns it, and nothing reads them.
+	if m, ok := p.obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
 	return p
 }
 

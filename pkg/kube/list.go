@@ -3,8 +3,11 @@ package kube
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -18,61 +21,177 @@ import (
 // DRA objects are optional: if listing them fails they are skipped with a
 // warning (namespaces only matter for pod affinity namespaceSelectors).
 func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, []string, error) {
-	var objs snapshot.Objects
+	return ListWith(ctx, client, ListOptions{})
+}
+
+// ListOptions tune how List reads a cluster.
+type ListOptions struct {
+	// ChunkSize is the page size of the node and pod lists (kubectl's
+	// --chunk-size; 0 is 500, negative lists each kind in one response).
+	ChunkSize int64
+	// Progress, when set, is called with the number of nodes and pods
+	// read so far after each page (from the listing goroutines, one call
+	// at a time).
+	Progress func(nodes, pods int)
+}
+
+// ListWith is List with options. The kinds are listed concurrently; nodes
+// and pods page by page, each page decoded and kept as it arrives.
+func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions) (snapshot.Objects, []string, error) {
+	chunk := opts.ChunkSize
+	switch {
+	case chunk == 0:
+		chunk = 500
+	case chunk < 0:
+		chunk = 0
+	}
+	var (
+		objs              snapshot.Objects
+		nodes             []*v1.Node
+		pods              []*v1.Pod
+		nodeCount, podCnt atomic.Int64
+		nsWarning         string
+		draWarnings       []string
+	)
+	var progressMu sync.Mutex
+	progress := func() {
+		if opts.Progress != nil {
+			progressMu.Lock()
+			defer progressMu.Unlock()
+			opts.Progress(int(nodeCount.Load()), int(podCnt.Load()))
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	// run lists on a goroutine of its own; the first error stops the
+	// others. what names the kind ("" when f's errors name it).
+	run := func(what string, f func() error) {
+		wg.Go(func() {
+			err := f()
+			if err == nil {
+				return
+			}
+			if what != "" {
+				err = fmt.Errorf("listing %s: %w", what, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if firstErr == nil {
+				firstErr = err
+				cancel()
+			}
+		})
+	}
+	run("nodes", func() error {
+		reset := func() { nodes = nil; nodeCount.Store(0) }
+		return pages(ctx, chunk, reset, func(ctx context.Context, o metav1.ListOptions) (metav1.ListInterface, error) {
+			l, err := client.CoreV1().Nodes().List(ctx, o)
+			if err == nil {
+				for i := range l.Items {
+					nodes = append(nodes, &l.Items[i])
+				}
+				nodeCount.Add(int64(len(l.Items)))
+				progress()
+			}
+			return l, err
+		})
+	})
+	run("pods", func() error {
+		reset := func() { pods = nil; podCnt.Store(0) }
+		return pages(ctx, chunk, reset, func(ctx context.Context, o metav1.ListOptions) (metav1.ListInterface, error) {
+			l, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
+			if err == nil {
+				for i := range l.Items {
+					pods = append(pods, &l.Items[i])
+				}
+				podCnt.Add(int64(len(l.Items)))
+				progress()
+			}
+			return l, err
+		})
+	})
+	run("poddisruptionbudgets", func() error {
+		l, err := client.PolicyV1().PodDisruptionBudgets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for i := range l.Items {
+				objs.PDBs = append(objs.PDBs, &l.Items[i])
+			}
+		}
+		return err
+	})
+	run("priorityclasses", func() error {
+		l, err := client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for i := range l.Items {
+				objs.PriorityClasses = append(objs.PriorityClasses, &l.Items[i])
+			}
+		}
+		return err
+	})
+	run("", func() error { return listStorage(ctx, client, &objs.Storage) })
+	run("namespaces", func() error {
+		l, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			nsWarning = fmt.Sprintf("cannot list namespaces (%v); pod affinity namespaceSelectors will see no labels", err)
+			return nil
+		}
+		for i := range l.Items {
+			objs.Namespaces = append(objs.Namespaces, &l.Items[i])
+		}
+		return nil
+	})
+	run("DRA objects", func() error {
+		draWarnings = listDRA(ctx, client, &objs)
+		return nil
+	})
+	wg.Wait()
+	if firstErr != nil {
+		return snapshot.Objects{}, nil, firstErr
+	}
 	var warnings []string
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return objs, nil, fmt.Errorf("listing nodes: %w", err)
+	objs.Nodes = nodes
+	known := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		known[n.Name] = true
 	}
-	for i := range nodes.Items {
-		objs.Nodes = append(objs.Nodes, &nodes.Items[i])
-	}
-	pods, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return objs, nil, fmt.Errorf("listing pods: %w", err)
-	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Spec.NodeName != "" && !hasNode(nodes.Items, p.Spec.NodeName) {
+	for _, p := range pods {
+		if p.Spec.NodeName != "" && !known[p.Spec.NodeName] {
 			warnings = append(warnings, fmt.Sprintf("pod %s/%s is bound to node %q, which no longer exists; ignoring it", p.Namespace, p.Name, p.Spec.NodeName))
 			continue
 		}
 		objs.Pods = append(objs.Pods, p)
 	}
-	pdbs, err := client.PolicyV1().PodDisruptionBudgets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return objs, nil, fmt.Errorf("listing poddisruptionbudgets: %w", err)
+	if nsWarning != "" {
+		warnings = append(warnings, nsWarning)
 	}
-	for i := range pdbs.Items {
-		objs.PDBs = append(objs.PDBs, &pdbs.Items[i])
-	}
-	pcs, err := client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return objs, nil, fmt.Errorf("listing priorityclasses: %w", err)
-	}
-	for i := range pcs.Items {
-		objs.PriorityClasses = append(objs.PriorityClasses, &pcs.Items[i])
-	}
-	if err := listStorage(ctx, client, &objs.Storage); err != nil {
-		return objs, nil, err
-	}
-	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		warnings = append(warnings, fmt.Sprintf("cannot list namespaces (%v); pod affinity namespaceSelectors will see no labels", err))
-	} else {
-		for i := range nss.Items {
-			objs.Namespaces = append(objs.Namespaces, &nss.Items[i])
-		}
-	}
-	warnings = append(warnings, listDRA(ctx, client, &objs)...)
+	warnings = append(warnings, draWarnings...)
 	return objs, warnings, nil
 }
 
-func hasNode(nodes []v1.Node, name string) bool {
-	for i := range nodes {
-		if nodes[i].Name == name {
-			return true
+// pages calls list for each page of chunk objects (all at once when chunk
+// is 0) until the server has no more. When a continue token expires while
+// paging (410 Gone), reset drops what was read and the kind is listed again
+// in one response, as client-go's pager falls back to a full list.
+func pages(ctx context.Context, chunk int64, reset func(), list func(context.Context, metav1.ListOptions) (metav1.ListInterface, error)) error {
+	opts := metav1.ListOptions{Limit: chunk}
+	for {
+		l, err := list(ctx, opts)
+		if err != nil && opts.Continue != "" && apierrors.IsResourceExpired(err) {
+			reset()
+			opts = metav1.ListOptions{}
+			continue
 		}
+		if err != nil {
+			return err
+		}
+		if l.GetContinue() == "" {
+			return nil
+		}
+		opts.Continue = l.GetContinue()
 	}
-	return false
 }

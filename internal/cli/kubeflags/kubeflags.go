@@ -66,6 +66,25 @@ func (f *Flags) Client(inCluster bool, userAgent string) (kubernetes.Interface, 
 	return kubernetes.NewForConfig(cfg)
 }
 
+// ReadClient returns a clientset for reading a cluster as kubectl does:
+// protobuf where the server speaks it (JSON otherwise), and kubectl's
+// client rate limits (QPS 50, burst 300), so that a paged list of a big
+// cluster is not throttled.
+func (f *Flags) ReadClient(userAgent string) (kubernetes.Interface, error) {
+	cfg, err := f.RESTConfig(false)
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = userAgent
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 300
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
 // DefaultNamespace returns --namespace, else the context's namespace, else "default".
 func (f *Flags) DefaultNamespace() string {
 	if f.Namespace != "" {

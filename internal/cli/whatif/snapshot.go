@@ -53,6 +53,7 @@ once. JSON (the default) is the fastest for whatif to read back.`,
 	f.StringVarP(&o.Output, "output", "o", "json", "output format: json or yaml")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	o.Kube.AddTo(f)
+	addChunkSize(f, &o.ChunkSize)
 	return cmd
 }
 

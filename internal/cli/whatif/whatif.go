@@ -27,6 +27,8 @@ import (
 
 // Options are the flags of `reprieve whatif`.
 type Options struct {
+	// ChunkSize is the page size of live lists (kubectl's --chunk-size).
+	ChunkSize  int64
 	Snapshots  []string
 	PodFile    string
 	PodKey     string
@@ -98,6 +100,7 @@ node was rejected.`,
 	_ = f.MarkHidden("now")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	o.Kube.AddTo(f)
+	addChunkSize(f, &o.ChunkSize)
 	return cmd
 }
 
@@ -243,11 +246,13 @@ func (o *Options) loadSet(ctx context.Context) (*loader.Set, error) {
 		set, err := loader.LoadWith(o.load, o.Snapshots...)
 		return set, clierr.NameFlag("--snapshot", err)
 	}
-	client, err := o.Kube.Client(false, "reprieve-whatif")
+	client, err := o.Kube.ReadClient("reprieve-whatif")
 	if err != nil {
 		return nil, err
 	}
-	objs, warnings, err := kube.List(ctx, client)
+	progress := newProgress(o.errOut)
+	objs, warnings, err := kube.ListWith(ctx, client, kube.ListOptions{ChunkSize: o.ChunkSize, Progress: progress.report})
+	progress.done()
 	if err != nil {
 		return nil, err
 	}

@@ -168,3 +168,76 @@ func TestStatefulSetBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestStatefulSetStaticVolumes: a no-provisioner class with one local PV,
+// on n2. Replica db-0 is bound to n2 at once (the static binding needs no
+// provisioner); db-1 finds no volume and stays pending with VolumeBinding's
+// reason.
+func TestStatefulSetStaticVolumes(t *testing.T) {
+	doc := `apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: disk-n2}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disk}
+  nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n2]}]}]}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: c, image: db, resources: {requests: {cpu: "1"}}}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {storageClassName: local, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: reprieve.dev/v1alpha1
+kind: Simulation
+metadata: {name: static}
+spec: {end: 1m}
+`
+	res := runYAML(t, doc)
+	type got struct {
+		Pod, Node string
+		Bound     bool
+		Why       string
+	}
+	var pods []got
+	for _, p := range res.Pods {
+		pods = append(pods, got{p.Pod, p.Node, p.Bound != nil && *p.Bound == 0, p.Unschedulable})
+	}
+	want := []got{
+		{Pod: "default/db-0", Node: "n2", Bound: true},
+		{Pod: "default/db-1", Why: "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind. " +
+			"preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."},
+	}
+	if diff := cmp.Diff(want, pods); diff != "" {
+		t.Errorf("pods (-want,+got):\n%s", diff)
+	}
+	if i := find(res.Events, 0, "ProvisioningSucceeded", "", ""); i >= 0 {
+		t.Errorf("a static binding was provisioned: %+v", res.Events[i])
+	}
+}

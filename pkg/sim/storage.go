@@ -61,7 +61,15 @@ func (w *world) applyStorage(st snapshot.StorageObjects) {
 		len(st.CSIDrivers)+len(st.CSIStorageCapacities)+len(st.VolumeAttachments) == 0 {
 		return
 	}
-	for _, o := range st.PersistentVolumes {
+	pvs := make([]*v1.PersistentVolume, len(st.PersistentVolumes))
+	for i, o := range st.PersistentVolumes {
+		if o.Status.Phase == "" && (o.Spec.ClaimRef == nil || o.Spec.ClaimRef.UID == "") {
+			// The PV controller makes a new volume that is not bound
+			// Available (Filter only matches Available volumes).
+			o = o.DeepCopy()
+			o.Status.Phase = v1.VolumeAvailable
+		}
+		pvs[i] = o
 		w.storage.pvs[o.Name] = o
 	}
 	for _, o := range st.PersistentVolumeClaims {
@@ -74,7 +82,7 @@ func (w *world) applyStorage(st snapshot.StorageObjects) {
 		w.storage.csi[o.Name] = o
 	}
 	w.sched.OnStorage(func(snap *snapshot.Snapshot) {
-		for _, o := range st.PersistentVolumes {
+		for _, o := range pvs {
 			snap.SetPersistentVolume(o)
 		}
 		for _, o := range st.PersistentVolumeClaims {

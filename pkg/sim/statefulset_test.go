@@ -241,3 +241,52 @@ spec: {end: 1m}
 		t.Errorf("a static binding was provisioned: %+v", res.Events[i])
 	}
 }
+
+// TestStatefulSetScaleAndDelete: scaling down deletes the highest ordinal;
+// scaling up again re-creates it, once the old pod is gone, with its old
+// claim; deleting the StatefulSet deletes its pods. No claim is created
+// twice.
+func TestStatefulSetScaleAndDelete(t *testing.T) {
+	doc := statefulSetScenario("Parallel", "0s") + `  actions:
+  - at: 10s
+    scale: {kind: StatefulSet, name: db, replicas: 1}
+  - at: 20s
+    scale: {kind: StatefulSet, name: db, replicas: 2}
+  - at: 55s
+    delete: [{kind: StatefulSet, name: db}]
+`
+	res := runYAML(t, doc)
+	type life struct {
+		Pod                        string
+		Created, Terminating, Gone float64
+		Claims                     []string
+	}
+	or := func(p *float64) float64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	var got []life
+	for _, p := range res.Pods {
+		got = append(got, life{Pod: p.Pod, Created: p.Created, Terminating: or(p.Terminating), Gone: or(p.Gone), Claims: p.Claims})
+	}
+	// Pods stop 30 s (their default grace period) after deletion.
+	want := []life{
+		{Pod: "default/db-0", Created: 0, Terminating: 55, Gone: -1, Claims: []string{"default/data-db-0"}},
+		{Pod: "default/db-1", Created: 0, Terminating: 10, Gone: 40, Claims: []string{"default/data-db-1"}},
+		{Pod: "default/db-1", Created: 40, Terminating: 55, Gone: -1, Claims: []string{"default/data-db-1"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pods (-want,+got):\n%s", diff)
+	}
+	claims := 0
+	for _, e := range res.Events {
+		if e.Reason == "SuccessfulCreate" && strings.HasPrefix(e.Message, "create Claim") {
+			claims++
+		}
+	}
+	if claims != 2 {
+		t.Errorf("%d claims created, want 2", claims)
+	}
+}

@@ -38,8 +38,10 @@ func TestVolumePreemption(t *testing.T) {
 		pods   []*v1.Pod
 		claims []string
 		rwop   bool
-		// preemptorCPU overrides the preemptor's 1 CPU request.
+		// preemptorCPU overrides the preemptor's 1 CPU request; preemptor
+		// replaces it.
 		preemptorCPU string
+		preemptor    *v1.Pod
 		csiNodes     []*storagev1.CSINode
 		vas          []*storagev1.VolumeAttachment
 		want         want
@@ -78,6 +80,19 @@ func TestVolumePreemption(t *testing.T) {
 				"node-b": "Unschedulable NodeVolumeLimits; dry run: UnschedulableAndUnresolvable : No preemption victims found for incoming pod",
 			}, holds: map[string][]string{"default/low": {"AttachSlot NodeVolumeLimits " + csiDriver + "/handle-pv-held"}}},
 		},
+		"inline disk in use read-write": {
+			pods: []*v1.Pod{
+				rt.Pod("default", "disk-user").Priority(1).Req("1", "").GCEDisk("d", "pd-1", false).On("node-a").Obj(),
+				rt.Pod("default", "cpu-user").Priority(5).Req("3", "").On("node-b").Obj(),
+				rt.Pod("default", "other").Priority(1).Req("1", "").On("node-a").Obj(),
+			},
+			preemptor: rt.Pod("default", "p").Priority(100).Req("2", "").GCEDisk("d", "pd-1", false).Obj(),
+			// On node-a only the disk's user goes ("other" is reprieved);
+			// node-b's victim has the higher priority, so node-a wins. The
+			// victim holds the disk, not an attach slot or a claim.
+			want: want{node: "node-a", victims: []string{"default/disk-user"}, statuses: map[string]string{},
+				holds: map[string][]string{"default/disk-user": {"InlineDisk VolumeRestrictions "}}},
+		},
 		"attachment still present": {
 			pods: []*v1.Pod{
 				rt.Pod("default", "low").Priority(1).Req("1", "").PVC("data", "held").On("node-a").Obj(),
@@ -111,6 +126,9 @@ func TestVolumePreemption(t *testing.T) {
 			p := preemptor
 			if tc.preemptorCPU != "" {
 				p = rt.Pod("default", "p").Priority(100).Req(tc.preemptorCPU, "").PVC("data", "mine").Obj()
+			}
+			if tc.preemptor != nil {
+				p = tc.preemptor
 			}
 			pod, err := snap.NewPod(p)
 			if err != nil {

@@ -37,6 +37,9 @@ func Admit(obj any) *field.Error {
 	case *appsv1.ReplicaSet:
 		DefaultReplicaSet(o)
 		errs = ValidateReplicaSet(o)
+	case *appsv1.StatefulSet:
+		DefaultStatefulSet(o)
+		errs = ValidateStatefulSet(o)
 	case *batchv1.Job:
 		DefaultJob(o)
 		errs = ValidateJob(o)

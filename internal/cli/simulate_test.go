@@ -83,3 +83,13 @@ func TestSimulateCompare(t *testing.T) {
 		t.Errorf("unknown policy: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestSimulateStatefulSet: the summary of the bundled StatefulSet example
+// ends with the preempted replica's story (golden file).
+func TestSimulateStatefulSet(t *testing.T) {
+	stdout, stderr, code := run("simulate", "../../examples/statefulset/zone-full.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden(t, filepath.Join("testdata", "statefulset.table"), stdout)
+}

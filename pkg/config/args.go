@@ -452,5 +452,8 @@ func (a *pluginArgs) scoreConfig() *score.Config {
 	if aa := a.nodeAff.AddedAffinity; aa != nil {
 		cfg.AddedPreferredAffinity = aa.PreferredDuringSchedulingIgnoredDuringExecution
 	}
+	for _, p := range a.volume.Shape {
+		cfg.VolumeShape = append(cfg.VolumeShape, score.ShapePoint{Utilization: int64(p.Utilization), Score: int64(p.Score)})
+	}
 	return cfg
 }

@@ -135,6 +135,8 @@ type Set struct {
 	Deployments []*appsv1.Deployment
 	ReplicaSets []*appsv1.ReplicaSet
 	Jobs        []*batchv1.Job
+	// StatefulSets are run by the simulator with their volume claims.
+	StatefulSets []*appsv1.StatefulSet
 	// Simulations are the raw reprieve.dev/v1alpha1 Simulation documents.
 	Simulations []RawDocument
 	// Skipped lists one line per object of a kind the engine does not use.
@@ -176,6 +178,9 @@ func (s *Set) WorkloadLines() []string {
 	}
 	for _, j := range s.Jobs {
 		out = append(out, fmt.Sprintf("%s: skipping batch/v1 %s: kind not used by whatif", s.origin[j], objectName("Job", j.Namespace, j.Name)))
+	}
+	for _, st := range s.StatefulSets {
+		out = append(out, fmt.Sprintf("%s: skipping apps/v1 %s: kind not used by whatif", s.origin[st], objectName("StatefulSet", st.Namespace, st.Name)))
 	}
 	for _, r := range s.Simulations {
 		out = append(out, fmt.Sprintf("%s: skipping reprieve.dev/v1alpha1 Simulation: kind not used by whatif", r.Source))
@@ -504,6 +509,7 @@ var kinds = map[string]string{
 	"Deployment":          "apps/v1",
 	"ReplicaSet":          "apps/v1",
 	"Job":                 "batch/v1",
+	"StatefulSet":         "apps/v1",
 	"Simulation":          SimulationAPIVersion,
 	"ResourceSlice":       draAPIVersion,
 	"DeviceClass":         draAPIVersion,
@@ -689,6 +695,8 @@ func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
 		s.ReplicaSets = append(s.ReplicaSets, o)
 	case *batchv1.Job:
 		s.Jobs = append(s.Jobs, o)
+	case *appsv1.StatefulSet:
+		s.StatefulSets = append(s.StatefulSets, o)
 	default:
 		if s.addStorage(obj, ns) {
 			break
@@ -823,6 +831,8 @@ func newObject(kind string) any {
 		return &appsv1.ReplicaSet{}
 	case "Job":
 		return &batchv1.Job{}
+	case "StatefulSet":
+		return &appsv1.StatefulSet{}
 	}
 	if obj := newDRAObject(kind); obj != nil {
 		return obj
@@ -1192,7 +1202,7 @@ func LoadPodsSet(opts Options, path string) ([]*v1.Pod, *Set, error) {
 	o := s.Objects
 	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped) +
 		len(o.PodGroups) + len(o.CompositePodGroups) +
-		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.Simulations)
+		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.StatefulSets) + len(s.Simulations)
 	name := path
 	if path == "-" {
 		name = StdinName

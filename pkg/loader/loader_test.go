@@ -43,7 +43,7 @@ items:
 		"typed list in JSON":  {data: podList, pods: 1, podNamespace: "x"},
 		"empty documents":     {data: "---\n---\n" + nodeDoc + "---\n", nodes: 1},
 		"other kinds are skipped": {
-			data:  nodeDoc + "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: d, namespace: web}\n",
+			data:  nodeDoc + "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d, namespace: web}\n",
 			nodes: 1, skipped: 1,
 		},
 	}

@@ -55,9 +55,9 @@ type Fit struct {
 // default profile's.
 type Config struct {
 	// Plugins are the enabled PreScore/Score plugins in profile order.
-	// Plugins reprieve does not score (VolumeBinding, DynamicResources,
-	// which give 0 to pods without claims) may be listed; they count as
-	// score plugins but add nothing.
+	// A plugin reprieve does not score (DynamicResources, which gives 0
+	// to pods without resource claims) may be listed; it counts as a
+	// score plugin but adds nothing.
 	Plugins []Plugin
 	// Fit is NodeResourcesFit's scoring strategy.
 	Fit Fit
@@ -78,6 +78,9 @@ type Config struct {
 	// addedAffinity.preferredDuringSchedulingIgnoredDuringExecution terms,
 	// scored for every pod.
 	AddedPreferredAffinity []v1.PreferredSchedulingTerm
+	// VolumeShape is VolumeBinding's utilization shape (scores 0–10), by
+	// increasing utilization; empty means the default.
+	VolumeShape []ShapePoint
 }
 
 // defaultResources are the scored resources of the default profile.
@@ -108,6 +111,7 @@ func DefaultConfig() *Config {
 		Fit:                   Fit{Strategy: LeastAllocated, Resources: defaultResources()},
 		BalancedResources:     defaultResources(),
 		HardPodAffinityWeight: 1,
+		VolumeShape:           defaultVolumeShape(),
 	}
 }
 

@@ -257,8 +257,9 @@ func TestScorePluginsOfProfile(t *testing.T) {
 			wantTotal: []int64{0, 0},
 		},
 		"unmodelled plugins are not listed": {
+			// VolumeBinding scores 0 for a pod without claims.
 			plugins:     []Plugin{{VolumeBinding, 1, true}, {DynamicResources, 2, true}, {ImageLocality, 1, true}},
-			wantPlugins: []string{ImageLocality},
+			wantPlugins: []string{VolumeBinding, ImageLocality},
 			wantTotal:   []int64{0, 0},
 		},
 	}

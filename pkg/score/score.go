@@ -15,10 +15,10 @@
 //	InterPodAffinity                 2  (hardPodAffinityWeight 1)
 //	NodeResourcesBalancedAllocation  1  (cpu and memory)
 //	ImageLocality                    1
+//	VolumeBinding                    1  (StorageCapacityScoring, default shape)
 //
-// VolumeBinding and DynamicResources also score in the default profile, but
-// give every node 0 for pods without persistent volume claims or resource
-// claims, which reprieve does not model; they are left out of the sums.
+// DynamicResources also scores in the default profile, but reprieve does
+// not model its score; it is left out of the sums.
 //
 // Everything is computed from the snapshot only; nothing here keeps state
 // between calls, and the snapshot is not modified.
@@ -94,6 +94,7 @@ var runs = map[string]run{
 	InterPodAffinity:                scoreInterPodAffinity,
 	NodeResourcesBalancedAllocation: scoreBalancedAllocation,
 	ImageLocality:                   scoreImageLocality,
+	VolumeBinding:                   scoreVolumeBinding,
 }
 
 // cycle is the input of one scoring run.
@@ -108,7 +109,7 @@ type cycle struct {
 // ScorePlugins runs every score plugin of the profile (opts.Config, the
 // default profile without one) for pod over the feasible nodes and returns
 // each plugin's scores, in profile order. Plugins enabled only at preScore
-// and plugins reprieve does not compute (VolumeBinding, DynamicResources)
+// and plugins reprieve does not compute (DynamicResources)
 // are not listed.
 //
 // The error is what upstream's prioritizeNodes would fail the scheduling

@@ -56,6 +56,12 @@ func estimateWithLargest(sc *Scenario) (Estimate, contributor) {
 			n := max(int64(ptrOr(rs.Spec.Replicas, 1)), scaled["ReplicaSet "+rs.Namespace+"/"+rs.Name])
 			add(contributor{prefix + set.Origin(rs), "ReplicaSet " + rs.Namespace + "/" + rs.Name, "spec.replicas", n}, true)
 		}
+		for _, st := range set.StatefulSets {
+			n := max(int64(ptrOr(st.Spec.Replicas, 1)), scaled["StatefulSet "+st.Namespace+"/"+st.Name])
+			add(contributor{prefix + set.Origin(st), "StatefulSet " + st.Namespace + "/" + st.Name, "spec.replicas", n}, true)
+			// One claim per template per replica.
+			add(contributor{count: satMul(n, int64(len(st.Spec.VolumeClaimTemplates)))}, false)
+		}
 		for _, j := range set.Jobs {
 			field, n := "spec.parallelism", max(int64(ptrOr(j.Spec.Parallelism, 1)), scaled["Job "+j.Namespace+"/"+j.Name])
 			if j.Spec.Completions != nil {
@@ -63,7 +69,7 @@ func estimateWithLargest(sc *Scenario) (Estimate, contributor) {
 			}
 			add(contributor{prefix + set.Origin(j), "Job " + j.Namespace + "/" + j.Name, field, n}, true)
 		}
-		add(contributor{count: int64(len(set.Deployments) + len(set.ReplicaSets) + len(set.Jobs))}, false)
+		add(contributor{count: int64(len(set.Deployments) + len(set.ReplicaSets) + len(set.Jobs) + len(set.StatefulSets))}, false)
 	}
 	addSet(sc.Objects, "")
 	for _, a := range sc.Actions {
@@ -198,6 +204,9 @@ func (p *population) add(set *loader.Set) {
 	for _, j := range set.Jobs {
 		p.controllers["Job "+j.Namespace+"/"+j.Name] = true
 	}
+	for _, st := range set.StatefulSets {
+		p.controllers["StatefulSet "+st.Namespace+"/"+st.Name] = true
+	}
 	for _, pod := range o.Pods {
 		p.pods[pod.Namespace+"/"+pod.Name] = true
 	}
@@ -227,6 +236,11 @@ func (p *population) existing(set *loader.Set) string {
 	}
 	for _, j := range set.Jobs {
 		if key := "Job " + j.Namespace + "/" + j.Name; p.controllers[key] {
+			return key
+		}
+	}
+	for _, st := range set.StatefulSets {
+		if key := "StatefulSet " + st.Namespace + "/" + st.Name; p.controllers[key] {
 			return key
 		}
 	}
@@ -319,7 +333,7 @@ func checkReferences(sc *Scenario, src, id string) error {
 					return missing(f, "Node "+d.Name)
 				}
 				p.removeNode(d.Name)
-			case "Deployment", "ReplicaSet", "Job":
+			case "Deployment", "ReplicaSet", "Job", "StatefulSet":
 				key := d.Kind + " " + ns + "/" + d.Name
 				if !p.controllers[key] {
 					return missing(f, key)
@@ -332,7 +346,7 @@ func checkReferences(sc *Scenario, src, id string) error {
 				delete(p.pdbs, ns+"/"+d.Name)
 			default:
 				return &loader.InputError{Source: src, Object: id, Field: f + ".kind",
-					Detail: fmt.Sprintf("%q cannot be deleted (Pod, Node, Deployment, ReplicaSet, Job or PodDisruptionBudget)", d.Kind)}
+					Detail: fmt.Sprintf("%q cannot be deleted (Pod, Node, Deployment, ReplicaSet, StatefulSet, Job or PodDisruptionBudget)", d.Kind)}
 			}
 		}
 		if s := x.Scale; s != nil {

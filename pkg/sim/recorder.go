@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -41,6 +42,13 @@ type PodHistory struct {
 	// Replacement marks a pod a controller created to replace a preempted one.
 	Replacement bool         `json:"replacement,omitempty"`
 	Nominations []Nomination `json:"nominations,omitempty"`
+	// PreemptedBy is the preemptor (namespace/name) when Preempted is set.
+	PreemptedBy string `json:"preemptedBy,omitempty"`
+	// Unschedulable is the last FailedScheduling message of the pod while
+	// it was pending.
+	Unschedulable string `json:"unschedulable,omitempty"`
+	// Claims are the pod's PersistentVolumeClaims (namespace/name).
+	Claims []string `json:"claims,omitempty"`
 }
 
 // Nomination is a period a pending pod was nominated to a node.
@@ -102,8 +110,8 @@ type PriorityWaits struct {
 type recorder struct {
 	start   time.Time
 	events  []Event
-	pods    map[string]*PodHistory
-	order   []string
+	pods    map[string]*PodHistory // the latest pod of each name
+	hist    []*PodHistory          // every pod, in creation order
 	nodes   []*NodeHistory
 	pending []Sample
 	nPend   int
@@ -114,10 +122,12 @@ type recorder struct {
 	replacements                                                                                            map[string]bool
 	peak                                                                                                    int
 	isPending                                                                                               map[string]bool
+	awaitingBind                                                                                            map[*PodHistory]bool
 }
 
 func newRecorder(start time.Time) *recorder {
-	return &recorder{start: start, pods: map[string]*PodHistory{}, waits: map[int32][]time.Duration{}, replacements: map[string]bool{}, isPending: map[string]bool{}}
+	return &recorder{start: start, pods: map[string]*PodHistory{}, waits: map[int32][]time.Duration{}, replacements: map[string]bool{}, isPending: map[string]bool{},
+		awaitingBind: map[*PodHistory]bool{}}
 }
 
 func (r *recorder) at(t time.Time) float64 { return t.Sub(r.start).Seconds() }
@@ -125,8 +135,26 @@ func (r *recorder) at(t time.Time) float64 { return t.Sub(r.start).Seconds() }
 func ptr(f float64) *float64 { return &f }
 
 func (r *recorder) event(e Event) {
-	e.At = formatOffset(e.Time)
+	e.At = FormatOffset(e.Time)
 	r.events = append(r.events, e)
+	name, ok := strings.CutPrefix(e.Object, "pod/")
+	if !ok {
+		return
+	}
+	h := r.pods[e.Namespace+"/"+name]
+	if h == nil {
+		return
+	}
+	switch e.Reason {
+	case "FailedScheduling":
+		if h.Bound == nil {
+			h.Unschedulable = e.Message
+		}
+	case "Preempted":
+		if rel, ok := strings.CutPrefix(e.Related, "pod/"); ok {
+			h.PreemptedBy = e.Namespace + "/" + rel
+		}
+	}
 }
 
 func (r *recorder) node(name string, t time.Time) {
@@ -166,8 +194,13 @@ func (r *recorder) setPending(key string, pending bool, t time.Time) {
 func (r *recorder) podCreated(p *v1.Pod, t time.Time) {
 	key := p.Namespace + "/" + p.Name
 	h := &PodHistory{Pod: key, Priority: corev1helpers.PodPriority(p), Created: r.at(t), Replacement: r.replacements[key]}
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			h.Claims = append(h.Claims, p.Namespace+"/"+v.PersistentVolumeClaim.ClaimName)
+		}
+	}
 	r.pods[key] = h
-	r.order = append(r.order, key)
+	r.hist = append(r.hist, h)
 	if p.Spec.NodeName == "" {
 		r.setPending(key, true, t)
 	}
@@ -182,6 +215,10 @@ func (r *recorder) podBound(p *v1.Pod, node string, t time.Time) {
 	}
 	h.Bound, h.Node = ptr(r.at(t)), node
 	r.setPending(h.Pod, false, t)
+	if r.awaitingBind[h] {
+		delete(r.awaitingBind, h)
+		r.recordWait(h)
+	}
 }
 
 func (r *recorder) nominated(p *v1.Pod, node string, t time.Time) {
@@ -252,10 +289,20 @@ func (r *recorder) Attempt(*v1.Pod, scheduler.AttemptResult, time.Duration) { r.
 func (r *recorder) Scheduled(p *v1.Pod, _ string, _ int, _ time.Duration) {
 	r.scheduled++
 	h := r.pods[p.Namespace+"/"+p.Name]
-	if h != nil && h.Bound != nil {
-		wait := time.Duration((*h.Bound - h.Created) * float64(time.Second))
-		r.waits[h.Priority] = append(r.waits[h.Priority], wait)
+	switch {
+	case h == nil:
+	case h.Bound != nil:
+		r.recordWait(h)
+	default:
+		// The binding waits for the pod's volumes (VolumeBinding's
+		// PreBind): the wait ends when the pod is bound.
+		r.awaitingBind[h] = true
 	}
+}
+
+func (r *recorder) recordWait(h *PodHistory) {
+	wait := time.Duration((*h.Bound - h.Created) * float64(time.Second))
+	r.waits[h.Priority] = append(r.waits[h.Priority], wait)
 }
 
 // Preemption implements scheduler.Observer.
@@ -275,7 +322,7 @@ func (r *recorder) Preemption(p *v1.Pod, node string, victims []*v1.Pod, numPDBV
 func (r *recorder) summary(name string, seed uint64, d time.Duration) Summary {
 	s := Summary{
 		Scenario: name, Seed: seed, Duration: d.String(),
-		PodsCreated: len(r.order), PodsScheduled: r.scheduled, PodsPendingAtEnd: r.nPend,
+		PodsCreated: len(r.hist), PodsScheduled: r.scheduled, PodsPendingAtEnd: r.nPend,
 		SchedulingAttempts: r.attempts, SchedulingCyclesRun: r.attempts, PreemptionAttempts: r.preemptionAttempts,
 		Preemptions: r.preemptions, Victims: r.victims, PDBViolations: r.pdbViolations,
 		NominationsLost: r.nominationsLost, PreemptionCascades: r.cascades,
@@ -306,15 +353,16 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 }
 
 func (r *recorder) histories() []PodHistory {
-	out := make([]PodHistory, 0, len(r.order))
-	for _, k := range r.order {
-		out = append(out, *r.pods[k])
+	out := make([]PodHistory, 0, len(r.hist))
+	for _, h := range r.hist {
+		out = append(out, *h)
 	}
 	return out
 }
 
-// formatOffset prints a virtual time offset as h:mm:ss.sss.
-func formatOffset(d time.Duration) string {
+// FormatOffset prints a virtual time offset as h:mm:ss.sss, as the event
+// log does.
+func FormatOffset(d time.Duration) string {
 	ms := d.Milliseconds()
 	h := ms / 3600000
 	m := ms / 60000 % 60

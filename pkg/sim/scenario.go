@@ -65,6 +65,10 @@ type SimulationSpec struct {
 	Seed *uint64 `json:"seed,omitempty"`
 	// Actions happen at their time, in order.
 	Actions []Action `json:"actions,omitempty"`
+	// ProvisioningDelay is how long the simulated provisioner takes to
+	// provision a WaitForFirstConsumer claim once the scheduler selected
+	// its node (default 1s); the pod is bound when its claims are.
+	ProvisioningDelay *metav1.Duration `json:"provisioningDelay,omitempty"`
 }
 
 // Action is something that happens at a given time. Exactly one of its
@@ -131,6 +135,8 @@ type Scenario struct {
 	Description string
 	// Estimate is the work the scenario was found to ask for at load.
 	Estimate Estimate
+	// ProvisioningDelay is spec.provisioningDelay, defaulted.
+	ProvisioningDelay time.Duration
 }
 
 // TimedAction is an action with its objects decoded.
@@ -250,6 +256,13 @@ func NewScenarioWith(set *loader.Set, limits Limits) (*Scenario, error) {
 	if sc.End <= 0 {
 		return nil, &loader.InputError{Source: doc.Source, Object: id, Field: "spec.end", Detail: "must be a positive duration such as 10m"}
 	}
+	sc.ProvisioningDelay = DefaultProvisioningDelay
+	if d := simDoc.Spec.ProvisioningDelay; d != nil {
+		if d.Duration < 0 {
+			return nil, &loader.InputError{Source: doc.Source, Object: id, Field: "spec.provisioningDelay", Detail: "must not be negative"}
+		}
+		sc.ProvisioningDelay = d.Duration
+	}
 	fail := func(field, detail string) error {
 		return &loader.InputError{Source: doc.Source, Object: id, Field: field, Detail: detail}
 	}
@@ -310,9 +323,9 @@ func NewScenarioWith(set *loader.Set, limits Limits) (*Scenario, error) {
 		}
 		if s := a.Scale; s != nil {
 			switch s.Kind {
-			case "Deployment", "ReplicaSet", "Job":
+			case "Deployment", "ReplicaSet", "Job", "StatefulSet":
 			default:
-				return nil, fail(field+".scale.kind", fmt.Sprintf("%q cannot be scaled (Deployment, ReplicaSet or Job)", s.Kind))
+				return nil, fail(field+".scale.kind", fmt.Sprintf("%q cannot be scaled (Deployment, ReplicaSet, StatefulSet or Job)", s.Kind))
 			}
 			if s.Replicas < 0 {
 				return nil, fail(field+".scale.replicas", "must not be negative")
@@ -465,11 +478,12 @@ type objects struct {
 	deployments     []*appsv1.Deployment
 	replicaSets     []*appsv1.ReplicaSet
 	jobs            []*batchv1.Job
+	statefulSets    []*appsv1.StatefulSet
 	pods            []*v1.Pod
 }
 
 func objectsOf(set *loader.Set) objects {
 	o := set.Objects
 	return objects{namespaces: o.Namespaces, priorityClasses: o.PriorityClasses, nodes: o.Nodes, pdbs: o.PDBs,
-		deployments: set.Deployments, replicaSets: set.ReplicaSets, jobs: set.Jobs, pods: o.Pods}
+		deployments: set.Deployments, replicaSets: set.ReplicaSets, jobs: set.Jobs, statefulSets: set.StatefulSets, pods: o.Pods}
 }

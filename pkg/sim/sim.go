@@ -73,6 +73,8 @@ type Result struct {
 	Pods    []PodHistory   `json:"pods"`
 	Nodes   []*NodeHistory `json:"nodes"`
 	Pending []Sample       `json:"pending"`
+	// Replicas tell what became of preempted StatefulSet replicas.
+	Replicas []ReplicaStory `json:"replicaStories,omitempty"`
 	// EndSeconds is the simulated duration.
 	EndSeconds float64 `json:"endSeconds"`
 }
@@ -85,6 +87,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	}
 	rec := newRecorder(sc.Start)
 	w := newWorld(sc.Start, seed, rec)
+	w.storage.delay = sc.ProvisioningDelay
 	w.done = ctx.Done()
 	var obs scheduler.Observer = rec
 	if opts.Observer != nil {
@@ -158,6 +161,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		Pods:       rec.histories(),
 		Nodes:      rec.nodes,
 		Pending:    rec.pending,
+		Replicas:   w.replicaStories(),
 		EndSeconds: sc.End.Seconds(),
 	}
 	for i := range res.Pods {
@@ -217,6 +221,11 @@ func (w *world) apply(set *loader.Set) error {
 	for _, j := range o.jobs {
 		if err := w.addJob(j); err != nil {
 			return &loader.InputError{Source: set.Origin(j), Object: "Job " + j.Namespace + "/" + j.Name, Detail: err.Error()}
+		}
+	}
+	for _, s := range o.statefulSets {
+		if err := w.addStatefulSet(s); err != nil {
+			return &loader.InputError{Source: set.Origin(s), Object: "StatefulSet " + s.Namespace + "/" + s.Name, Field: "spec.selector", Detail: err.Error()}
 		}
 	}
 	for _, p := range o.pods {
@@ -317,7 +326,7 @@ func (w *world) deleteObject(d ObjectRef) error {
 		w.deletePod(ns + "/" + d.Name)
 	case "Node":
 		return w.removeNode(d.Name)
-	case "Deployment", "ReplicaSet", "Job":
+	case "Deployment", "ReplicaSet", "Job", "StatefulSet":
 		c := w.findController(d.Kind, ns, d.Name)
 		if c == nil {
 			return fmt.Errorf("delete: %s %s/%s not found", d.Kind, ns, d.Name)

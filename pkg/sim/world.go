@@ -42,6 +42,8 @@ type world struct {
 	// admission resolves pod priorities from the priority classes, as the
 	// API server's Priority admission plugin does.
 	admission *snapshot.Snapshot
+	// storage is the PVs, claims and classes, with the claims' PreBind waits.
+	storage storage
 
 	pods     map[string]*v1.Pod
 	nodes    map[string]*v1.Node
@@ -57,7 +59,8 @@ type world struct {
 	done <-chan struct{}
 }
 
-// controller is a ReplicaSet, Deployment (modelled as its ReplicaSet) or Job.
+// controller is a ReplicaSet, Deployment (modelled as its ReplicaSet), Job
+// or StatefulSet.
 type controller struct {
 	kind, namespace, name string
 	uid                   types.UID
@@ -72,6 +75,8 @@ type controller struct {
 	deleted               bool
 	// lostToPreemption counts pods preempted that this controller must replace.
 	lostToPreemption int
+	// sts is set for a StatefulSet.
+	sts *statefulSet
 }
 
 func newWorld(start time.Time, seed uint64, rec *recorder) *world {
@@ -85,6 +90,7 @@ func newWorld(start time.Time, seed uint64, rec *recorder) *world {
 		nodes:     map[string]*v1.Node{},
 		owners:    map[types.UID]*controller{},
 		dirty:     map[*controller]bool{},
+		storage:   newStorage(),
 	}
 }
 
@@ -455,6 +461,10 @@ func (w *world) reconcileOne(c *controller) {
 	if c.deleted {
 		return
 	}
+	if c.sts != nil {
+		w.reconcileStatefulSet(c)
+		return
+	}
 	var active []string
 	for key := range c.pods {
 		p := w.pods[key]
@@ -558,6 +568,25 @@ func (w *world) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	if _, ok := w.nodes[node]; !ok {
 		return fmt.Errorf("node %q not found", node)
 	}
+	if w.waitForVolumes(pod) {
+		// VolumeBinding's PreBind is still waiting for the claims: the pod
+		// stays assumed until they are bound (finishBind).
+		return nil
+	}
+	w.finishBind(p, node)
+	return nil
+}
+
+// finishBind binds the stored pod p to node and starts it.
+func (w *world) finishBind(pod *v1.Pod, node string) {
+	key := pod.Namespace + "/" + pod.Name
+	p, ok := w.pods[key]
+	if !ok || p.UID != pod.UID || p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+		return
+	}
+	if _, ok := w.nodes[node]; !ok {
+		return
+	}
 	old := p
 	p = p.DeepCopy()
 	p.Spec.NodeName = node
@@ -569,7 +598,6 @@ func (w *world) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	w.updatePod(old, p)
 	w.rec.podBound(p, node, w.now())
 	w.scheduleCompletion(p)
-	return nil
 }
 
 func (w *world) SetUnschedulable(_ context.Context, pod *v1.Pod, message string, setNominated bool, nominated string) error {

@@ -31,14 +31,20 @@ func TestVolumePreemption(t *testing.T) {
 		node     string
 		victims  []string
 		statuses map[string]string
+		// holds are the victims' volume holds, "Kind Plugin claim-or-volume".
+		holds map[string][]string
 	}
 	cases := map[string]struct {
-		pods     []*v1.Pod
-		claims   []string
-		rwop     bool
-		csiNodes []*storagev1.CSINode
-		vas      []*storagev1.VolumeAttachment
-		want     want
+		pods   []*v1.Pod
+		claims []string
+		rwop   bool
+		// preemptorCPU overrides the preemptor's 1 CPU request; preemptor
+		// replaces it.
+		preemptorCPU string
+		preemptor    *v1.Pod
+		csiNodes     []*storagev1.CSINode
+		vas          []*storagev1.VolumeAttachment
+		want         want
 	}{
 		"ReadWriteOncePod claim held by a lower-priority pod": {
 			pods: []*v1.Pod{
@@ -49,7 +55,19 @@ func TestVolumePreemption(t *testing.T) {
 			want: want{node: "node-b", victims: []string{"default/holder"}, statuses: map[string]string{
 				// Removing "other" does not free the claim.
 				"node-a": "Unschedulable VolumeRestrictions; dry run: Unschedulable VolumeRestrictions: " + filter.ReasonRWOPConflict,
-			}},
+			}, holds: map[string][]string{"default/holder": {"ReadWriteOncePodClaim VolumeRestrictions default/mine"}}},
+		},
+		"ReadWriteOncePod claim and CPU": {
+			pods: []*v1.Pod{
+				rt.Pod("default", "other").Priority(1).Req("1", "").On("node-a").Obj(),
+				rt.Pod("default", "holder").Priority(1).Req("1", "").PVC("data", "mine").On("node-b").Obj(),
+				rt.Pod("default", "big").Priority(1).Req("3", "").On("node-b").Obj(),
+			},
+			claims: []string{"mine"}, rwop: true, preemptorCPU: "2",
+			// Both go; only the claim's user holds something of the pod's.
+			want: want{node: "node-b", victims: []string{"default/holder", "default/big"}, statuses: map[string]string{
+				"node-a": "Unschedulable VolumeRestrictions; dry run: Unschedulable VolumeRestrictions: " + filter.ReasonRWOPConflict,
+			}, holds: map[string][]string{"default/holder": {"ReadWriteOncePodClaim VolumeRestrictions default/mine"}}},
 		},
 		"attach slot held by a lower-priority pod": {
 			pods: []*v1.Pod{
@@ -60,7 +78,20 @@ func TestVolumePreemption(t *testing.T) {
 			csiNodes: []*storagev1.CSINode{rt.CSINode("node-a", csiDriver, 1), rt.CSINode("node-b", csiDriver, 1)},
 			want: want{node: "node-a", victims: []string{"default/low"}, statuses: map[string]string{
 				"node-b": "Unschedulable NodeVolumeLimits; dry run: UnschedulableAndUnresolvable : No preemption victims found for incoming pod",
-			}},
+			}, holds: map[string][]string{"default/low": {"AttachSlot NodeVolumeLimits " + csiDriver + "/handle-pv-held"}}},
+		},
+		"inline disk in use read-write": {
+			pods: []*v1.Pod{
+				rt.Pod("default", "disk-user").Priority(1).Req("1", "").GCEDisk("d", "pd-1", false).On("node-a").Obj(),
+				rt.Pod("default", "cpu-user").Priority(5).Req("3", "").On("node-b").Obj(),
+				rt.Pod("default", "other").Priority(1).Req("1", "").On("node-a").Obj(),
+			},
+			preemptor: rt.Pod("default", "p").Priority(100).Req("2", "").GCEDisk("d", "pd-1", false).Obj(),
+			// On node-a only the disk's user goes ("other" is reprieved);
+			// node-b's victim has the higher priority, so node-a wins. The
+			// victim holds the disk, not an attach slot or a claim.
+			want: want{node: "node-a", victims: []string{"default/disk-user"}, statuses: map[string]string{},
+				holds: map[string][]string{"default/disk-user": {"InlineDisk VolumeRestrictions "}}},
 		},
 		"attachment still present": {
 			pods: []*v1.Pod{
@@ -92,7 +123,14 @@ func TestVolumePreemption(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pod, err := snap.NewPod(preemptor)
+			p := preemptor
+			if tc.preemptorCPU != "" {
+				p = rt.Pod("default", "p").Priority(100).Req(tc.preemptorCPU, "").PVC("data", "mine").Obj()
+			}
+			if tc.preemptor != nil {
+				p = tc.preemptor
+			}
+			pod, err := snap.NewPod(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,6 +141,12 @@ func TestVolumePreemption(t *testing.T) {
 			got := want{node: d.NominatedNode, statuses: map[string]string{}}
 			for _, v := range d.Victims {
 				got.victims = append(got.victims, v.Pod)
+				for _, h := range v.Holds {
+					if got.holds == nil {
+						got.holds = map[string][]string{}
+					}
+					got.holds[v.Pod] = append(got.holds[v.Pod], h.Kind+" "+h.Plugin+" "+h.Claim+h.Volume)
+				}
 			}
 			for n, s := range d.NodeStatuses.Map() {
 				line := s.Code + " " + s.Plugin

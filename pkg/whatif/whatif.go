@@ -132,6 +132,10 @@ type Victim struct {
 	// Group is the pod group the pod is evicted with, when it is evicted
 	// as a member of a group evicted whole.
 	Group *GroupRef `json:"group,omitempty"`
+	// Holds are the volume resources the victim holds on the nominated
+	// node that the pod needs (a ReadWriteOncePod claim, an attach slot,
+	// a conflicting inline disk).
+	Holds []Hold `json:"holds,omitempty"`
 }
 
 // GroupRef names a PodGroup or CompositePodGroup.
@@ -330,6 +334,7 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 		d.NodeStatuses = nodeStatuses(snap, fr, res)
 	}
 	describePreemption(d, res, snap, opts.Preemption.Now.UnixNano())
+	describeHolds(d, c, res)
 	explained.Wait()
 	return d, nil
 }

@@ -378,6 +378,7 @@ func printSummary(w io.Writer, sc *sim.Scenario, res *sim.Result) error {
 			return err
 		}
 	}
+	printReplicaStories(w, res.Replicas)
 	return nil
 }
 

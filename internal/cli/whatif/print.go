@@ -159,6 +159,7 @@ func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	printHolds(w, d)
 	if d.DryRun != nil {
 		fmt.Fprintf(w, "\nDry run: %d of %d potential nodes visited from offset %d, looking for %d candidates.\n",
 			d.DryRun.VisitedNodes, d.DryRun.PotentialNodes, d.DryRun.Offset, d.DryRun.WantedCandidates)

@@ -30,6 +30,16 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 </table>
 {{end}}</header>
 {{range .Notices}}<p class="notice">{{.}}</p>
+{{end}}{{if .Replicas}}<section class="panel">
+<h2>Preempted replicas</h2>
+<p class="help">StatefulSet replicas that were preempted, and what became of the replica re-created with the same name and claims.</p>
+<table class="replicas">
+<thead><tr><th>replica</th><th>preempted</th><th>afterwards</th><th>why pending</th><th>volumes</th></tr></thead>
+<tbody>
+{{range .Replicas}}<tr><td class="obj">{{.Pod}}</td><td>at {{.Preempted}} on {{.Node}}{{if .PreemptedBy}} by {{.PreemptedBy}}{{end}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Fate}}</td><td>{{.Why}}</td><td>{{range .Volumes}}<div>{{.}}</div>{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+</section>
 {{end}}<section class="panel">
 <h2>Nodes over time</h2>
 <p class="help">One lane per node; each bar is a pod from the moment it was bound until it was gone. Hover over a bar for its details.</p>

@@ -48,6 +48,7 @@ type page struct {
 	Timeline    template.HTML
 	Pending     template.HTML
 	Notices     []string
+	Replicas    []replicaRow
 	Events      []sim.Event
 	EventsTotal int
 	Warnings    int
@@ -151,6 +152,7 @@ func buildPage(sc *sim.Scenario, res *sim.Result) *page {
 		p.Notices = append(p.Notices, "The timeline leaves out "+strings.Join(left, ", and ")+"; the JSON output (-o json) has every pod.")
 	}
 
+	p.Replicas = replicaRows(res.Replicas)
 	p.EventsTotal = len(res.Events)
 	p.Events = res.Events[:min(len(res.Events), maxEvents)]
 	for _, e := range res.Events {

@@ -1,0 +1,62 @@
+package whatif
+
+import (
+	"fmt"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// Hold is a volume resource a victim holds on the nominated node that the
+// pod needs and only the victim's eviction frees: why preemption chose it
+// beyond the resources it requests.
+type Hold struct {
+	// Kind is "ReadWriteOncePodClaim", "AttachSlot" or "InlineDisk".
+	Kind string `json:"kind"`
+	// Plugin is the filter that counts it (VolumeRestrictions or
+	// NodeVolumeLimits).
+	Plugin string `json:"plugin"`
+	// Claim is the ReadWriteOncePod claim, "namespace/name".
+	Claim string `json:"claim,omitempty"`
+	// Driver is the CSI driver whose attach limit the volume counts
+	// against, Volume its unique name ("driver/handle").
+	Driver string `json:"driver,omitempty"`
+	Volume string `json:"volume,omitempty"`
+	// Reason says it in a sentence.
+	Reason string `json:"reason"`
+}
+
+// describeHolds adds to d's victims on the nominated node the volume
+// resources they hold that the pod needs.
+func describeHolds(d *Decision, c *filter.Cycle, res *preemption.Result) {
+	if res == nil || res.Chosen == nil || len(d.Victims) == 0 {
+		return
+	}
+	chosen := res.Chosen
+	var onNode []*snapshot.Pod
+	for _, v := range chosen.Victims {
+		if v.Pod.NodeName() == chosen.Node.Name {
+			onNode = append(onNode, v.Pod)
+		}
+	}
+	holds := c.VolumeHolds(chosen.Node, onNode)
+	if len(holds) == 0 {
+		return
+	}
+	for i, v := range chosen.Victims {
+		for _, h := range holds[v.Pod] {
+			out := Hold{Kind: string(h.Kind), Plugin: h.Plugin, Driver: h.Driver, Volume: h.Volume}
+			switch h.Kind {
+			case filter.HoldRWOPClaim:
+				out.Claim = v.Pod.Obj.Namespace + "/" + h.Claim
+				out.Reason = fmt.Sprintf("uses ReadWriteOncePod claim %s, which the pod needs", out.Claim)
+			case filter.HoldAttachSlot:
+				out.Reason = fmt.Sprintf("holds one of %s's %s attach slots (volume %s), which the pod's new volumes need", chosen.Node.Name, h.Driver, h.Volume)
+			case filter.HoldInlineDisk:
+				out.Reason = "uses an inline disk that conflicts with the pod's"
+			}
+			d.Victims[i].Holds = append(d.Victims[i].Holds, out)
+		}
+	}
+}

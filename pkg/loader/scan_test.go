@@ -96,7 +96,7 @@ func manyObjects(n int) []map[string]any {
 		{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": map[string]any{"name": "web", "namespace": "shop"},
 			"spec": map[string]any{"minAvailable": 1, "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}}},
 		{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop"}},
-		{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "db", "namespace": "shop"}},
+		{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": map[string]any{"name": "agent", "namespace": "shop"}},
 	}
 	for i := range n {
 		node := fmt.Sprintf("node-%03d", i)

@@ -100,11 +100,19 @@ func Run(ctx context.Context, cfg Config) error {
 		seed = uint64(time.Now().UnixNano())
 	}
 	var pending atomic.Pointer[scheduler.Scheduler]
-	m := metrics.New(reg, cfg.SchedulerName, func() scheduler.Counts {
-		if s := pending.Load(); s != nil {
-			return s.QueueCounts()
-		}
-		return scheduler.Counts{}
+	m := metrics.NewWithOptions(reg, cfg.SchedulerName, metrics.Options{
+		Pending: func() scheduler.Counts {
+			if s := pending.Load(); s != nil {
+				return s.QueueCounts()
+			}
+			return scheduler.Counts{}
+		},
+		Queued: func() []scheduler.QueuedPodState {
+			if s := pending.Load(); s != nil {
+				return s.QueuedPods()
+			}
+			return nil
+		},
 	})
 	sched := scheduler.New(NewCluster(cfg.Client, recorder), clock.RealClock{}, scheduler.Options{
 		SchedulerName:  cfg.SchedulerName,

@@ -14,6 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	// The json format of --logging-format, as kube-scheduler registers it.
+	_ "k8s.io/component-base/logs/json/register"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
@@ -56,6 +59,13 @@ type Options struct {
 	FeatureGates string
 	// VictimPolicy chooses the victims: upstream, minimal or strict-pdb.
 	VictimPolicy string
+	// Logging is component-base's logging configuration (-v, --vmodule,
+	// --logging-format), as kube-scheduler's.
+	Logging *logsapi.LoggingConfiguration
+	// APIWait bounds the wait for the API server before the scheduler
+	// starts: attempts every APIWaitInterval, each failure logged.
+	APIWaitAttempts int
+	APIWaitInterval time.Duration
 
 	errOut   io.Writer
 	cfg      config.Config
@@ -66,7 +76,7 @@ type Options struct {
 
 // NewCommand returns the scheduler command.
 func NewCommand(errOut io.Writer) *cobra.Command {
-	return newCommand(&Options{errOut: errOut})
+	return newCommand(&Options{errOut: errOut, Logging: logsapi.NewLoggingConfiguration()})
 }
 
 // newCommand returns the command filling o.
@@ -90,6 +100,9 @@ is used.`,
 			if err := o.Complete(cmd.Flags()); err != nil {
 				return err
 			}
+			if err := logsapi.ValidateAndApply(o.Logging, nil); err != nil {
+				return clierr.Usagef("logging flags: %v", err)
+			}
 			return o.Run(cmd.Context())
 		},
 	}
@@ -110,6 +123,12 @@ is used.`,
 	f.StringVar(&le.ResourceName, flagResourceName, config.DefaultResourceName, "name of the Lease")
 	f.StringVar(&le.ResourceNamespace, flagResourceNamespace, config.DefaultResourceNamespace, "namespace of the Lease")
 	f.StringVar(&o.Identity, "identity", "", "leader election identity (default: hostname and a unique suffix)")
+	f.IntVar(&o.APIWaitAttempts, "api-wait-attempts", defaultAPIWaitAttempts, "how many times to try the API server before giving up at start, each failure logged")
+	f.DurationVar(&o.APIWaitInterval, "api-wait-interval", defaultAPIWaitInterval, "pause between two tries of the API server at start")
+	if o.Logging == nil {
+		o.Logging = logsapi.NewLoggingConfiguration()
+	}
+	logsapi.AddFlags(o.Logging, f)
 	return cmd
 }
 
@@ -117,6 +136,14 @@ is used.`,
 // as kube-scheduler does, and validates the result.
 func (o *Options) Complete(fs *pflag.FlagSet) error {
 	var err error
+	if o.Logging != nil {
+		if errs := logsapi.Validate(o.Logging, nil, nil); len(errs) > 0 {
+			return clierr.Usagef("logging flags: %v", flatten(errs.ToAggregate()))
+		}
+	}
+	if o.APIWaitAttempts < 1 {
+		return clierr.Usagef("--api-wait-attempts: %d, want at least 1", o.APIWaitAttempts)
+	}
 	if o.features, err = preemption.ParseFeatureGates(o.FeatureGates); err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
 	}
@@ -231,6 +258,9 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	client, eventClient, err := kube.NewClients(rc, userAgent)
 	if err != nil {
+		return err
+	}
+	if err := waitForAPIServer(ctx, client.Discovery(), rc.Host, o.APIWaitAttempts, o.APIWaitInterval); err != nil {
 		return err
 	}
 	cfg := kube.Config{

@@ -66,6 +66,8 @@ type Options struct {
 	// starts: attempts every APIWaitInterval, each failure logged.
 	APIWaitAttempts int
 	APIWaitInterval time.Duration
+	// Serving is the secure port (kube-scheduler's 10259).
+	Serving *Serving
 
 	errOut   io.Writer
 	cfg      config.Config
@@ -113,7 +115,7 @@ is used.`,
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal or strict-pdb (see reprieve whatif --help)")
 	f.StringVar(&o.SchedulerName, "scheduler-name", "", "schedule pods with this spec.schedulerName (default: the config's profile, else reprieve)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles (by schedulerName), plugins and their args, clientConnection, leaderElection; what reprieve does not implement is an error")
-	f.StringVar(&o.MetricsAddr, "metrics-addr", ":10259", "address for /metrics, /healthz and /readyz (empty disables)")
+	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "also serve /metrics, /healthz, /readyz and /livez over plain, unauthenticated HTTP on this address (off by default; the secure port serves them)")
 	le := &o.LeaderElection
 	f.BoolVar(&le.LeaderElect, flagLeaderElect, true, "run only while holding the lease, so several replicas can run")
 	f.DurationVar(&le.LeaseDuration, flagLeaseDuration, config.DefaultLeaseDuration, "lease duration")
@@ -129,6 +131,10 @@ is used.`,
 		o.Logging = logsapi.NewLoggingConfiguration()
 	}
 	logsapi.AddFlags(o.Logging, f)
+	if o.Serving == nil {
+		o.Serving = newServing()
+	}
+	o.Serving.AddFlags(f)
 	return cmd
 }
 
@@ -140,6 +146,9 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 		if errs := logsapi.Validate(o.Logging, nil, nil); len(errs) > 0 {
 			return clierr.Usagef("logging flags: %v", flatten(errs.ToAggregate()))
 		}
+	}
+	if err := o.Serving.validate(); err != nil {
+		return clierr.Usagef("serving flags: %v", err)
 	}
 	if o.APIWaitAttempts < 1 {
 		return clierr.Usagef("--api-wait-attempts: %d, want at least 1", o.APIWaitAttempts)
@@ -273,6 +282,11 @@ func (o *Options) Run(ctx context.Context) error {
 		MaxBackoff:     o.cfg.PodMaxBackoff,
 		Parallelism:    o.cfg.EffectiveParallelism(),
 		Preemption:     preemption.Options{Policy: o.policy, Features: o.features},
+	}
+	if o.Serving.Enabled() {
+		if cfg.Serve, err = o.Serving.serveFunc(client); err != nil {
+			return err
+		}
 	}
 	if le := o.conn.LeaderElection; le.LeaderElect {
 		cfg.LeaderElection = &kube.LeaderElection{

@@ -1,21 +1,39 @@
 package integration
 
 import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	compbasemetrics "k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	sm "k8s.io/kubernetes/pkg/scheduler/metrics"
+
+	"github.com/reprieve/reprieve/internal/cli/schedulercmd"
 )
 
 // TestMetricsMatchUpstream runs a preemption and an unschedulable pod
@@ -383,4 +401,188 @@ func keys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestSecureServing runs `reprieve scheduler` as the ServiceAccount of
+// deploy/rbac.yaml and deploy/serving-rbac.yaml under RBAC and checks its
+// secure port as kube-scheduler's behaves: TLS with a self-signed
+// certificate, health paths open to anonymous requests, /metrics only for
+// a token the API server authorizes (TokenReview, SubjectAccessReview).
+func TestSecureServing(t *testing.T) {
+	e := newEnv(t, envOptions{rbac: true})
+	ctx := context.Background()
+	admin := e.Admin
+	for _, ns := range []string{"reprieve-system", "monitoring"} {
+		if _, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token := func(ns, name string) string {
+		t.Helper()
+		if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		expiry := int64(3600)
+		tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	schedToken := token("reprieve-system", "reprieve")
+	applyRBAC(t, admin, "../../deploy/rbac.yaml")
+	applyClusterRBAC(t, admin, "../../deploy/serving-rbac.yaml")
+	readerToken := token("monitoring", "prometheus")
+	nobodyToken := token("monitoring", "nobody")
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-reads-reprieve"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "reprieve-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: "monitoring"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sa := kubernetes.NewForConfigOrDie(e.configFor(schedToken))
+	waitUntil(t, "the scheduler's roles to apply", func() bool {
+		_, err := sa.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
+
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := e.configFor(schedToken)
+	writeFile(t, kc, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: %q, certificate-authority-data: %s}
+users:
+- name: u
+  user: {token: %q}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), schedToken)))
+
+	port := freePort(t)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	var errOut bytes.Buffer
+	cmd := schedulercmd.NewCommand(&errOut)
+	cmd.SetArgs([]string{"--kubeconfig", kc, "--leader-elect=false", "--scheduler-name=secure-test",
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--api-wait-attempts=3", "--api-wait-interval=1s"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(&errOut)
+	go func() { done <- cmd.ExecuteContext(runCtx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("scheduler: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("scheduler did not stop within 30s")
+		}
+	}()
+
+	base := fmt.Sprintf("https://127.0.0.1:%d", port)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // self-signed, as kube-scheduler's default
+	get := func(path, bearer string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	waitUntil(t, "the secure port to be ready", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("scheduler exited: %v\n%s", err, errOut.String())
+		default:
+		}
+		code, _ := get("/readyz", "")
+		return code == http.StatusOK
+	})
+
+	tests := []struct {
+		name, path, token string
+		want              int
+		body              string
+	}{
+		{"anonymous healthz", "/healthz", "", http.StatusOK, "ok"},
+		{"anonymous livez", "/livez", "", http.StatusOK, "ok"},
+		{"anonymous readyz", "/readyz", "", http.StatusOK, "ok"},
+		{"anonymous metrics refused", "/metrics", "", http.StatusForbidden, `forbidden: User \"system:anonymous\" cannot get path \"/metrics\"`},
+		{"unknown token refused", "/metrics", "not-a-token", http.StatusUnauthorized, "Unauthorized"},
+		{"token without the role refused", "/metrics", nobodyToken, http.StatusForbidden, `system:serviceaccount:monitoring:nobody`},
+		{"metrics reader", "/metrics", readerToken, http.StatusOK, "scheduler_pending_pods"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := get(tt.path, tt.token)
+			if code != tt.want || !strings.Contains(body, tt.body) {
+				t.Errorf("GET %s: %d %.300q, want %d containing %q", tt.path, code, body, tt.want, tt.body)
+			}
+		})
+	}
+	t.Run("plain HTTP refused", func(t *testing.T) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("plain HTTP: %s, want 400 (HTTP to an HTTPS server)", resp.Status)
+			}
+		}
+	})
+}
+
+// applyClusterRBAC creates the ClusterRoles and ClusterRoleBindings of a
+// manifest.
+func applyClusterRBAC(t *testing.T, c kubernetes.Interface, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var raw runtimeRaw
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(raw) == 0 || string(raw) == "null" {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		switch o := obj.(type) {
+		case *rbacv1.ClusterRole:
+			_, err = c.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRoleBinding:
+			_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("%s: unexpected %T", path, obj)
+		}
+		if err != nil {
+			t.Fatalf("%s: creating %T: %v", path, obj, err)
+		}
+	}
 }

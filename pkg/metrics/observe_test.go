@@ -177,6 +177,8 @@ func TestPreemptionMetrics(t *testing.T) {
 		{"queue arrivals", "scheduler_queue_incoming_pods_total", sample{
 			"event=UnscheduledPodAdd,queue=Active":             2,
 			"event=ScheduleAttemptFailure,queue=Unschedulable": 1,
+			// The victim's deletion moves the preemptor.
+			"event=AssignedPodDelete,queue=Active": 1,
 		}},
 		{"preemption attempts", "scheduler_preemption_attempts_total", sample{"": 1}},
 		{"victims", "scheduler_preemption_victims", sample{"": 1}},
@@ -247,6 +249,23 @@ func TestUnschedulablePods(t *testing.T) {
 	}
 	if n := len(w.gather(t, "scheduler_plugin_execution_duration_seconds")); n != 0 {
 		t.Errorf("unsampled cycles recorded %d plugin series", n)
+	}
+	// A node update moves the pod without a series (upstream names
+	// updates by what changed); a new node moves it on NodeAdd.
+	w.s.OnNodeUpdate(rt.Node("n1").CPU("2").Label("x", "y").Obj())
+	if got := w.gather(t, "scheduler_queue_incoming_pods_total"); len(got) != 3 {
+		t.Errorf("arrivals after a node update: %v, want the UnscheduledPodAdd and ScheduleAttemptFailure series only", got)
+	}
+	w.s.OnNodeAdd(rt.Node("n3").CPU("1").Obj())
+	arrivals := w.gather(t, "scheduler_queue_incoming_pods_total")
+	if arrivals["event=NodeAdd,queue=Active"]+arrivals["event=NodeAdd,queue=Backoff"] != 0 {
+		t.Errorf("arrivals after a node add: %v, want none (the update moved the pod already)", arrivals)
+	}
+	w.runAll()
+	w.s.OnNodeAdd(rt.Node("n4").CPU("1").Obj())
+	arrivals = w.gather(t, "scheduler_queue_incoming_pods_total")
+	if arrivals["event=NodeAdd,queue=Active"]+arrivals["event=NodeAdd,queue=Backoff"] != 1 {
+		t.Errorf("arrivals after a node add: %v, want one NodeAdd", arrivals)
 	}
 	// The pod is deleted: its series stay, at zero.
 	w.f.pods = map[string]*v1.Pod{}

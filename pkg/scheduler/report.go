@@ -21,6 +21,8 @@ const (
 
 	EventUnscheduledPodAdd     = "UnscheduledPodAdd"
 	EventScheduleAttemptFailed = "ScheduleAttemptFailure"
+	EventAssignedPodDelete     = "AssignedPodDelete"
+	EventNodeAdd               = "NodeAdd"
 )
 
 // ExtensionPointRun is one run of an extension point in a scheduling or
@@ -266,5 +268,26 @@ func (s *Scheduler) reportPreemptionRun(pod *v1.Pod, failed bool, start time.Tim
 			result = "error"
 		}
 		do.PreemptionExecuted(pod, result, s.clock.Since(start))
+	}
+}
+
+// moves runs f, which may move pods out of the unschedulable pool, and
+// reports each pod it moved on event ("" reports none); the caller holds
+// the lock.
+func (s *Scheduler) moves(event string, f func()) {
+	do := s.detail()
+	if do == nil || event == "" {
+		f()
+		return
+	}
+	moved := make([]*QueuedPod, 0, len(s.queue.unschedulable))
+	for _, qp := range s.queue.unschedulable {
+		moved = append(moved, qp)
+	}
+	f()
+	for _, qp := range moved {
+		if s.queue.pods[qp.Key] == qp && qp.where != inUnschedulable {
+			do.QueueIncoming(queueLabel(qp), event)
+		}
 	}
 }

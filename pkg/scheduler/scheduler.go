@@ -311,25 +311,36 @@ func (s *Scheduler) podGone(key string, wasAssigned bool) {
 	wasAssigned = wasAssigned || p != nil && assigned(p.Obj)
 	s.snap.RemovePod(key)
 	s.queue.Delete(key)
-	s.queue.VictimGone(key)
-	delete(s.assumed, key)
+	event := ""
 	if wasAssigned {
-		s.queue.MoveAllToActiveOrBackoff()
+		event = EventAssignedPodDelete
 	}
+	s.moves(event, func() {
+		s.queue.VictimGone(key)
+		if wasAssigned {
+			s.queue.MoveAllToActiveOrBackoff()
+		}
+	})
+	delete(s.assumed, key)
 }
 
 // OnNodeAdd handles a new node.
-func (s *Scheduler) OnNodeAdd(node *v1.Node) {
+func (s *Scheduler) OnNodeAdd(node *v1.Node) { s.nodeChanged(node, EventNodeAdd) }
+
+// OnNodeUpdate handles a changed node.
+func (s *Scheduler) OnNodeUpdate(node *v1.Node) { s.nodeChanged(node, "") }
+
+// nodeChanged updates the cache and moves the unschedulable pods, on event
+// for the metrics ("" for an update: upstream names updates by what
+// changed, which needs the old node).
+func (s *Scheduler) nodeChanged(node *v1.Node, event string) {
 	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.snap.UpdateNode(node); err == nil {
-		s.queue.MoveAllToActiveOrBackoff()
+		s.moves(event, s.queue.MoveAllToActiveOrBackoff)
 	}
 }
-
-// OnNodeUpdate handles a changed node.
-func (s *Scheduler) OnNodeUpdate(node *v1.Node) { s.OnNodeAdd(node) }
 
 // OnNodeDelete handles a deleted node.
 func (s *Scheduler) OnNodeDelete(name string) {

@@ -342,9 +342,10 @@ func labelVocabulary(profile string) map[string]func(metric, v string) error {
 		"status":          oneOf(codes...),
 		"result":          statusOrGoroutine,
 		"queue":           queue,
-		"event":           oneOf(framework.EventUnscheduledPodAdd.Label(), framework.ScheduleAttemptFailure),
-		"operation":       oneOf(sm.Binding),
-		"preemptor":       oneOf("pod"),
+		"event": oneOf(framework.EventUnscheduledPodAdd.Label(), framework.ScheduleAttemptFailure,
+			framework.EventAssignedPodDelete.Label(), fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}.Label()),
+		"operation": oneOf(sm.Binding),
+		"preemptor": oneOf("pod"),
 	}
 }
 

@@ -61,8 +61,12 @@ type Config struct {
 	// InitialBackoff and MaxBackoff are the pod backoff; zero means the
 	// defaults.
 	InitialBackoff, MaxBackoff time.Duration
-	// MetricsAddr serves /metrics, /healthz and /readyz; "" disables.
+	// MetricsAddr serves /metrics, /healthz, /readyz and /livez over plain
+	// HTTP, unauthenticated; "" disables.
 	MetricsAddr string
+	// Serve, when set, serves the same handler otherwise (kube-scheduler's
+	// secure serving); the returned func stops it.
+	Serve func(h http.Handler) (stop func(), err error)
 	// Registry receives the metrics; nil makes a new one.
 	Registry *prometheus.Registry
 	// LeaderElection, when set, schedules only while holding the lease.
@@ -100,11 +104,19 @@ func Run(ctx context.Context, cfg Config) error {
 		seed = uint64(time.Now().UnixNano())
 	}
 	var pending atomic.Pointer[scheduler.Scheduler]
-	m := metrics.New(reg, cfg.SchedulerName, func() scheduler.Counts {
-		if s := pending.Load(); s != nil {
-			return s.QueueCounts()
-		}
-		return scheduler.Counts{}
+	m := metrics.NewWithOptions(reg, cfg.SchedulerName, metrics.Options{
+		Pending: func() scheduler.Counts {
+			if s := pending.Load(); s != nil {
+				return s.QueueCounts()
+			}
+			return scheduler.Counts{}
+		},
+		Queued: func() []scheduler.QueuedPodState {
+			if s := pending.Load(); s != nil {
+				return s.QueuedPods()
+			}
+			return nil
+		},
 	})
 	sched := scheduler.New(NewCluster(cfg.Client, recorder), clock.RealClock{}, scheduler.Options{
 		SchedulerName:  cfg.SchedulerName,
@@ -130,6 +142,13 @@ func Run(ctx context.Context, cfg Config) error {
 			defer c()
 			_ = srv.Shutdown(shutdownCtx)
 		}()
+	}
+	if cfg.Serve != nil {
+		stop, err := cfg.Serve(handler(reg, &ready))
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if _, err := Feed(ctx, cfg.Client, sched); err != nil {
 		return err
@@ -183,16 +202,7 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 func serve(addr string, reg *prometheus.Registry, ready *atomic.Bool) (*http.Server, error) {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready.Load() {
-			http.Error(w, "informer caches not synced", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ok")
-	})
+	mux := handler(reg, ready)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics address: %w", err)
@@ -200,4 +210,22 @@ func serve(addr string, reg *prometheus.Registry, ready *atomic.Bool) (*http.Ser
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return srv, nil
+}
+
+// handler serves /metrics from reg, /healthz and /livez, and /readyz once
+// ready is set.
+func handler(reg *prometheus.Registry, ready *atomic.Bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }
+	mux.HandleFunc("/healthz", ok)
+	mux.HandleFunc("/livez", ok)
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "informer caches not synced", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	})
+	return mux
 }

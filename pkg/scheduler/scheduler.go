@@ -263,6 +263,7 @@ func (s *Scheduler) podAdded(pod *v1.Pod) {
 	case s.responsible(pod) && pod.DeletionTimestamp == nil:
 		s.upsert(pod)
 		s.queue.Add(pod)
+		s.reportAdded(podKey(pod))
 	}
 }
 
@@ -310,25 +311,36 @@ func (s *Scheduler) podGone(key string, wasAssigned bool) {
 	wasAssigned = wasAssigned || p != nil && assigned(p.Obj)
 	s.snap.RemovePod(key)
 	s.queue.Delete(key)
-	s.queue.VictimGone(key)
-	delete(s.assumed, key)
+	event := ""
 	if wasAssigned {
-		s.queue.MoveAllToActiveOrBackoff()
+		event = EventAssignedPodDelete
 	}
+	s.moves(event, func() {
+		s.queue.VictimGone(key)
+		if wasAssigned {
+			s.queue.MoveAllToActiveOrBackoff()
+		}
+	})
+	delete(s.assumed, key)
 }
 
 // OnNodeAdd handles a new node.
-func (s *Scheduler) OnNodeAdd(node *v1.Node) {
+func (s *Scheduler) OnNodeAdd(node *v1.Node) { s.nodeChanged(node, EventNodeAdd) }
+
+// OnNodeUpdate handles a changed node.
+func (s *Scheduler) OnNodeUpdate(node *v1.Node) { s.nodeChanged(node, "") }
+
+// nodeChanged updates the cache and moves the unschedulable pods, on event
+// for the metrics ("" for an update: upstream names updates by what
+// changed, which needs the old node).
+func (s *Scheduler) nodeChanged(node *v1.Node, event string) {
 	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.snap.UpdateNode(node); err == nil {
-		s.queue.MoveAllToActiveOrBackoff()
+		s.moves(event, s.queue.MoveAllToActiveOrBackoff)
 	}
 }
-
-// OnNodeUpdate handles a changed node.
-func (s *Scheduler) OnNodeUpdate(node *v1.Node) { s.OnNodeAdd(node) }
 
 // OnNodeDelete handles a deleted node.
 func (s *Scheduler) OnNodeDelete(name string) {
@@ -417,6 +429,8 @@ type decision struct {
 	// volumes are the pod's claims to bind or provision before binding it
 	// (VolumeBinding's PreBind, volumes.go), nil when it has none.
 	volumes *filter.VolumeBindings
+	// report describes the cycle for a DetailObserver (report.go).
+	report CycleReport
 }
 
 // preemptionPlan is what actuating a preemption needs of the dry run.
@@ -434,6 +448,9 @@ func (s *Scheduler) ScheduleOne(ctx context.Context) bool {
 	s.mu.Unlock()
 	if d == nil {
 		return false
+	}
+	if do := s.detail(); do != nil && d.pod != nil {
+		do.Cycle(d.pod.Obj, d.report)
 	}
 	if d.pod != nil {
 		s.actuate(ctx, d)
@@ -460,10 +477,16 @@ func (s *Scheduler) decide() *decision {
 
 func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	d := &decision{qp: qp, pod: p, started: s.clock.Now()}
+	d.report.Profile = p.Obj.Spec.SchedulerName
+	defer func() { d.report.Algorithm = s.clock.Since(d.started) }()
 	prof := s.profiles[p.Obj.Spec.SchedulerName]
 	fopts := prof.Filter
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
-	c := filter.NewCycle(s.snap, p, fopts)
+	var c *filter.Cycle
+	d.report.ExtensionPoints = append(d.report.ExtensionPoints, s.timed("PreFilter", func() filter.Code {
+		c = filter.NewCycle(s.snap, p, fopts)
+		return c.PreFilterStatus().Code
+	}))
 	nodes := s.snap.Nodes
 	if len(nodes) == 0 {
 		d.message = "no nodes available to schedule pods"
@@ -475,7 +498,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 
 	// A nominated node is likely the one the pod was preempting for: try it first.
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
-		if n := s.snap.Node(nnn); n != nil && c.FilterOne(n).IsSuccess() {
+		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n) {
 			d.node = nnn
 			d.volumes = volumeBindings(c, n)
 			s.assume(p, nnn)
@@ -487,12 +510,24 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 		// Without scoring the first feasible node is the answer.
 		want = 1
 	}
-	fr, examined := c.FilterFrom(s.nextStartNodeIndex, want)
+	var fr filter.Result
+	var examined int
+	filterRun := s.timed("Filter", func() filter.Code {
+		fr, examined = c.FilterFrom(s.nextStartNodeIndex, want)
+		return filterCode(fr)
+	})
+	if c.PreFilterStatus().IsSuccess() {
+		d.report.ExtensionPoints = append(d.report.ExtensionPoints, filterRun)
+	}
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + examined) % len(nodes)
 	if len(fr.Feasible) > 0 {
 		node := fr.Feasible[0]
 		if len(fr.Feasible) > 1 {
-			scores := score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score})
+			var scores []int64
+			d.report.ExtensionPoints = append(d.report.ExtensionPoints, s.timed("Score", func() filter.Code {
+				scores = score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score})
+				return filter.Success
+			}))
 			node = score.SelectHost(fr.Feasible, scores)
 		}
 		d.node = node.Name
@@ -502,6 +537,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	}
 
 	// PostFilter: preemption.
+	d.report.UnschedulablePlugins = rejectors(c, fr)
 	if c.PreFilterStatus().Code == filter.Error {
 		d.message = c.PreFilterStatus().Message()
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
@@ -532,6 +568,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	}
 	d.evaluation = s.clock.Since(evalStart)
 	d.evaluated = true
+	d.report.postFilter(res, d.evaluation)
 	d.message = preemption.FailedSchedulingMessage(c, fr, res)
 	switch {
 	case res.Chosen != nil:
@@ -613,6 +650,7 @@ func (s *Scheduler) actuate(ctx context.Context, d *decision) {
 	s.cluster.Event(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, ActionScheduling, d.message)
 	s.mu.Lock()
 	s.queue.Done(d.qp, true)
+	s.reportQueued(d.qp, EventScheduleAttemptFailed)
 	s.mu.Unlock()
 	if obs != nil {
 		obs.Attempt(pod, AttemptUnschedulable, s.clock.Since(d.started))
@@ -623,14 +661,13 @@ func (s *Scheduler) actuate(ctx context.Context, d *decision) {
 func (s *Scheduler) bind(ctx context.Context, d *decision) {
 	pod := d.pod.Obj
 	obs := s.opts.Observer
-	err := s.bindVolumes(ctx, d)
-	if err == nil {
-		err = s.cluster.Bind(ctx, pod, d.node)
-	}
+	defer s.goroutine("binding")()
+	err := s.bindCalls(ctx, d)
 	s.mu.Lock()
 	if err != nil {
 		s.forget(d.pod)
 		s.queue.Done(d.qp, false)
+		s.reportQueued(d.qp, EventScheduleAttemptFailed)
 		s.mu.Unlock()
 		s.notify()
 		klog.FromContext(ctx).Error(err, "Binding failed", "pod", klog.KObj(pod), "node", d.node)
@@ -662,7 +699,9 @@ func (s *Scheduler) preempt(ctx context.Context, d *decision) {
 	plan := d.plan
 	node := plan.node
 	var failed atomic.Bool
+	start := s.clock.Now()
 	defer func() {
+		s.reportPreemptionRun(pod, failed.Load(), start)
 		s.mu.Lock()
 		s.queue.Ungate(d.qp.Key, !failed.Load())
 		s.mu.Unlock()

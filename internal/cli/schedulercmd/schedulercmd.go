@@ -14,6 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	// The json format of --logging-format, as kube-scheduler registers it.
+	_ "k8s.io/component-base/logs/json/register"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
@@ -56,6 +59,15 @@ type Options struct {
 	FeatureGates string
 	// VictimPolicy chooses the victims: upstream, minimal or strict-pdb.
 	VictimPolicy string
+	// Logging is component-base's logging configuration (-v, --vmodule,
+	// --logging-format), as kube-scheduler's.
+	Logging *logsapi.LoggingConfiguration
+	// APIWait bounds the wait for the API server before the scheduler
+	// starts: attempts every APIWaitInterval, each failure logged.
+	APIWaitAttempts int
+	APIWaitInterval time.Duration
+	// Serving is the secure port (kube-scheduler's 10259).
+	Serving *Serving
 
 	errOut   io.Writer
 	cfg      config.Config
@@ -66,7 +78,7 @@ type Options struct {
 
 // NewCommand returns the scheduler command.
 func NewCommand(errOut io.Writer) *cobra.Command {
-	return newCommand(&Options{errOut: errOut})
+	return newCommand(&Options{errOut: errOut, Logging: logsapi.NewLoggingConfiguration()})
 }
 
 // newCommand returns the command filling o.
@@ -90,6 +102,9 @@ is used.`,
 			if err := o.Complete(cmd.Flags()); err != nil {
 				return err
 			}
+			if err := logsapi.ValidateAndApply(o.Logging, nil); err != nil {
+				return clierr.Usagef("logging flags: %v", err)
+			}
 			return o.Run(cmd.Context())
 		},
 	}
@@ -100,7 +115,7 @@ is used.`,
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal or strict-pdb (see reprieve whatif --help)")
 	f.StringVar(&o.SchedulerName, "scheduler-name", "", "schedule pods with this spec.schedulerName (default: the config's profile, else reprieve)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles (by schedulerName), plugins and their args, clientConnection, leaderElection; what reprieve does not implement is an error")
-	f.StringVar(&o.MetricsAddr, "metrics-addr", ":10259", "address for /metrics, /healthz and /readyz (empty disables)")
+	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "also serve /metrics, /healthz, /readyz and /livez over plain, unauthenticated HTTP on this address (off by default; the secure port serves them)")
 	le := &o.LeaderElection
 	f.BoolVar(&le.LeaderElect, flagLeaderElect, true, "run only while holding the lease, so several replicas can run")
 	f.DurationVar(&le.LeaseDuration, flagLeaseDuration, config.DefaultLeaseDuration, "lease duration")
@@ -110,6 +125,16 @@ is used.`,
 	f.StringVar(&le.ResourceName, flagResourceName, config.DefaultResourceName, "name of the Lease")
 	f.StringVar(&le.ResourceNamespace, flagResourceNamespace, config.DefaultResourceNamespace, "namespace of the Lease")
 	f.StringVar(&o.Identity, "identity", "", "leader election identity (default: hostname and a unique suffix)")
+	f.IntVar(&o.APIWaitAttempts, "api-wait-attempts", defaultAPIWaitAttempts, "how many times to try the API server before giving up at start, each failure logged")
+	f.DurationVar(&o.APIWaitInterval, "api-wait-interval", defaultAPIWaitInterval, "pause between two tries of the API server at start")
+	if o.Logging == nil {
+		o.Logging = logsapi.NewLoggingConfiguration()
+	}
+	logsapi.AddFlags(o.Logging, f)
+	if o.Serving == nil {
+		o.Serving = newServing()
+	}
+	o.Serving.AddFlags(f)
 	return cmd
 }
 
@@ -117,6 +142,17 @@ is used.`,
 // as kube-scheduler does, and validates the result.
 func (o *Options) Complete(fs *pflag.FlagSet) error {
 	var err error
+	if o.Logging != nil {
+		if errs := logsapi.Validate(o.Logging, nil, nil); len(errs) > 0 {
+			return clierr.Usagef("logging flags: %v", flatten(errs.ToAggregate()))
+		}
+	}
+	if err := o.Serving.validate(); err != nil {
+		return clierr.Usagef("serving flags: %v", err)
+	}
+	if o.APIWaitAttempts < 1 {
+		return clierr.Usagef("--api-wait-attempts: %d, want at least 1", o.APIWaitAttempts)
+	}
 	if o.features, err = preemption.ParseFeatureGates(o.FeatureGates); err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
 	}
@@ -233,6 +269,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := waitForAPIServer(ctx, client.Discovery(), rc.Host, o.APIWaitAttempts, o.APIWaitInterval); err != nil {
+		return err
+	}
 	cfg := kube.Config{
 		Client:         client,
 		EventClient:    eventClient,
@@ -243,6 +282,11 @@ func (o *Options) Run(ctx context.Context) error {
 		MaxBackoff:     o.cfg.PodMaxBackoff,
 		Parallelism:    o.cfg.EffectiveParallelism(),
 		Preemption:     preemption.Options{Policy: o.policy, Features: o.features},
+	}
+	if o.Serving.Enabled() {
+		if cfg.Serve, err = o.Serving.serveFunc(client); err != nil {
+			return err
+		}
 	}
 	if le := o.conn.LeaderElection; le.LeaderElect {
 		cfg.LeaderElection = &kube.LeaderElection{

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/pkg/config"
@@ -197,10 +198,22 @@ func TestInvalidSettings(t *testing.T) {
 			args: []string{"--kube-api-burst=-5"}, wantIs: clierr.ErrUsage,
 			wantMsg: "clientConnection.burst: Invalid value: -5",
 		},
+		"unknown logging format": {
+			args: []string{"--logging-format=xml"}, wantIs: clierr.ErrUsage,
+			wantMsg: `logging flags: format: Invalid value: "xml": Unsupported log format`,
+		},
+		"vmodule with json": {
+			args: []string{"--logging-format=json", "--vmodule=kube=4"}, wantIs: clierr.ErrUsage,
+			wantMsg: "logging flags: vmodule: Forbidden: Only supported for text log format",
+		},
+		"no attempt to reach the API server": {
+			args: []string{"--api-wait-attempts=0"}, wantIs: clierr.ErrUsage,
+			wantMsg: "--api-wait-attempts: 0, want at least 1",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := &Options{errOut: &bytes.Buffer{}}
+			o := &Options{errOut: &bytes.Buffer{}, Logging: logsapi.NewLoggingConfiguration()}
 			cmd := newCommand(o)
 			if err := cmd.ParseFlags(append([]string{"--kubeconfig", kc}, tc.args...)); err != nil {
 				t.Fatal(err)
@@ -211,6 +224,38 @@ func TestInvalidSettings(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.wantMsg) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("err = %q, want one line containing %q", err, tc.wantMsg)
+			}
+		})
+	}
+}
+
+// TestLoggingFlags checks kube-scheduler's logging flags are parsed into
+// component-base's configuration.
+func TestLoggingFlags(t *testing.T) {
+	kc := kubeconfig(t, t.TempDir(), "k")
+	tests := map[string]struct {
+		args       []string
+		format     string
+		verbosity  uint32
+		vmoduleLen int
+	}{
+		"defaults":       {format: "text"},
+		"json":           {args: []string{"--logging-format=json", "-v=4"}, format: "json", verbosity: 4},
+		"text, vmodule":  {args: []string{"--v=2", "--vmodule=run=5,queue=3"}, format: "text", verbosity: 2, vmoduleLen: 2},
+		"shorthand only": {args: []string{"-v", "3"}, format: "text", verbosity: 3},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := &Options{errOut: &bytes.Buffer{}, Logging: logsapi.NewLoggingConfiguration()}
+			cmd := newCommand(o)
+			if err := cmd.ParseFlags(append([]string{"--kubeconfig", kc}, tc.args...)); err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Complete(cmd.Flags()); err != nil {
+				t.Fatal(err)
+			}
+			if o.Logging.Format != tc.format || uint32(o.Logging.Verbosity) != tc.verbosity || len(o.Logging.VModule) != tc.vmoduleLen {
+				t.Errorf("format %q, v %d, vmodule %v; want %q, %d, %d entries", o.Logging.Format, o.Logging.Verbosity, o.Logging.VModule, tc.format, tc.verbosity, tc.vmoduleLen)
 			}
 		})
 	}

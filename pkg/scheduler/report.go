@@ -1,0 +1,293 @@
+package scheduler
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// Queue names and events as upstream's scheduler_queue_incoming_pods_total
+// labels them.
+const (
+	QueueActive        = "Active"
+	QueueBackoff       = "Backoff"
+	QueueUnschedulable = "Unschedulable"
+
+	EventUnscheduledPodAdd     = "UnscheduledPodAdd"
+	EventScheduleAttemptFailed = "ScheduleAttemptFailure"
+	EventAssignedPodDelete     = "AssignedPodDelete"
+	EventNodeAdd               = "NodeAdd"
+)
+
+// ExtensionPointRun is one run of an extension point in a scheduling or
+// binding cycle: upstream's extension point name, the status code of the
+// run (filter.Code's names) and how long it took.
+type ExtensionPointRun struct {
+	Name     string
+	Status   string
+	Duration time.Duration
+}
+
+// PluginRun is one plugin's run at an extension point.
+type PluginRun struct {
+	Plugin, ExtensionPoint, Status string
+	Duration                       time.Duration
+}
+
+// CycleReport describes a scheduling cycle for a DetailObserver.
+type CycleReport struct {
+	// Profile is the pod's schedulerName.
+	Profile string
+	// Algorithm is the time from the start of the cycle to its decision
+	// (Filter, Score and, when the pod fits nowhere, PostFilter).
+	Algorithm time.Duration
+	// ExtensionPoints are the extension points the cycle ran, in order.
+	ExtensionPoints []ExtensionPointRun
+	// Plugins are the runs of single plugins the cycle can time.
+	Plugins []PluginRun
+	// UnschedulablePlugins are the plugins that rejected the pod (empty
+	// when it fits).
+	UnschedulablePlugins []string
+	// PostFilter is the status code of the preemption evaluation, "" when
+	// it did not run.
+	PostFilter string
+}
+
+// DetailObserver is an Observer that also learns the phases of cycles,
+// the queue's arrivals and the scheduler's goroutines, for upstream's
+// finer metrics. The scheduler uses these methods when Options.Observer
+// implements them; they are called with the scheduler's lock held or from
+// actuation goroutines and must neither block nor call the scheduler.
+type DetailObserver interface {
+	Observer
+	// Cycle is a finished scheduling cycle.
+	Cycle(pod *v1.Pod, r CycleReport)
+	// Binding is a finished binding cycle (PreBind, Bind).
+	Binding(pod *v1.Pod, profile string, runs []ExtensionPointRun, plugins []PluginRun)
+	// QueueIncoming is a pod entering a queue on an event.
+	QueueIncoming(queue, event string)
+	// Goroutines is a goroutine starting (+1) or ending (-1) an operation.
+	Goroutines(operation string, delta int)
+	// PreemptionExecuted is the end of a preemption's API calls: result is
+	// "success" or "error", d how long the calls took.
+	PreemptionExecuted(pod *v1.Pod, result string, d time.Duration)
+}
+
+// QueuedPodState is a pod the queue holds, for the unschedulable_pods
+// gauge.
+type QueuedPodState struct {
+	Key string
+	// Profile is the pod's schedulerName.
+	Profile string
+	// InFlight is set while the pod is in a scheduling or binding cycle.
+	InFlight bool
+	// Gated is set for a pod with scheduling gates (rejected by the
+	// SchedulingGates PreEnqueue plugin).
+	Gated bool
+}
+
+// QueuedPods returns the pods the queue holds, in no order.
+func (s *Scheduler) QueuedPods() []QueuedPodState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]QueuedPodState, 0, len(s.queue.pods))
+	for _, qp := range s.queue.pods {
+		out = append(out, QueuedPodState{
+			Key:      qp.Key,
+			Profile:  qp.Pod.Spec.SchedulerName,
+			InFlight: qp.where == inFlight,
+			Gated:    len(qp.Pod.Spec.SchedulingGates) > 0,
+		})
+	}
+	return out
+}
+
+func (s *Scheduler) detail() DetailObserver {
+	do, _ := s.opts.Observer.(DetailObserver)
+	return do
+}
+
+// queueLabel names the queue holding qp as upstream labels it.
+func queueLabel(qp *QueuedPod) string {
+	switch qp.where {
+	case inActive:
+		return QueueActive
+	case inBackoff:
+		return QueueBackoff
+	}
+	return QueueUnschedulable
+}
+
+// reportQueued tells the observer where qp went on event; the caller holds
+// the lock.
+func (s *Scheduler) reportQueued(qp *QueuedPod, event string) {
+	do := s.detail()
+	if do == nil || qp == nil || s.queue.pods[qp.Key] != qp {
+		return
+	}
+	do.QueueIncoming(queueLabel(qp), event)
+}
+
+// reportAdded tells the observer about a pod Queue.Add enqueued; the caller
+// holds the lock.
+func (s *Scheduler) reportAdded(key string) {
+	if qp := s.queue.pods[key]; qp != nil {
+		label := QueueActive
+		if len(qp.Pod.Spec.SchedulingGates) > 0 {
+			label = QueueUnschedulable
+		}
+		if do := s.detail(); do != nil {
+			do.QueueIncoming(label, EventUnscheduledPodAdd)
+		}
+	}
+}
+
+// goroutine counts a goroutine of operation until the returned func runs.
+func (s *Scheduler) goroutine(operation string) func() {
+	do := s.detail()
+	if do == nil {
+		return func() {}
+	}
+	do.Goroutines(operation, 1)
+	return func() { do.Goroutines(operation, -1) }
+}
+
+// timed runs f and returns its status and a run of the extension point.
+func (s *Scheduler) timed(name string, f func() filter.Code) ExtensionPointRun {
+	start := s.clock.Now()
+	code := f()
+	return ExtensionPointRun{Name: name, Status: code.String(), Duration: s.clock.Since(start)}
+}
+
+// rejectors are the plugins that rejected the pod in a failed cycle.
+func rejectors(c *filter.Cycle, fr filter.Result) []string {
+	var out []string
+	add := func(p string) {
+		if p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	if st := c.PreFilterStatus(); !st.IsSuccess() {
+		add(st.Plugin)
+		return out
+	}
+	for _, st := range fr.Statuses {
+		if !st.IsSuccess() {
+			add(st.Plugin)
+		}
+	}
+	return out
+}
+
+// filterNominated filters the pod on its nominated node, as a Filter run.
+func (s *Scheduler) filterNominated(d *decision, c *filter.Cycle, n *snapshot.Node) bool {
+	var ok bool
+	run := s.timed("Filter", func() filter.Code {
+		st := c.FilterOne(n)
+		ok = st.IsSuccess()
+		if st.Code == filter.Error {
+			return filter.Error
+		}
+		return filter.Success
+	})
+	if c.PreFilterStatus().IsSuccess() {
+		d.report.ExtensionPoints = append(d.report.ExtensionPoints, run)
+	}
+	return ok
+}
+
+// filterCode is the status of a Filter run as upstream reports it: Error
+// when a filter failed on a node, else Success (rejections are not errors).
+func filterCode(fr filter.Result) filter.Code {
+	for _, st := range fr.Statuses {
+		if st.Code == filter.Error {
+			return filter.Error
+		}
+	}
+	return filter.Success
+}
+
+// postFilter records DefaultPreemption's evaluation: Success when it chose
+// a node, Error when a dry run failed without a candidate, else
+// Unschedulable.
+func (r *CycleReport) postFilter(res *preemption.Result, d time.Duration) {
+	code := filter.Unschedulable
+	switch {
+	case res.Chosen != nil:
+		code = filter.Success
+	case res.Err != nil:
+		code = filter.Error
+	}
+	r.PostFilter = code.String()
+	r.ExtensionPoints = append(r.ExtensionPoints, ExtensionPointRun{Name: "PostFilter", Status: r.PostFilter, Duration: d})
+	r.Plugins = append(r.Plugins, PluginRun{Plugin: "DefaultPreemption", ExtensionPoint: "PostFilter", Status: r.PostFilter, Duration: d})
+}
+
+// bindCalls runs PreBind (volumes) and Bind for a decision and reports
+// them to a DetailObserver.
+func (s *Scheduler) bindCalls(ctx context.Context, d *decision) error {
+	pod := d.pod.Obj
+	var err error
+	runs := []ExtensionPointRun{s.timed("PreBind", func() filter.Code {
+		err = s.bindVolumes(ctx, d)
+		return errCode(err)
+	})}
+	var plugins []PluginRun
+	if err == nil {
+		bind := s.timed("Bind", func() filter.Code {
+			err = s.cluster.Bind(ctx, pod, d.node)
+			return errCode(err)
+		})
+		runs = append(runs, bind)
+		plugins = append(plugins, PluginRun{Plugin: "DefaultBinder", ExtensionPoint: "Bind", Status: bind.Status, Duration: bind.Duration})
+	}
+	if do := s.detail(); do != nil {
+		do.Binding(pod, d.report.Profile, runs, plugins)
+	}
+	return err
+}
+
+func errCode(err error) filter.Code {
+	if err != nil {
+		return filter.Error
+	}
+	return filter.Success
+}
+
+// reportPreemptionRun reports the end of a preemption's API calls.
+func (s *Scheduler) reportPreemptionRun(pod *v1.Pod, failed bool, start time.Time) {
+	if do := s.detail(); do != nil {
+		result := "success"
+		if failed {
+			result = "error"
+		}
+		do.PreemptionExecuted(pod, result, s.clock.Since(start))
+	}
+}
+
+// moves runs f, which may move pods out of the unschedulable pool, and
+// reports each pod it moved on event ("" reports none); the caller holds
+// the lock.
+func (s *Scheduler) moves(event string, f func()) {
+	do := s.detail()
+	if do == nil || event == "" {
+		f()
+		return
+	}
+	moved := make([]*QueuedPod, 0, len(s.queue.unschedulable))
+	for _, qp := range s.queue.unschedulable {
+		moved = append(moved, qp)
+	}
+	f()
+	for _, qp := range moved {
+		if s.queue.pods[qp.Key] == qp && qp.where != inUnschedulable {
+			do.QueueIncoming(queueLabel(qp), event)
+		}
+	}
+}

@@ -1,0 +1,589 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	compbasemetrics "k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	sm "k8s.io/kubernetes/pkg/scheduler/metrics"
+
+	"github.com/reprieve/reprieve/internal/cli/schedulercmd"
+)
+
+// TestMetricsMatchUpstream runs a preemption and an unschedulable pod
+// through reprieve's scheduler, scrapes its /metrics, and checks every
+// scheduler_ family against kube-scheduler v1.37.2's own definition: each
+// of reprieve's series is fed, with its label values, to upstream's metric
+// (which refuses label names it does not have), then name, help (with its
+// stability annotation), type, label sets and buckets of the two
+// registries' output are compared. Label values are checked against
+// upstream's vocabularies (extension points, status codes, queues, events).
+func TestMetricsMatchUpstream(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	w := e.world(t)
+	w.node(smallNode("node-1"))
+	s := w.startScheduler(schedOpts{})
+	w.pod(mkPod("victim", low, "400m").Obj())
+	if got := w.waitBound("victim"); got != "node-1" {
+		t.Fatalf("victim bound to %q, want node-1", got)
+	}
+	w.waitRunning("victim")
+	w.pod(mkPod("preemptor", high, "400m").Obj())
+	if got := w.waitBound("preemptor"); got != "node-1" {
+		t.Fatalf("preemptor bound to %q, want node-1", got)
+	}
+	w.pod(mkPod("stuck", low, "100m").NodeSelector("disk", "none").Obj())
+	w.waitDecided("stuck")
+
+	ours := scrape(t, "http://"+s.metrics+"/metrics")
+
+	// Metrics the scenario must have produced: upstream's STABLE set and
+	// the BETA and preemption metrics it exercises.
+	required := []string{
+		"scheduler_schedule_attempts_total",
+		"scheduler_scheduling_attempt_duration_seconds",
+		"scheduler_preemption_victims",
+		"scheduler_preemption_attempts_total",
+		"scheduler_pending_pods",
+		"scheduler_pod_scheduling_attempts",
+		"scheduler_framework_extension_point_duration_seconds",
+		"scheduler_queue_incoming_pods_total",
+		"scheduler_scheduling_algorithm_duration_seconds",
+		"scheduler_pod_scheduling_sli_duration_seconds",
+		"scheduler_unschedulable_pods",
+		"scheduler_goroutines",
+		"scheduler_preemption_evaluation_duration_seconds",
+		"scheduler_preemption_execution_duration_seconds",
+		"scheduler_preemption_goroutines_duration_seconds",
+		"scheduler_preemption_goroutines_execution_total",
+	}
+	for _, name := range required {
+		if ours[name] == nil {
+			t.Errorf("%s missing from /metrics", name)
+		}
+	}
+
+	sm.Register()
+	// Registered by upstream only with the GenericWorkload gate.
+	for _, c := range []compbasemetrics.Registerable{sm.PreemptionEvaluationDuration, sm.PreemptionExecutionDuration, sm.PreemptionPDBViolations} {
+		_ = legacyregistry.Register(c)
+	}
+
+	feeders := upstreamFeeders(t)
+	checkValues := labelVocabulary(w.sched)
+	for name, fam := range ours {
+		if !strings.HasPrefix(name, "scheduler_") {
+			continue
+		}
+		feed, ok := feeders[name]
+		if !ok {
+			t.Errorf("%s: no upstream metric of that name is checked", name)
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			labels := labelMap(m)
+			for k, v := range labels {
+				if check := checkValues[k]; check != nil {
+					if err := check(name, v); err != nil {
+						t.Errorf("%s{%s}: %v", name, labelKey(m), err)
+					}
+				}
+			}
+			if err := feedSafely(feed, labels); err != nil {
+				t.Errorf("%s{%s}: upstream refuses the labels: %v", name, labelKey(m), err)
+			}
+		}
+	}
+
+	upstream, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range upstream {
+		byName[f.GetName()] = f
+	}
+	deprecatedSince := map[string]string{}
+	if v := sm.PreemptionGoroutinesDuration.DeprecatedVersion(); v != nil {
+		deprecatedSince["scheduler_preemption_goroutines_duration_seconds"] = v.String()
+	}
+	for name, fam := range ours {
+		if _, ok := feeders[name]; !ok {
+			continue
+		}
+		up := byName[name]
+		if up == nil {
+			t.Errorf("%s: upstream produced no family after being fed", name)
+			continue
+		}
+		wantHelp := up.GetHelp()
+		if dv := deprecatedSince[name]; dv != "" {
+			// component-base annotates a deprecated metric only from its
+			// deprecation version on; this test binary's version is
+			// v0.0.0, kube-scheduler v1.37.2's is not.
+			wantHelp = strings.Replace(wantHelp, "] ", "] (Deprecated since "+dv+") ", 1)
+		}
+		if fam.GetHelp() != wantHelp {
+			t.Errorf("%s: help\n  ours     %q\n  upstream %q", name, fam.GetHelp(), wantHelp)
+		}
+		if fam.GetType() != up.GetType() {
+			t.Errorf("%s: type %v, upstream %v", name, fam.GetType(), up.GetType())
+		}
+		upSeries := map[string]*dto.Metric{}
+		for _, m := range up.GetMetric() {
+			upSeries[labelKey(m)] = m
+		}
+		for _, m := range fam.GetMetric() {
+			um := upSeries[labelKey(m)]
+			if um == nil {
+				t.Errorf("%s{%s}: upstream has no such series; it has %v", name, labelKey(m), keys(upSeries))
+				continue
+			}
+			if fam.GetType() == dto.MetricType_HISTOGRAM {
+				if got, want := bounds(m), bounds(um); !slices.Equal(got, want) {
+					t.Errorf("%s: buckets %v, upstream %v", name, got, want)
+				}
+			}
+		}
+	}
+	if t.Failed() {
+		var names []string
+		for _, n := range keys(ours) {
+			if strings.HasPrefix(n, "scheduler_") {
+				names = append(names, n)
+			}
+		}
+		t.Logf("reprieve's scheduler_ families: %v", names)
+	}
+}
+
+// feedSafely runs feed, turning a panic (a label upstream does not have)
+// into an error.
+func feedSafely(feed func(map[string]string) error, labels map[string]string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return feed(labels)
+}
+
+// upstreamFeeders records one observation on upstream's metric of each name
+// with the given labels.
+func upstreamFeeders(t *testing.T) map[string]func(map[string]string) error {
+	t.Helper()
+	attempts := func(l map[string]string) error {
+		switch l["result"] {
+		case "scheduled":
+			sm.PodScheduled(l["profile"], 0.01)
+		case "unschedulable":
+			sm.PodUnschedulable(l["profile"], 0.01)
+		case "error":
+			sm.PodScheduleError(l["profile"], 0.01)
+		default:
+			return fmt.Errorf("result %q is none of upstream's", l["result"])
+		}
+		if len(l) != 2 {
+			return fmt.Errorf("labels %v, upstream has result and profile", l)
+		}
+		return nil
+	}
+	none := func(n int, l map[string]string) error {
+		if len(l) != n {
+			return fmt.Errorf("labels %v", l)
+		}
+		return nil
+	}
+	return map[string]func(map[string]string) error{
+		"scheduler_schedule_attempts_total":             attempts,
+		"scheduler_scheduling_attempt_duration_seconds": attempts,
+		"scheduler_scheduling_algorithm_duration_seconds": func(l map[string]string) error {
+			sm.SchedulingAlgorithmLatency.Observe(0.01)
+			return none(0, l)
+		},
+		"scheduler_preemption_victims": func(l map[string]string) error {
+			sm.PreemptionVictims.Observe(1)
+			return none(0, l)
+		},
+		"scheduler_preemption_attempts_total": func(l map[string]string) error {
+			sm.PreemptionAttempts.Inc()
+			return none(0, l)
+		},
+		"scheduler_pending_pods": func(l map[string]string) error {
+			switch l["queue"] {
+			case "active":
+				sm.ActivePods().Set(0)
+			case "backoff":
+				sm.BackoffPods().Set(0)
+			case "unschedulable":
+				sm.UnschedulablePods().Set(0)
+			case "gated":
+				sm.GatedPods().Set(0)
+			default:
+				return fmt.Errorf("queue %q is none of upstream's", l["queue"])
+			}
+			return none(1, l)
+		},
+		"scheduler_pod_scheduling_attempts": func(l map[string]string) error {
+			sm.PodSchedulingAttempts.Observe(1)
+			return none(0, l)
+		},
+		"scheduler_pod_scheduling_sli_duration_seconds": func(l map[string]string) error {
+			sm.PodSchedulingSLIDuration.With(l).Observe(0.1)
+			return nil
+		},
+		"scheduler_framework_extension_point_duration_seconds": func(l map[string]string) error {
+			sm.FrameworkExtensionPointDuration.With(l).Observe(0.001)
+			return nil
+		},
+		"scheduler_plugin_execution_duration_seconds": func(l map[string]string) error {
+			sm.PluginExecutionDuration.With(l).Observe(0.001)
+			return nil
+		},
+		"scheduler_queue_incoming_pods_total": func(l map[string]string) error {
+			sm.SchedulerQueueIncomingPods.With(l).Inc()
+			return nil
+		},
+		"scheduler_goroutines": func(l map[string]string) error {
+			sm.Goroutines.With(l).Set(0)
+			return nil
+		},
+		"scheduler_unschedulable_pods": func(l map[string]string) error {
+			sm.UnschedulableReason(l["plugin"], l["profile"]).Set(0)
+			return none(2, l)
+		},
+		"scheduler_plugin_evaluation_total": func(l map[string]string) error {
+			sm.PluginEvaluationTotal.With(l).Inc()
+			return nil
+		},
+		"scheduler_permit_wait_duration_seconds": func(l map[string]string) error {
+			sm.PermitWaitDuration.With(l).Observe(0.001)
+			return nil
+		},
+		"scheduler_preemption_evaluation_duration_seconds": func(l map[string]string) error {
+			sm.PreemptionEvaluationDuration.With(l).Observe(0.001)
+			return nil
+		},
+		"scheduler_preemption_execution_duration_seconds": func(l map[string]string) error {
+			sm.PreemptionExecutionDuration.With(l).Observe(0.001)
+			return nil
+		},
+		"scheduler_preemption_pdb_violations_total": func(l map[string]string) error {
+			sm.PreemptionPDBViolations.With(l).Inc()
+			return nil
+		},
+		"scheduler_preemption_goroutines_duration_seconds": func(l map[string]string) error {
+			sm.PreemptionGoroutinesDuration.With(l).Observe(0.1)
+			return nil
+		},
+		"scheduler_preemption_goroutines_execution_total": func(l map[string]string) error {
+			sm.PreemptionGoroutinesExecutionTotal.With(l).Inc()
+			return nil
+		},
+	}
+}
+
+// labelVocabulary checks label values against upstream's.
+func labelVocabulary(profile string) map[string]func(metric, v string) error {
+	oneOf := func(allowed ...string) func(string, string) error {
+		return func(_, v string) error {
+			if !slices.Contains(allowed, v) {
+				return fmt.Errorf("value %q is none of %q", v, allowed)
+			}
+			return nil
+		}
+	}
+	codes := []string{fwk.Success.String(), fwk.Error.String(), fwk.Unschedulable.String(),
+		fwk.UnschedulableAndUnresolvable.String(), fwk.Wait.String(), fwk.Skip.String(), fwk.Pending.String()}
+	statusOrGoroutine := func(metric, v string) error {
+		if strings.HasPrefix(metric, "scheduler_preemption_goroutines") || metric == "scheduler_preemption_execution_duration_seconds" {
+			return oneOf(sm.GoroutineResultSuccess, sm.GoroutineResultError)(metric, v)
+		}
+		if metric == "scheduler_preemption_evaluation_duration_seconds" {
+			return oneOf(codes...)(metric, v)
+		}
+		return nil // schedule_attempts: checked by its feeder
+	}
+	queue := func(metric, v string) error {
+		if metric == "scheduler_queue_incoming_pods_total" {
+			return oneOf("Active", "Backoff", "Unschedulable")(metric, v)
+		}
+		return nil // pending_pods: checked by its feeder
+	}
+	return map[string]func(string, string) error{
+		"profile":         oneOf(profile),
+		"extension_point": oneOf(sm.ExtensionPoints...),
+		"status":          oneOf(codes...),
+		"result":          statusOrGoroutine,
+		"queue":           queue,
+		"event": oneOf(framework.EventUnscheduledPodAdd.Label(), framework.ScheduleAttemptFailure,
+			framework.EventAssignedPodDelete.Label(), fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}.Label()),
+		"operation": oneOf(sm.Binding),
+		"preemptor": oneOf("pod"),
+	}
+}
+
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parsing %s: %v", url, err)
+	}
+	return families
+}
+
+func labelMap(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+func labelKey(m *dto.Metric) string {
+	var parts []string
+	for _, l := range m.GetLabel() {
+		parts = append(parts, l.GetName()+"="+l.GetValue())
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+func bounds(m *dto.Metric) []float64 {
+	var out []float64
+	for _, b := range m.GetHistogram().GetBucket() {
+		// The text format lists +Inf, a gathered histogram leaves it implicit.
+		if !math.IsInf(b.GetUpperBound(), 1) {
+			out = append(out, b.GetUpperBound())
+		}
+	}
+	return out
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestSecureServing runs `reprieve scheduler` as the ServiceAccount of
+// deploy/rbac.yaml and deploy/serving-rbac.yaml under RBAC and checks its
+// secure port as kube-scheduler's behaves: TLS with a self-signed
+// certificate, health paths open to anonymous requests, /metrics only for
+// a token the API server authorizes (TokenReview, SubjectAccessReview).
+func TestSecureServing(t *testing.T) {
+	e := newEnv(t, envOptions{rbac: true})
+	ctx := context.Background()
+	admin := e.Admin
+	for _, ns := range []string{"reprieve-system", "monitoring"} {
+		if _, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token := func(ns, name string) string {
+		t.Helper()
+		if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		expiry := int64(3600)
+		tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	schedToken := token("reprieve-system", "reprieve")
+	applyRBAC(t, admin, "../../deploy/rbac.yaml")
+	applyClusterRBAC(t, admin, "../../deploy/serving-rbac.yaml")
+	readerToken := token("monitoring", "prometheus")
+	nobodyToken := token("monitoring", "nobody")
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-reads-reprieve"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "reprieve-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: "monitoring"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sa := kubernetes.NewForConfigOrDie(e.configFor(schedToken))
+	waitUntil(t, "the scheduler's roles to apply", func() bool {
+		_, err := sa.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
+
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := e.configFor(schedToken)
+	writeFile(t, kc, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: %q, certificate-authority-data: %s}
+users:
+- name: u
+  user: {token: %q}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), schedToken)))
+
+	port := freePort(t)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	var errOut bytes.Buffer
+	cmd := schedulercmd.NewCommand(&errOut)
+	cmd.SetArgs([]string{"--kubeconfig", kc, "--leader-elect=false", "--scheduler-name=secure-test",
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--api-wait-attempts=3", "--api-wait-interval=1s"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(&errOut)
+	go func() { done <- cmd.ExecuteContext(runCtx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("scheduler: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("scheduler did not stop within 30s")
+		}
+	}()
+
+	base := fmt.Sprintf("https://127.0.0.1:%d", port)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // self-signed, as kube-scheduler's default
+	get := func(path, bearer string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	waitUntil(t, "the secure port to be ready", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("scheduler exited: %v\n%s", err, errOut.String())
+		default:
+		}
+		code, _ := get("/readyz", "")
+		return code == http.StatusOK
+	})
+
+	tests := []struct {
+		name, path, token string
+		want              int
+		body              string
+	}{
+		{"anonymous healthz", "/healthz", "", http.StatusOK, "ok"},
+		{"anonymous livez", "/livez", "", http.StatusOK, "ok"},
+		{"anonymous readyz", "/readyz", "", http.StatusOK, "ok"},
+		{"anonymous metrics refused", "/metrics", "", http.StatusForbidden, `forbidden: User \"system:anonymous\" cannot get path \"/metrics\"`},
+		{"unknown token refused", "/metrics", "not-a-token", http.StatusUnauthorized, "Unauthorized"},
+		{"token without the role refused", "/metrics", nobodyToken, http.StatusForbidden, `system:serviceaccount:monitoring:nobody`},
+		{"metrics reader", "/metrics", readerToken, http.StatusOK, "scheduler_pending_pods"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := get(tt.path, tt.token)
+			if code != tt.want || !strings.Contains(body, tt.body) {
+				t.Errorf("GET %s: %d %.300q, want %d containing %q", tt.path, code, body, tt.want, tt.body)
+			}
+		})
+	}
+	t.Run("plain HTTP refused", func(t *testing.T) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("plain HTTP: %s, want 400 (HTTP to an HTTPS server)", resp.Status)
+			}
+		}
+	})
+}
+
+// applyClusterRBAC creates the ClusterRoles and ClusterRoleBindings of a
+// manifest.
+func applyClusterRBAC(t *testing.T, c kubernetes.Interface, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var raw runtimeRaw
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(raw) == 0 || string(raw) == "null" {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		switch o := obj.(type) {
+		case *rbacv1.ClusterRole:
+			_, err = c.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRoleBinding:
+			_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("%s: unexpected %T", path, obj)
+		}
+		if err != nil {
+			t.Fatalf("%s: creating %T: %v", path, obj, err)
+		}
+	}
+}

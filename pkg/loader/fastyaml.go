@@ -2,6 +2,8 @@ package loader
 
 import (
 	"bytes"
+	"errors"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -413,19 +415,59 @@ func isPlainString(s []byte) bool {
 	return true
 }
 
-// notNumeric reports whether a scalar starting with a digit is certainly
-// not an integer, float or timestamp: it has a letter no number or
-// timestamp has, or two dots and no colon or space (an address, a
-// version).
+// notNumeric reports whether a plain scalar starting with a digit
+// resolves to a string under YAML 1.1 as go-yaml v2 resolves it (the
+// resolver sigs.k8s.io/yaml uses): not a timestamp (it never starts with
+// four digits and a dash), and neither an integer in any base nor a float,
+// underscores removed.
 func notNumeric(s []byte) bool {
+	if len(s) >= 5 && isDigits(s[:4]) && s[4] == '-' {
+		return false
+	}
+	plain := strings.ReplaceAll(string(s), "_", "")
+	if _, err := strconv.ParseInt(plain, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return false
+	}
+	if _, err := strconv.ParseUint(plain, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return false
+	}
+	return !yamlFloat(plain) && !strings.HasPrefix(plain, "0b")
+}
+
+func isDigits(s []byte) bool {
 	for _, c := range s {
-		switch c {
-		case 'g', 'h', 'j', 'k', 'l', 'm', 'p', 'q', 'r', 's', 'u', 'v', 'w', 'y',
-			'G', 'H', 'J', 'K', 'L', 'M', 'P', 'Q', 'R', 'S', 'U', 'V', 'W', 'Y':
-			return true
+		if c < '0' || c > '9' {
+			return false
 		}
 	}
-	return bytes.Count(s, []byte(".")) >= 2 && !bytes.ContainsAny(s, ": ")
+	return true
+}
+
+// yamlFloat matches go-yaml v2's float syntax for a scalar starting with a
+// digit: digits, an optional fraction, an optional exponent.
+func yamlFloat(s string) bool {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 // appendJSONString appends s as a JSON string.

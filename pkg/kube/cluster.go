@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +27,45 @@ import (
 type Cluster struct {
 	client   kubernetes.Interface
 	recorder events.EventRecorder
+
+	// evicted holds the UIDs of the victims this Cluster has sent a delete
+	// for, in two generations (cur, then prev once cur fills), so that a
+	// victim chosen again before the watch shows its deletionTimestamp —
+	// its preemptor deleted and another preemptor taking the node — is not
+	// deleted (and reported Preempted) a second time.
+	mu       sync.Mutex
+	evicted  map[types.UID]struct{}
+	evictedP map[types.UID]struct{}
+}
+
+// evictedGeneration is how many victims a generation of Cluster.evicted
+// holds; a victim's deletion shows in the informer long before two
+// generations have passed.
+const evictedGeneration = 4096
+
+// markEvicted records uid as evicted, reporting false if it already was.
+func (c *Cluster) markEvicted(uid types.UID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.evicted[uid]; ok {
+		return false
+	}
+	if _, ok := c.evictedP[uid]; ok {
+		return false
+	}
+	if c.evicted == nil || len(c.evicted) >= evictedGeneration {
+		c.evictedP, c.evicted = c.evicted, map[types.UID]struct{}{}
+	}
+	c.evicted[uid] = struct{}{}
+	return true
+}
+
+// unmarkEvicted forgets uid (its delete failed: a later attempt may retry).
+func (c *Cluster) unmarkEvicted(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.evicted, uid)
+	delete(c.evictedP, uid)
 }
 
 var _ scheduler.Cluster = (*Cluster)(nil)
@@ -57,19 +97,27 @@ func (c *Cluster) SetUnschedulable(ctx context.Context, pod *v1.Pod, message str
 
 // Preempt adds the DisruptionTarget condition to the victim through the
 // status subresource, then deletes it with its own grace period. A victim
-// already gone returns an error wrapping scheduler.ErrVictimGone.
+// already gone, or one this Cluster has already deleted, returns an error
+// wrapping scheduler.ErrVictimGone.
 func (c *Cluster) Preempt(ctx context.Context, victim *v1.Pod, condition v1.PodCondition) error {
+	if !c.markEvicted(victim.UID) {
+		return fmt.Errorf("%w: %s/%s is already being deleted", scheduler.ErrVictimGone, victim.Namespace, victim.Name)
+	}
 	err := c.patchStatus(ctx, victim, func(st *v1.PodStatus) { setCondition(st, condition) })
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("%w: %v", scheduler.ErrVictimGone, err)
 	}
 	if err != nil {
+		c.unmarkEvicted(victim.UID)
 		return fmt.Errorf("adding DisruptionTarget condition: %w", err)
 	}
 	err = c.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &victim.UID}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		// Gone, or replaced by a new pod of the same name: nothing to evict.
 		return fmt.Errorf("%w: %v", scheduler.ErrVictimGone, err)
+	}
+	if err != nil {
+		c.unmarkEvicted(victim.UID)
 	}
 	return err
 }

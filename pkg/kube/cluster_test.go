@@ -59,6 +59,48 @@ func TestPreemptToleratesVictimsAlreadyGone(t *testing.T) {
 	}
 }
 
+func TestPreemptDeletesAVictimOnce(t *testing.T) {
+	cond := v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name string
+		// failFirst makes the first delete fail with a server error.
+		failFirst bool
+		wantCalls string
+		wantGone  bool
+	}{
+		{name: "deleted, then chosen again before the watch shows it terminating", wantCalls: "patch pods/status, delete pods", wantGone: true},
+		{name: "first delete failed: the second attempt deletes", failFirst: true, wantCalls: "patch pods/status, delete pods, patch pods/status, delete pods"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			victim := rt.Pod("ns", "victim").On("n1").Obj()
+			client := fake.NewClientset(victim)
+			deletes := 0
+			// A graceful delete leaves the pod in place (terminating).
+			client.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+				deletes++
+				if tc.failFirst && deletes == 1 {
+					return true, nil, boom
+				}
+				return true, nil, nil
+			})
+			c := NewCluster(client, events.NewFakeRecorder(10))
+			err := c.Preempt(context.Background(), victim, cond)
+			if tc.failFirst != errors.Is(err, boom) {
+				t.Fatalf("first Preempt: %v", err)
+			}
+			// The scheduler's cached victim is unchanged: no deletionTimestamp.
+			err = c.Preempt(context.Background(), victim, cond)
+			if got := errors.Is(err, scheduler.ErrVictimGone); got != tc.wantGone {
+				t.Errorf("second Preempt: %v, want ErrVictimGone %v", err, tc.wantGone)
+			}
+			if got := strings.Join(actions(client), ", "); got != tc.wantCalls {
+				t.Errorf("calls = %s, want %s", got, tc.wantCalls)
+			}
+		})
+	}
+}
+
 func TestBindAndNomination(t *testing.T) {
 	pod := rt.Pod("ns", "p").Obj()
 	client := fake.NewClientset(pod)

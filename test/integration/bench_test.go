@@ -50,8 +50,6 @@ func TestBenchPreemption(t *testing.T) {
 		defNodes = 20
 	}
 	numNodes := envInt(t, "REPRIEVE_BENCH_NODES", defNodes)
-	const perNode, victimsPer = 4, 3
-	numInit, numPreemptors := perNode*numNodes, numNodes
 	cc := config.DefaultConnection().ClientConnection
 	if os.Getenv("REPRIEVE_BENCH_QPS") != "" {
 		cc.QPS = float32(envInt(t, "REPRIEVE_BENCH_QPS", 0))
@@ -59,8 +57,143 @@ func TestBenchPreemption(t *testing.T) {
 	if os.Getenv("REPRIEVE_BENCH_BURST") != "" {
 		cc.Burst = int32(envInt(t, "REPRIEVE_BENCH_BURST", 0))
 	}
-
 	e := newEnv(t, envOptions{noKubelet: true})
+	r := runPreemptionBasic(t, e, numNodes, cc, false)
+	r.check(t)
+}
+
+// TestBenchUpstream runs the PreemptionBasic shape of TestBenchPreemption
+// with kube-scheduler v1.37.2 (in-process) and with reprieve on the same
+// kind of API server, interleaved (upstream, reprieve, upstream, ...), each
+// run on a fresh etcd and API server, in two pairings: kube-scheduler's
+// client defaults on both sides (QPS 50, burst 100) and raised settings on
+// both (QPS 200, burst 400). It logs every run and a table of medians with
+// the ratio reprieve/upstream. Opt-in: REPRIEVE_BENCH=1 or -run naming it.
+// REPRIEVE_BENCH_SIZES (default "200,1000") and REPRIEVE_BENCH_ROUNDS (3)
+// choose the sizes and the runs per side.
+func TestBenchUpstream(t *testing.T) {
+	if os.Getenv("REPRIEVE_BENCH") == "" && !runNames("TestBenchUpstream") {
+		t.Skip("benchmark: set REPRIEVE_BENCH=1 or use -run TestBenchUpstream")
+	}
+	sizes := []int{200, 1000}
+	if s := os.Getenv("REPRIEVE_BENCH_SIZES"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				t.Fatalf("REPRIEVE_BENCH_SIZES=%q: want positive integers separated by commas", s)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	rounds := envInt(t, "REPRIEVE_BENCH_ROUNDS", 3)
+	pairings := []struct {
+		qps   float32
+		burst int32
+	}{{50, 100}, {200, 400}}
+	type key struct {
+		nodes    int
+		qps      float32
+		upstream bool
+	}
+	results := map[key][]benchResult{}
+	for _, nodes := range sizes {
+		for _, p := range pairings {
+			cc := config.DefaultConnection().ClientConnection
+			cc.QPS, cc.Burst = p.qps, p.burst
+			for round := range rounds {
+				for _, upstream := range []bool{true, false} {
+					name := fmt.Sprintf("%s/nodes=%d/qps=%g/run=%d", side(upstream), nodes, p.qps, round+1)
+					t.Run(name, func(t *testing.T) {
+						e := newEnv(t, envOptions{noKubelet: true})
+						r := runPreemptionBasic(t, e, nodes, cc, upstream)
+						r.check(t)
+						k := key{nodes, p.qps, upstream}
+						results[k] = append(results[k], r)
+					})
+				}
+			}
+		}
+	}
+	t.Logf("BENCH TABLE (median of %d runs per side; ratio = reprieve / upstream)", rounds)
+	t.Logf("| nodes | client QPS/burst | scheduler | init pods/s | preemptors/s | victims | Preempted events | t50 | t99 |")
+	for _, nodes := range sizes {
+		for _, p := range pairings {
+			up, rp := results[key{nodes, p.qps, true}], results[key{nodes, p.qps, false}]
+			if len(up) == 0 || len(rp) == 0 {
+				continue
+			}
+			mu, mr := medianResult(up), medianResult(rp)
+			for _, r := range []benchResult{mu, mr} {
+				t.Logf("| %d | %g/%d | %s | %.1f | %.1f | %d | %d | %v | %v |", nodes, p.qps, p.burst, side(r.upstream), r.initRate, r.preRate, r.victims, r.preempted, r.t50, r.t99)
+			}
+			t.Logf("| %d | %g/%d | ratio | %.2f | %.2f | | | | |", nodes, p.qps, p.burst, mr.initRate/mu.initRate, mr.preRate/mu.preRate)
+		}
+	}
+}
+
+func side(upstream bool) string {
+	if upstream {
+		return "upstream"
+	}
+	return "reprieve"
+}
+
+// benchResult is one run of the PreemptionBasic shape.
+type benchResult struct {
+	upstream      bool
+	nodes         int
+	initRate      float64
+	preRate       float64
+	victims, need int
+	twice         int // victims deleted more than once; -1 if unknown (upstream's calls are not tapped)
+	preempted     int
+	t50, t99      time.Duration
+}
+
+// check fails t if victims, Preempted events and victims needed differ, if
+// a victim was deleted twice, or if t99 exceeds a second.
+func (r benchResult) check(t *testing.T) {
+	t.Helper()
+	if r.victims != r.need || r.twice > 0 || r.preempted != r.need {
+		t.Errorf("%s: victims deleted %d (%d more than once), Preempted events %d: want %d each, no victim deleted twice", side(r.upstream), r.victims, r.twice, r.preempted, r.need)
+	}
+	if !r.upstream && r.t99 > time.Second {
+		t.Errorf("t99 from last victim gone to bound = %v, want ≤ 1s", r.t99)
+	}
+}
+
+// medianResult returns, field by field, the median of rs (rates, counts
+// and latencies taken independently).
+func medianResult(rs []benchResult) benchResult {
+	m := rs[0]
+	medF := func(f func(benchResult) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	m.initRate = medF(func(r benchResult) float64 { return r.initRate })
+	m.preRate = medF(func(r benchResult) float64 { return r.preRate })
+	m.victims = int(medF(func(r benchResult) float64 { return float64(r.victims) }))
+	m.preempted = int(medF(func(r benchResult) float64 { return float64(r.preempted) }))
+	m.t50 = time.Duration(medF(func(r benchResult) float64 { return float64(r.t50) }))
+	m.t99 = time.Duration(medF(func(r benchResult) float64 { return float64(r.t99) }))
+	return m
+}
+
+// runPreemptionBasic runs the PreemptionBasic shape on e with numNodes
+// nodes, scheduled by reprieve (upstream false, client settings cc) or by
+// kube-scheduler v1.37.2 (upstream true, the same QPS and burst). Init
+// pods/s is measured from the first init pod bound to the last (both
+// schedulers start with every init pod pending); preemptors/s from the
+// first preemptor created to the last bound.
+func runPreemptionBasic(t *testing.T, e *env, numNodes int, cc config.ClientConnection, upstream bool) benchResult {
+	t.Helper()
+	const perNode, victimsPer = 4, 3
+	numInit, numPreemptors := perNode*numNodes, numNodes
 	w := e.world(t)
 	ctx := context.Background()
 	prio10 := reprievetest.PriorityClass("bench-10-"+w.ns, 10, false, false)
@@ -94,12 +227,15 @@ func TestBenchPreemption(t *testing.T) {
 		return p
 	})
 	t.Logf("created %d pending init pods in %v", numInit, d.Round(time.Millisecond))
-	t0 := time.Now()
-	s := w.startScheduler(schedOpts{clientConnection: &cc})
-	synced := time.Since(t0)
+	var s *runningScheduler
+	if upstream {
+		w.startUpstream(t, cc)
+	} else {
+		s = w.startScheduler(schedOpts{clientConnection: &cc})
+	}
 	tracker.waitBound(t, numInit, 10*time.Minute)
-	initDur := time.Since(t0) - synced
-	initRate := float64(numInit) / initDur.Seconds()
+	initDur := tracker.span("init-")
+	initRate := float64(numInit-1) / initDur.Seconds()
 
 	t1 := time.Now()
 	created := create(numPreemptors, func(i int) *v1.Pod {
@@ -110,24 +246,26 @@ func TestBenchPreemption(t *testing.T) {
 	preRate := float64(numPreemptors) / preDur.Seconds()
 
 	need := numPreemptors * victimsPer
-	deletes := podCalls("DELETE", "", true, s.tap)
-	victims, twice := 0, 0
-	for _, n := range deletes {
-		victims++
-		if n > 1 {
-			twice++
+	twice := -1
+	if s != nil {
+		twice = 0
+		for _, n := range podCalls("DELETE", "", true, s.tap) {
+			if n > 1 {
+				twice++
+			}
 		}
 	}
-	// Preempted events go out asynchronously through the broadcaster.
+	// Preempted events go out asynchronously through the broadcasters.
 	var preempted []eventsv1.Event
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		preempted = preemptedEvents(t, w)
-		if len(preempted) >= victims || time.Now().After(deadline) {
+		if len(preempted) >= tracker.gone() || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	victims := tracker.gone()
 	lags := tracker.lastVictimToBound(preempted)
 	t50, t99 := percentile(lags, 50), percentile(lags, 99)
 	t.Logf("last victim gone to bound: t90 %v, max %v", percentile(lags, 90), percentile(lags, 100))
@@ -136,17 +274,15 @@ func TestBenchPreemption(t *testing.T) {
 	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	t.Logf("BENCH PreemptionBasic, %d nodes, client QPS %g burst %d: init %d pods in %v: %.1f pods/s; preemption %d preemptors (created in %v) bound in %v: %.1f preemptors/s; victims %d (needed %d, %d deleted more than once), Preempted events %d; last victim gone to bound: t50 %v, t99 %v (%d preemptors); peak RSS of the test process (API server, etcd and scheduler) %d MiB",
-		numNodes, cc.QPS, cc.Burst, numInit, initDur.Round(time.Millisecond), initRate,
+	t.Logf("BENCH PreemptionBasic %s, %d nodes, client QPS %g burst %d: init %d pods in %v: %.1f pods/s; preemption %d preemptors (created in %v) bound in %v: %.1f preemptors/s; victims %d (needed %d, %d deleted more than once), Preempted events %d; last victim gone to bound: t50 %v, t99 %v (%d preemptors); peak RSS of the test process %d MiB",
+		side(upstream), numNodes, cc.QPS, cc.Burst, numInit, initDur.Round(time.Millisecond), initRate,
 		numPreemptors, created.Round(time.Millisecond), preDur.Round(time.Millisecond), preRate,
 		victims, need, twice, len(preempted), t50, t99, len(lags), ru.Maxrss/1024)
-	if victims != need || twice > 0 || len(preempted) != need {
-		t.Errorf("victims deleted %d (%d more than once), Preempted events %d: want %d each, no victim deleted twice", victims, twice, len(preempted), need)
+	if s != nil {
+		logMetrics(t, s)
 	}
-	if t99 > time.Second {
-		t.Errorf("t99 from last victim gone to bound = %v, want ≤ 1s", t99)
-	}
-	logMetrics(t, s)
+	return benchResult{upstream: upstream, nodes: numNodes, initRate: initRate, preRate: preRate,
+		victims: victims, need: need, twice: twice, preempted: len(preempted), t50: t50, t99: t99}
 }
 
 // preemptedEvents lists the world's Preempted events.
@@ -176,15 +312,19 @@ type bindTracker struct {
 	mu      sync.Mutex
 	boundAt map[string]time.Time
 	goneAt  map[string]time.Time
+	byUID   map[string]string // pod UID to name
 	bound   atomic.Int64
 }
 
 func newBindTracker(t *testing.T, w *world) *bindTracker {
-	bt := &bindTracker{boundAt: map[string]time.Time{}, goneAt: map[string]time.Time{}}
+	bt := &bindTracker{boundAt: map[string]time.Time{}, goneAt: map[string]time.Time{}, byUID: map[string]string{}}
 	f := informers.NewSharedInformerFactoryWithOptions(w.Admin, 0, informers.WithNamespace(w.ns))
 	inf := f.Core().V1().Pods().Informer()
 	note := func(o any) {
 		p := o.(*v1.Pod)
+		bt.mu.Lock()
+		bt.byUID[string(p.UID)] = p.Name
+		bt.mu.Unlock()
 		if p.Spec.NodeName == "" {
 			return
 		}
@@ -228,6 +368,33 @@ func (bt *bindTracker) waitBound(t *testing.T, n int, timeout time.Duration) {
 	}
 }
 
+// span returns the time from the first to the last binding of the pods
+// whose names start with prefix.
+func (bt *bindTracker) span(prefix string) time.Duration {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	var first, last time.Time
+	for p, b := range bt.boundAt {
+		if !strings.HasPrefix(p, prefix) {
+			continue
+		}
+		if first.IsZero() || b.Before(first) {
+			first = b
+		}
+		if b.After(last) {
+			last = b
+		}
+	}
+	return last.Sub(first)
+}
+
+// gone returns the number of pods seen deleted.
+func (bt *bindTracker) gone() int {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	return len(bt.goneAt)
+}
+
 // lastVictimToBound returns, for each preemptor named as the related
 // object of a Preempted event, the time from its last victim's deletion to
 // its binding.
@@ -236,11 +403,12 @@ func (bt *bindTracker) lastVictimToBound(preempted []eventsv1.Event) []time.Dura
 	defer bt.mu.Unlock()
 	last := map[string]time.Time{}
 	for _, ev := range preempted {
-		if ev.Related == nil {
+		p := bt.preemptor(ev)
+		if p == "" {
 			continue
 		}
-		if g, ok := bt.goneAt[ev.Regarding.Name]; ok && g.After(last[ev.Related.Name]) {
-			last[ev.Related.Name] = g
+		if g, ok := bt.goneAt[ev.Regarding.Name]; ok && g.After(last[p]) {
+			last[p] = g
 		}
 	}
 	var out []time.Duration
@@ -250,6 +418,22 @@ func (bt *bindTracker) lastVictimToBound(preempted []eventsv1.Event) []time.Dura
 		}
 	}
 	return out
+}
+
+// preemptor names the preemptor of a Preempted event: its related object,
+// or (kube-scheduler's events carry none here) the pod whose UID the note
+// names ("Preempted by pod UID on node N"). bt.mu must be held.
+func (bt *bindTracker) preemptor(ev eventsv1.Event) string {
+	if ev.Related != nil {
+		return ev.Related.Name
+	}
+	f := strings.Fields(ev.Note)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "pod" {
+			return bt.byUID[f[i+1]]
+		}
+	}
+	return ""
 }
 
 // parallel runs f(0..n-1) on workers goroutines, failing t on any error.
@@ -341,10 +525,11 @@ func (bt *bindTracker) debug(t *testing.T, preempted []eventsv1.Event, t1 time.T
 	}
 	rows := map[string]*row{}
 	for _, ev := range preempted {
-		r := rows[ev.Related.Name]
+		p := bt.preemptor(ev)
+		r := rows[p]
 		if r == nil {
-			r = &row{p: ev.Related.Name, bound: bt.boundAt[ev.Related.Name].Sub(t1)}
-			rows[ev.Related.Name] = r
+			r = &row{p: p, bound: bt.boundAt[p].Sub(t1)}
+			rows[p] = r
 		}
 		r.gone = append(r.gone, bt.goneAt[ev.Regarding.Name].Sub(t1))
 	}

@@ -186,3 +186,39 @@ func containsPath(p, part string) bool {
 	}
 	return false
 }
+
+// TestLeaderFailoverUnderLoad kills the leader (its client cut off, the
+// lease not released) halfway through the preemption phase of the fault
+// load, a standby running. The standby must take over and bind every
+// preemptor with no pod deleted or bound twice and no victim beyond the
+// three per preemptor needed.
+func TestLeaderFailoverUnderLoad(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	w := e.world(t)
+	const leaseDuration, renewDeadline, retryPeriod = 4 * time.Second, 3 * time.Second, 500 * time.Millisecond
+	le := func(id string) *kube.LeaderElection {
+		return &kube.LeaderElection{Namespace: w.ns, Name: "reprieve", Identity: id,
+			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod}
+	}
+	l := newFaultLoad(t, w, 1)
+	a := w.startScheduler(schedOpts{le: le("replica-a"), clientConnection: defaultClient()})
+	w.waitFor("replica-a to lead", waitTimeout, func() (bool, error) { return w.leaseHolder() == "replica-a", nil })
+	b := w.startScheduler(schedOpts{le: le("replica-b"), clientConnection: defaultClient(), noWait: true})
+	l.createPreemptors(t)
+	l.waitHalf(t)
+	cutAt := time.Now()
+	a.tap.cut()
+	w.waitFor("replica-b to take the lease", leaseDuration+renewDeadline+5*time.Second, func() (bool, error) {
+		return w.leaseHolder() == "replica-b", nil
+	})
+	t.Logf("replica-b leads %v after the cut", time.Since(cutAt).Round(time.Millisecond))
+	l.check(t, l.preemptors, faultNodes*faultVictims, faultNodes*faultVictims, a.tap, b.tap)
+	for _, c := range b.tap.All() {
+		if c.At.Before(cutAt) && !slices.Contains([]string{"GET", "LIST", "WATCH"}, c.Method) && !isLeaseCall(c) && !isEventCall(c) {
+			t.Errorf("standby wrote before the leader died: %v", c)
+		}
+	}
+	if b.exited() {
+		t.Errorf("replica-b stopped: %v", b.err)
+	}
+}

@@ -85,3 +85,23 @@ func TestAPIServerRestart(t *testing.T) {
 		t.Errorf("scheduler exited: %v", s.err)
 	}
 }
+
+// TestAPIServerRestartUnderLoad restarts the API server (on the same
+// etcd) halfway through the preemption phase of the fault load. The
+// scheduler must reconnect and bind every preemptor with no pod deleted
+// or bound twice and no victim beyond the three per preemptor needed.
+func TestAPIServerRestartUnderLoad(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	w := e.world(t)
+	l := newFaultLoad(t, w, 1)
+	s := w.startScheduler(schedOpts{clientConnection: defaultClient()})
+	l.createPreemptors(t)
+	l.waitHalf(t)
+	restartAt := time.Now()
+	e.restartAPIServer(2 * time.Second)
+	t.Logf("API server back %v after it was stopped", time.Since(restartAt).Round(time.Millisecond))
+	l.check(t, l.preemptors, faultNodes*faultVictims, faultNodes*faultVictims, s.tap)
+	if s.exited() {
+		t.Errorf("scheduler exited: %v", s.err)
+	}
+}

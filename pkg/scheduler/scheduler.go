@@ -25,6 +25,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -154,6 +155,9 @@ type Scheduler struct {
 	// reused from one to the next (cycles run one at a time, under mu).
 	filterBuffers filter.Buffers
 	evaluator     preemption.Evaluator
+	// claimsInFlight are the resource claims assumed by cycles whose
+	// binding has not finished, by "namespace/name" (dra.go).
+	claimsInFlight map[string]*claimInFlight
 	// wake nudges Run when an event may have made work.
 	wake chan struct{}
 
@@ -417,6 +421,9 @@ type decision struct {
 	// volumes are the pod's claims to bind or provision before binding it
 	// (VolumeBinding's PreBind, volumes.go), nil when it has none.
 	volumes *filter.VolumeBindings
+	// claims are the pod's resource claims to allocate or reserve before
+	// binding it (DynamicResources' PreBind, dra.go), nil when none.
+	claims *filter.DRAAllocation
 }
 
 // preemptionPlan is what actuating a preemption needs of the dry run.
@@ -463,6 +470,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	prof := s.profiles[p.Obj.Spec.SchedulerName]
 	fopts := prof.Filter
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
+	fopts.DRAPreemption = fopts.DRAPreemption || s.opts.Preemption.Features.DRAPreemption
 	c := filter.NewCycle(s.snap, p, fopts)
 	nodes := s.snap.Nodes
 	if len(nodes) == 0 {
@@ -478,6 +486,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 		if n := s.snap.Node(nnn); n != nil && c.FilterOne(n).IsSuccess() {
 			d.node = nnn
 			d.volumes = volumeBindings(c, n)
+			d.claims = s.reserveClaims(c, p, n)
 			s.assume(p, nnn)
 			return d
 		}
@@ -497,6 +506,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 		}
 		d.node = node.Name
 		d.volumes = volumeBindings(c, node)
+		d.claims = s.reserveClaims(c, p, node)
 		s.assume(p, node.Name)
 		return d
 	}
@@ -624,10 +634,18 @@ func (s *Scheduler) bind(ctx context.Context, d *decision) {
 	pod := d.pod.Obj
 	obs := s.opts.Observer
 	err := s.bindVolumes(ctx, d)
+	var claims []*resourceapi.ResourceClaim
+	if err == nil {
+		claims, err = s.bindClaims(ctx, d)
+	}
 	if err == nil {
 		err = s.cluster.Bind(ctx, pod, d.node)
 	}
+	if err != nil {
+		s.unreserveClaims(ctx, d, claims)
+	}
 	s.mu.Lock()
+	s.releaseClaims(d, claims, err == nil)
 	if err != nil {
 		s.forget(d.pod)
 		s.queue.Done(d.qp, false)

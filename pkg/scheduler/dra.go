@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/klog/v2"
 
 	"github.com/reprieve/reprieve/pkg/filter"
@@ -180,6 +181,15 @@ func (s *Scheduler) unreserveClaims(ctx context.Context, d *decision, written []
 	}
 }
 
+// claimStatusesChanged reports whether a pending pod's update named the
+// claims made for it from templates (status.resourceClaimStatuses): the
+// event upstream's DynamicResources requeues such a pod on
+// (UpdatePodGeneratedResourceClaim), since the claim may have arrived
+// before the pod's status named it.
+func claimStatusesChanged(old, pod *v1.Pod) bool {
+	return old != nil && !resourceclaim.PodStatusEqual(old.Status.ResourceClaimStatuses, pod.Status.ResourceClaimStatuses)
+}
+
 // OnResourceClaim handles a created or changed ResourceClaim (defaulted by
 // the caller). A claim a cycle assumed keeps the assumed allocation until
 // the API's version has one, and the pods being bound with it in
@@ -201,13 +211,18 @@ func (s *Scheduler) OnResourceClaim(claim *resourceapi.ResourceClaim) {
 	s.queue.MoveAllToActiveOrBackoff()
 }
 
-// OnResourceClaimDelete handles a deleted ResourceClaim.
+// OnResourceClaimDelete handles a deleted ResourceClaim. A claim deleted
+// while allocated frees its devices, so unschedulable pods are moved back to
+// the active or backoff queue then.
 func (s *Scheduler) OnResourceClaimDelete(namespace, name string, uid types.UID) {
 	defer s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f := s.claimsInFlight[namespace+"/"+name]; f != nil && f.latest != nil && f.latest.UID == uid {
 		f.latest = nil
+	}
+	if c := s.snap.ResourceClaim(namespace, name); c != nil && c.Status.Allocation != nil {
+		s.queue.MoveAllToActiveOrBackoff()
 	}
 	s.snap.RemoveResourceClaim(namespace, name)
 }

@@ -324,3 +324,41 @@ func TestClaimFromTemplateNotYetCreated(t *testing.T) {
 		t.Errorf("cached claim = %q, want %q", got, want)
 	}
 }
+
+// TestClaimNamedByPodStatusLater: the resource-claim controller creates the
+// claim, then names it in the pod's status. The claim's add event comes
+// first, and the retry it causes still cannot find the claim; the pod's
+// status update then requeues the pod (upstream's
+// UpdatePodGeneratedResourceClaim event), and it is bound.
+func TestClaimNamedByPodStatusLater(t *testing.T) {
+	s, c, clk := draSetup(t)
+	c.reflect = true
+	c.add(rt.Pod("ns", "p").ClaimTemplate("gpu-template", "").Obj())
+	s.ScheduleOne(context.Background())
+	p := c.pods["ns/p"]
+	s.OnResourceClaim(rt.Claim("ns", "p-gpu", "gpu").OwnedBy(p).Obj())
+	clk.Step(time.Minute)
+	s.ScheduleOne(context.Background())
+	c.calls = nil
+	clk.Step(time.Minute)
+	if s.ScheduleOne(context.Background()) {
+		t.Fatalf("the pod was retried without an event")
+	}
+	named := p.DeepCopy()
+	name := "p-gpu"
+	named.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: p.Spec.ResourceClaims[0].Name, ResourceClaimName: &name}}
+	c.pods["ns/p"] = named
+	s.OnPodUpdate(p, named)
+	clk.Step(time.Minute)
+	if !s.ScheduleOne(context.Background()) {
+		t.Fatalf("the pod's status update did not requeue it")
+	}
+	want := []string{
+		"bind claims p n1: allocate p-gpu=n1/g0",
+		"bind p n1",
+		"event p Scheduled: Successfully assigned ns/p to n1",
+	}
+	if diff := cmp.Diff(want, c.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}

@@ -296,6 +296,9 @@ func (s *Scheduler) OnPodUpdate(old, pod *v1.Pod) {
 	case s.responsible(pod) && pod.DeletionTimestamp == nil:
 		s.upsert(pod)
 		s.queue.Update(pod)
+		if claimStatusesChanged(old, pod) {
+			s.queue.MoveAllToActiveOrBackoff()
+		}
 	default:
 		s.podGone(key, false)
 	}

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/reprievetest"
@@ -245,4 +247,68 @@ func (w *world) waitReleased(claim *resourceapi.ResourceClaim) {
 		}
 		return err == nil && len(c.Status.ReservedFor) == 0 && c.Status.Allocation == nil, err
 	})
+}
+
+// TestRBACDynamicResources runs the DRA preemption of TestDynamicResources
+// with the scheduler as the ServiceAccount of deploy/rbac.yaml on an API
+// server that authorizes with Node,RBAC: watching the DRA kinds, the
+// finalizer, allocation and reservation writes must go through without a
+// refused call, and DRA writes outside the role must be refused.
+func TestRBACDynamicResources(t *testing.T) {
+	e := newEnv(t, envOptions{rbac: true})
+	e.startControllerManager("resourceclaim-controller")
+	ctx := context.Background()
+	admin := e.Admin
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "reprieve-system"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().ServiceAccounts("reprieve-system").Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "reprieve"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	applyRBAC(t, admin, "../../deploy/rbac.yaml")
+	expiry := int64(3600)
+	tr, err := admin.CoreV1().ServiceAccounts("reprieve-system").CreateToken(ctx, "reprieve",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token for reprieve-system/reprieve: %v", err)
+	}
+	saConfig := e.configFor(tr.Status.Token)
+	sa := kubernetes.NewForConfigOrDie(saConfig)
+	waitUntil(t, "the role to apply", func() bool {
+		_, err := sa.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
+
+	w := e.world(t)
+	d := w.gpuWorld("gpu-0")
+	s := w.startScheduler(schedOpts{config: saConfig, features: preemption.Features{DRAPreemption: true}})
+	w.pod(d.gpuPod("victim", low))
+	if got := w.waitBound("victim"); got != "node-1" {
+		t.Fatalf("victim bound to %q, want node-1", got)
+	}
+	w.waitRunning("victim")
+	w.pod(d.gpuPod("preemptor", high))
+	if got := w.waitBound("preemptor"); got != "node-1" {
+		t.Fatalf("preemptor bound to %q, want node-1", got)
+	}
+	d.wantAllocatedFor(t, w.podClaim("preemptor"), w.mustGet("preemptor"))
+	// Two claims, each: the finalizer (update), then the status.
+	if n := len(s.tap.Calls("PUT", "/resourceclaims/")); n < 4 {
+		t.Errorf("%d claim updates recorded, want at least 4", n)
+	}
+	for _, c := range s.tap.All() {
+		if c.Code == 401 || c.Code == 403 {
+			t.Errorf("refused: %v", c)
+		}
+	}
+
+	refused := map[string]error{}
+	refused["delete a claim"] = sa.ResourceV1().ResourceClaims(w.ns).Delete(ctx, w.podClaim("preemptor").Name, metav1.DeleteOptions{})
+	_, refused["create a slice"] = sa.ResourceV1().ResourceSlices().Create(ctx, &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "intruder"}}, metav1.CreateOptions{})
+	_, refused["read a template"] = sa.ResourceV1().ResourceClaimTemplates(w.ns).Get(ctx, d.template, metav1.GetOptions{})
+	for what, err := range refused {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s as the ServiceAccount: got %v, want Forbidden", what, err)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -9,7 +10,6 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
-	"k8s.io/klog/v2"
 
 	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/snapshot"
@@ -69,16 +69,16 @@ func podReference(pod *v1.Pod) resourceapi.ResourceClaimConsumerReference {
 // reserveClaims is DynamicResources' Reserve for the pod on node: it
 // returns what PreBind must write (nil when nothing) and assumes it in the
 // cache at once, so that the next cycle does not hand the same devices out
-// again. A failure to compute it leaves the claims as they are, as the
-// Filter would have failed first.
-func (s *Scheduler) reserveClaims(c *filter.Cycle, p *snapshot.Pod, node *snapshot.Node) *filter.DRAAllocation {
+// again. An error (the allocator failing on a node the Filter accepted,
+// which upstream treats as an internal error too) leaves the claims as
+// they are, and the pod must not be bound.
+func (s *Scheduler) reserveClaims(c *filter.Cycle, p *snapshot.Pod, node *snapshot.Node) (*filter.DRAAllocation, error) {
 	a, err := c.DRAAllocation(node)
 	if err != nil {
-		klog.Background().Error(err, "Reserving resource claims failed", "pod", klog.KObj(p.Obj), "node", node.Name)
-		return nil
+		return nil, fmt.Errorf("running Reserve plugin %q: %w", filter.DynamicResources, err)
 	}
 	if a == nil {
-		return nil
+		return nil, nil
 	}
 	if s.claimsInFlight == nil {
 		s.claimsInFlight = map[string]*claimInFlight{}
@@ -100,7 +100,7 @@ func (s *Scheduler) reserveClaims(c *filter.Cycle, p *snapshot.Pod, node *snapsh
 		f.pods = append(f.pods, ref)
 		s.snap.SetResourceClaim(f.assumed())
 	}
-	return a
+	return a, nil
 }
 
 // releaseClaims ends the in-flight state of the pod's claims after its

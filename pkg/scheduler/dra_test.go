@@ -230,8 +230,12 @@ func TestClaimInFlightKeepsAssumption(t *testing.T) {
 	if st := cy.FilterOne(n1); !st.IsSuccess() {
 		t.Fatalf("p1 does not fit on n1: %v", st)
 	}
-	d := &decision{pod: p, node: "n1", claims: s.reserveClaims(cy, p, n1)}
+	reserved, err := s.reserveClaims(cy, p, n1)
+	d := &decision{pod: p, node: "n1", claims: reserved}
 	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if d.claims == nil || len(d.claims.Claims) != 1 || d.claims.Claims[0].Allocation == nil {
 		t.Fatalf("reserveClaims = %+v, want one claim to allocate", d.claims)
 	}

@@ -487,9 +487,13 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	// A nominated node is likely the one the pod was preempting for: try it first.
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
 		if n := s.snap.Node(nnn); n != nil && c.FilterOne(n).IsSuccess() {
+			var err error
+			if d.claims, err = s.reserveClaims(c, p, n); err != nil {
+				d.message = err.Error()
+				return d
+			}
 			d.node = nnn
 			d.volumes = volumeBindings(c, n)
-			d.claims = s.reserveClaims(c, p, n)
 			s.assume(p, nnn)
 			return d
 		}
@@ -507,9 +511,13 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 			scores := score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score})
 			node = score.SelectHost(fr.Feasible, scores)
 		}
+		var err error
+		if d.claims, err = s.reserveClaims(c, p, node); err != nil {
+			d.message = err.Error()
+			return d
+		}
 		d.node = node.Name
 		d.volumes = volumeBindings(c, node)
-		d.claims = s.reserveClaims(c, p, node)
 		s.assume(p, node.Name)
 		return d
 	}

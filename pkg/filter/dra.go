@@ -248,15 +248,9 @@ func (d *draState) decide(pod *v1.Pod, node *v1.Node) Status {
 
 // decideWith is the Filter of DynamicResources with allocator alloc.
 func (d *draState) decideWith(pod *v1.Pod, node *v1.Node, alloc structured.Allocator) Status {
-	toAllocate := d.toAllocate
-	if d.ext != nil {
-		claim, skip, s := d.ext.nodeClaim(pod, node, d.numUser == 0)
-		if skip || !s.IsSuccess() {
-			return s
-		}
-		if claim != nil && len(toAllocate) > 0 && toAllocate[len(toAllocate)-1] == d.ext.claim {
-			toAllocate = append(slices.Clone(toAllocate[:len(toAllocate)-1]), claim)
-		}
+	toAllocate, skip, s := d.nodeToAllocate(pod, node)
+	if skip || !s.IsSuccess() {
+		return s
 	}
 	unavailable := false
 	for i, claim := range d.claims {

@@ -16,8 +16,8 @@ import (
 )
 
 // Feed connects shared informers for nodes, pods, PodDisruptionBudgets,
-// PriorityClasses, namespaces and the storage kinds (storageinformers.go)
-// to the scheduler's event handlers, starts
+// PriorityClasses, namespaces, the storage kinds (storageinformers.go) and
+// the DRA kinds (drainformers.go) to the scheduler's event handlers, starts
 // them and waits until the handlers have received every object of the
 // initial lists. Finished pods are filtered out by the API server, as
 // kube-scheduler does.
@@ -72,7 +72,7 @@ func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Schedul
 			UpdateFunc: func(_, o any) { s.OnNamespace(o.(*v1.Namespace)) },
 		}},
 	}
-	for _, sh := range storageHandlers(f, s) {
+	for _, sh := range append(storageHandlers(f, s), draHandlers(f, s)...) {
 		handlers = append(handlers, struct {
 			inf cache.SharedIndexInformer
 			h   cache.ResourceEventHandler
@@ -94,7 +94,7 @@ func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Schedul
 	}
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), othersSynced...) {
-		return nil, fmt.Errorf("informers for nodes, poddisruptionbudgets, priorityclasses and namespaces did not sync: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("informers for nodes, poddisruptionbudgets, priorityclasses, namespaces, storage and DRA objects did not sync: %w", context.Cause(ctx))
 	}
 	podFactory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), podsSynced...) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/preemption"
@@ -231,11 +232,16 @@ func (r *CycleReport) postFilter(res *preemption.Result, d time.Duration) {
 
 // bindCalls runs PreBind (volumes) and Bind for a decision and reports
 // them to a DetailObserver.
-func (s *Scheduler) bindCalls(ctx context.Context, d *decision) error {
+func (s *Scheduler) bindCalls(ctx context.Context, d *decision) ([]*resourceapi.ResourceClaim, error) {
 	pod := d.pod.Obj
 	var err error
+	var claims []*resourceapi.ResourceClaim
 	runs := []ExtensionPointRun{s.timed("PreBind", func() filter.Code {
-		err = s.bindVolumes(ctx, d)
+		// VolumeBinding's PreBind, then DynamicResources', as upstream
+		// orders them.
+		if err = s.bindVolumes(ctx, d); err == nil {
+			claims, err = s.bindClaims(ctx, d)
+		}
 		return errCode(err)
 	})}
 	var plugins []PluginRun
@@ -250,7 +256,7 @@ func (s *Scheduler) bindCalls(ctx context.Context, d *decision) error {
 	if do := s.detail(); do != nil {
 		do.Binding(pod, d.report.Profile, runs, plugins)
 	}
-	return err
+	return claims, err
 }
 
 func errCode(err error) filter.Code {

@@ -154,6 +154,9 @@ type Scheduler struct {
 	// reused from one to the next (cycles run one at a time, under mu).
 	filterBuffers filter.Buffers
 	evaluator     preemption.Evaluator
+	// claimsInFlight are the resource claims assumed by cycles whose
+	// binding has not finished, by "namespace/name" (dra.go).
+	claimsInFlight map[string]*claimInFlight
 	// wake nudges Run when an event may have made work.
 	wake chan struct{}
 
@@ -293,6 +296,9 @@ func (s *Scheduler) OnPodUpdate(old, pod *v1.Pod) {
 	case s.responsible(pod) && pod.DeletionTimestamp == nil:
 		s.upsert(pod)
 		s.queue.Update(pod)
+		if claimStatusesChanged(old, pod) {
+			s.queue.MoveAllToActiveOrBackoff()
+		}
 	default:
 		s.podGone(key, false)
 	}
@@ -431,6 +437,9 @@ type decision struct {
 	volumes *filter.VolumeBindings
 	// report describes the cycle for a DetailObserver (report.go).
 	report CycleReport
+	// claims are the pod's resource claims to allocate or reserve before
+	// binding it (DynamicResources' PreBind, dra.go), nil when none.
+	claims *filter.DRAAllocation
 }
 
 // preemptionPlan is what actuating a preemption needs of the dry run.
@@ -482,6 +491,7 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	prof := s.profiles[p.Obj.Spec.SchedulerName]
 	fopts := prof.Filter
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
+	fopts.DRAPreemption = fopts.DRAPreemption || s.opts.Preemption.Features.DRAPreemption
 	var c *filter.Cycle
 	d.report.ExtensionPoints = append(d.report.ExtensionPoints, s.timed("PreFilter", func() filter.Code {
 		c = filter.NewCycle(s.snap, p, fopts)
@@ -499,6 +509,11 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	// A nominated node is likely the one the pod was preempting for: try it first.
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
 		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n) {
+			var err error
+			if d.claims, err = s.reserveClaims(c, p, n); err != nil {
+				d.message = err.Error()
+				return d
+			}
 			d.node = nnn
 			d.volumes = volumeBindings(c, n)
 			s.assume(p, nnn)
@@ -529,6 +544,11 @@ func (s *Scheduler) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 				return filter.Success
 			}))
 			node = score.SelectHost(fr.Feasible, scores)
+		}
+		var err error
+		if d.claims, err = s.reserveClaims(c, p, node); err != nil {
+			d.message = err.Error()
+			return d
 		}
 		d.node = node.Name
 		d.volumes = volumeBindings(c, node)
@@ -662,8 +682,12 @@ func (s *Scheduler) bind(ctx context.Context, d *decision) {
 	pod := d.pod.Obj
 	obs := s.opts.Observer
 	defer s.goroutine("binding")()
-	err := s.bindCalls(ctx, d)
+	claims, err := s.bindCalls(ctx, d)
+	if err != nil {
+		s.unreserveClaims(ctx, d, claims)
+	}
 	s.mu.Lock()
+	s.releaseClaims(d, claims, err == nil)
 	if err != nil {
 		s.forget(d.pod)
 		s.queue.Done(d.qp, false)

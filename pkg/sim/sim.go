@@ -208,6 +208,7 @@ func (w *world) apply(set *loader.Set) error {
 		w.sched.OnPDB(pdb)
 	}
 	w.applyStorage(set.Objects.Storage)
+	w.applyDRA(set.Objects)
 	for _, d := range o.deployments {
 		if err := w.addDeployment(d); err != nil {
 			return &loader.InputError{Source: set.Origin(d), Object: "Deployment " + d.Namespace + "/" + d.Name, Field: "spec.selector", Detail: err.Error()}

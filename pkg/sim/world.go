@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,6 +54,8 @@ type world struct {
 	timerSeq int
 	uidSeq   int
 	dirty    map[*controller]bool
+	// claims are the ResourceClaims by namespace/name (dra.go).
+	claims map[string]*resourceapi.ResourceClaim
 
 	// done is closed when the run must stop (its context's Done); long
 	// loops check it through stopped.
@@ -271,6 +274,9 @@ func setCondition(st *v1.PodStatus, c v1.PodCondition) {
 func (w *world) updatePod(old, p *v1.Pod) {
 	w.pods[p.Namespace+"/"+p.Name] = p
 	w.sched.OnPodUpdate(old, p)
+	if terminalPhase(p) && !terminalPhase(old) {
+		w.releaseClaims(p)
+	}
 	if c := w.ownerOf(p); c != nil {
 		w.dirty[c] = true
 	}
@@ -329,6 +335,7 @@ func (w *world) finalize(key string) {
 	}
 	w.rec.podGone(p, w.now())
 	w.sched.OnPodDelete(p)
+	w.releaseClaims(p)
 }
 
 func terminalPhase(p *v1.Pod) bool {

@@ -513,6 +513,8 @@ type schedOpts struct {
 	clientConnection *config.ClientConnection
 	// policy is the victim policy (default upstream).
 	policy preemption.Policy
+	// features are the feature gates (default all off, as v1.37).
+	features preemption.Features
 }
 
 // startScheduler runs reprieve's scheduler for the world's pods, with a
@@ -541,7 +543,7 @@ func (w *world) startScheduler(o schedOpts) *runningScheduler {
 			Registry:       r.registry,
 			LeaderElection: o.le,
 			Seed:           1,
-			Preemption:     preemption.Options{Policy: o.policy},
+			Preemption:     preemption.Options{Policy: o.policy, Features: o.features},
 		})
 	}()
 	w.t.Cleanup(func() { _ = r.stop() })

@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/scheduler"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+var _ scheduler.ClaimBinder = (*world)(nil)
+
+// applyDRA hands a scenario's dynamic resource allocation objects to the
+// scheduler, as its informers would, and keeps the claims as the API
+// server's (the scheduler's PreBind writes them, BindClaims).
+func (w *world) applyDRA(objs snapshot.Objects) {
+	if len(objs.ResourceSlices)+len(objs.DeviceClasses)+len(objs.ResourceClaims) == 0 {
+		return
+	}
+	w.sched.OnStorage(func(snap *snapshot.Snapshot) {
+		for _, o := range objs.ResourceSlices {
+			snap.SetResourceSlice(o)
+		}
+		for _, o := range objs.DeviceClasses {
+			snap.SetDeviceClass(o)
+		}
+	}, true)
+	if w.claims == nil {
+		w.claims = map[string]*resourceapi.ResourceClaim{}
+	}
+	for _, rc := range objs.ResourceClaims {
+		w.setResourceClaim(rc)
+	}
+}
+
+func (w *world) setResourceClaim(rc *resourceapi.ResourceClaim) {
+	w.claims[rc.Namespace+"/"+rc.Name] = rc
+	w.sched.OnResourceClaim(rc)
+}
+
+// BindClaims is the API server's part of DynamicResources' PreBind: each
+// claim gets the finalizer, its allocation when it has one, and the pod in
+// status.reservedFor; a claim gone or allocated meanwhile fails.
+func (w *world) BindClaims(_ context.Context, pod *v1.Pod, node string, a *filter.DRAAllocation) ([]*resourceapi.ResourceClaim, error) {
+	var written []*resourceapi.ResourceClaim
+	for _, dc := range a.Claims {
+		key := dc.Claim.Namespace + "/" + dc.Claim.Name
+		cur := w.claims[key]
+		if cur == nil || cur.UID != dc.Claim.UID {
+			return written, fmt.Errorf("claim %s not found", key)
+		}
+		c := cur.DeepCopy()
+		if dc.Allocation != nil {
+			if c.Status.Allocation != nil {
+				return written, fmt.Errorf("claim %s got allocated elsewhere", key)
+			}
+			if !slices.Contains(c.Finalizers, resourceapi.Finalizer) {
+				c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
+			}
+			c.Status.Allocation = dc.Allocation.DeepCopy()
+		}
+		if c.Status.Allocation == nil {
+			return written, fmt.Errorf("claim %s got deallocated", key)
+		}
+		if !resourceclaim.IsReservedForPod(pod, c, false) {
+			c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: pod.Name, UID: pod.UID})
+		}
+		w.setResourceClaim(c)
+		written = append(written, c)
+	}
+	return written, nil
+}
+
+// UnreserveClaims takes the pod out of the claims' reservedFor.
+func (w *world) UnreserveClaims(_ context.Context, pod *v1.Pod, claims []*resourceapi.ResourceClaim) {
+	for _, rc := range claims {
+		w.releaseClaim(rc.Namespace+"/"+rc.Name, pod, false)
+	}
+}
+
+// releaseClaims is the resource-claim controller's part when a pod is gone
+// or finished: the pod leaves the reservedFor of its claims, and a claim
+// reserved for nobody any more is deallocated (its finalizer removed).
+func (w *world) releaseClaims(pod *v1.Pod) {
+	for i := range pod.Spec.ResourceClaims {
+		name, _, err := resourceclaim.Name(pod, &pod.Spec.ResourceClaims[i])
+		if err != nil || name == nil {
+			continue
+		}
+		w.releaseClaim(pod.Namespace+"/"+*name, pod, true)
+	}
+}
+
+func (w *world) releaseClaim(key string, pod *v1.Pod, deallocate bool) {
+	cur := w.claims[key]
+	if cur == nil || !resourceclaim.IsReservedForPod(pod, cur, false) {
+		return
+	}
+	c := cur.DeepCopy()
+	c.Status.ReservedFor = slices.DeleteFunc(c.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool { return r.UID == pod.UID })
+	if deallocate && len(c.Status.ReservedFor) == 0 {
+		c.Status.Allocation = nil
+		c.Finalizers = slices.DeleteFunc(c.Finalizers, func(f string) bool { return f == resourceapi.Finalizer })
+	}
+	w.setResourceClaim(c)
+}

@@ -294,16 +294,11 @@ func (s *Set) AddBytes(name string, data []byte) error {
 			src = fmt.Sprintf("%s#%d", name, i+1)
 		}
 		if doc.list != nil {
-			added, err := s.addConvertedList(src, *doc.list)
-			if err != nil {
+			if err := s.addConvertedList(src, *doc.list); err != nil {
 				return err
 			}
-			if added {
-				continue
-			}
-			if doc, err = convertYAML(src, doc.yaml, s.opts.Validation != ValidateIgnore); err != nil {
-				return err
-			}
+			docs[i].list = nil
+			continue
 		}
 		if doc.duplicate != "" {
 			if err := s.strict(src, "", doc.duplicate); err != nil {
@@ -342,13 +337,11 @@ func (s *Set) strict(src, object, problem string) error {
 }
 
 // document is one document as JSON, with its first duplicate key if any,
-// or a large YAML List converted by parts (list, and the document itself
-// in yaml, to convert whole if the parts are not a List after all).
+// or a large YAML List converted by parts.
 type document struct {
 	data      []byte
 	duplicate string
 	list      *convertedList
-	yaml      []byte
 }
 
 // splitListSize is the smallest YAML document worth cutting into items.
@@ -375,7 +368,7 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 		if len(doc) >= splitListSize {
 			if l, ok := splitYAMLList(doc); ok {
 				if c, ok := s.convertYAMLList(l, duplicates); ok {
-					docs = append(docs, document{list: &c, yaml: doc})
+					docs = append(docs, document{list: &c})
 					continue
 				}
 			}
@@ -545,6 +538,12 @@ type prepared struct {
 	unknown                       []error
 	decodeErr                     error
 	admitErr                      *InputError // without Source
+}
+
+// decoded reports whether p holds an object decoded without error, for
+// which commit does not read the document again.
+func (p *prepared) decoded() bool {
+	return p.err == nil && p.obj != nil && p.decodeErr == nil && p.quantityField == ""
 }
 
 // prepare reads raw's header and, for an object the loader reads, decodes,
@@ -765,7 +764,12 @@ func (s *Set) addItems(src string, rest []byte, h header, items [][]byte, depth 
 		}
 	}
 	preps := make([]prepared, len(items))
-	s.parallel(len(items), func(i int) { preps[i] = prepare(items[i]) })
+	s.parallel(len(items), func(i int) {
+		preps[i] = prepare(items[i])
+		if preps[i].decoded() {
+			items[i] = nil // commit needs the JSON only to word an error
+		}
+	})
 	for i, item := range items {
 		if err := s.commit(fmt.Sprintf("%s items[%d]", src, i), item, preps[i], depth+1); err != nil {
 			return err

@@ -115,12 +115,14 @@ func splitYAMLList(doc []byte) (yamlList, bool) {
 // convertedList is a YAML List converted to JSON: the List with
 // "items": null, and each item.
 type convertedList struct {
-	rest  []byte
-	items [][]byte
+	rest   []byte
+	header header
+	items  [][]byte
 }
 
-// convertYAMLList converts the parts of l to JSON in parallel, or returns
-// false when one does not convert on its own. With duplicates, a
+// convertYAMLList converts the parts of l to JSON in parallel (dropping
+// l's YAML as it goes), or returns false when one does not convert on its
+// own or l is not a List. With duplicates, a
 // duplicate key anywhere also returns false: the whole document's
 // conversion then names the first one, as it appears in the document.
 func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool) {
@@ -140,12 +142,19 @@ func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool)
 	if c.rest, ok = convert(l.rest); !ok {
 		return convertedList{}, false
 	}
+	// Only a List is read by parts (anything else with an items key is
+	// converted whole, and refused or skipped as it would be then).
+	if c.header, ok = scanHeader(c.rest); !ok || !isListKind(c.header.Kind) || c.header.APIVersion == "" {
+		return convertedList{}, false
+	}
 	failed := make([]bool, len(l.items))
 	s.parallel(len(l.items), func(i int) {
 		var ok bool
 		if c.items[i], ok = convert(l.items[i]); !ok || !bytes.HasPrefix(c.items[i], []byte("{")) {
 			failed[i] = true
 		}
+		l.items[i] = nil // the YAML is no longer needed
+
 	})
 	for _, f := range failed {
 		if f {
@@ -156,16 +165,10 @@ func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool)
 }
 
 // addConvertedList adds a List converted by parts, as addList adds one
-// converted whole. It returns false (having added nothing) when the parts
-// are not a List after all.
-func (s *Set) addConvertedList(src string, c convertedList) (bool, error) {
-	h, ok := scanHeader(c.rest)
-	if !ok || !isListKind(h.Kind) || h.APIVersion == "" {
-		return false, nil
-	}
-	return true, s.addItems(src, c.rest, h, c.items, 0)
+// converted whole.
+func (s *Set) addConvertedList(src string, c convertedList) error {
+	return s.addItems(src, c.rest, c.header, c.items, 0)
 }
-
 // startsWithKey reports whether line starts with a plain mapping key and
 // its colon, as in "apiVersion: v1" or "metadata:".
 func startsWithKey(line []byte) bool {

@@ -19,7 +19,8 @@ import (
 // with 30 pods each, written as `kubectl get nodes,pods -A -o json|yaml`
 // writes it (status, owner references, labels, annotations; managed fields
 // stripped, as kubectl shows them). It reports wall time per run, the
-// process's CPU time and its peak RSS.
+// process's CPU time and its peak RSS. REPRIEVE_E2E_BINARY=PATH times that
+// binary instead of a fresh build.
 //
 //	go test -run NONE -bench WhatifEndToEnd -benchtime 3x ./cmd/reprieve/
 func BenchmarkWhatifEndToEnd(b *testing.B) {
@@ -32,9 +33,14 @@ func BenchmarkWhatifEndToEnd(b *testing.B) {
 		nodes = n
 	}
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "reprieve")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+	// REPRIEVE_E2E_BINARY runs another build (an older commit's, to
+	// compare) on the same files.
+	bin := os.Getenv("REPRIEVE_E2E_BINARY")
+	if bin == "" {
+		bin = filepath.Join(dir, "reprieve")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			b.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	pod := filepath.Join(dir, "pod.yaml")
 	if err := os.WriteFile(pod, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default}\nspec:\n  priority: 100\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: 3900m, memory: 1Gi}}\n"), 0o644); err != nil {

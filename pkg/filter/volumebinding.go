@@ -349,13 +349,22 @@ func checkProvisions(snap *snapshot.Snapshot, claims []*v1.PersistentVolumeClaim
 // capacity tracking need a CSIStorageCapacity of the class, accessible from
 // the node, whose limit fits the claim.
 func enoughCapacity(snap *snapshot.Snapshot, class *storagev1.StorageClass, claim *v1.PersistentVolumeClaim, node *v1.Node) bool {
+	c, needed := capacityFor(snap, class, claim, node)
+	return !needed || c != nil
+}
+
+// capacityFor returns the first CSIStorageCapacity (in the snapshot's
+// order) of the class, accessible from node, whose limit fits the claim;
+// needed is false when the claim requests no storage or the class's driver
+// does not track capacity.
+func capacityFor(snap *snapshot.Snapshot, class *storagev1.StorageClass, claim *v1.PersistentVolumeClaim, node *v1.Node) (c *storagev1.CSIStorageCapacity, needed bool) {
 	q, ok := claim.Spec.Resources.Requests[v1.ResourceStorage]
 	if !ok {
-		return true
+		return nil, false
 	}
 	driver := snap.CSIDriver(class.Provisioner)
 	if driver == nil || driver.Spec.StorageCapacity == nil || !*driver.Spec.StorageCapacity {
-		return true
+		return nil, false
 	}
 	size := q.Value()
 	for _, c := range snap.CSIStorageCapacities() {
@@ -371,10 +380,10 @@ func enoughCapacity(snap *snapshot.Snapshot, class *storagev1.StorageClass, clai
 		}
 		sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
 		if err == nil && sel.Matches(labels.Set(node.Labels)) {
-			return true
+			return c, true
 		}
 	}
-	return false
+	return nil, true
 }
 
 // matchTopologySelectorTerms is upstream's v1helper function of that name:

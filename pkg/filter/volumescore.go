@@ -3,8 +3,6 @@ package filter
 import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/storage/volume"
 
 	"github.com/reprieve/reprieve/pkg/snapshot"
@@ -99,30 +97,6 @@ func (bs *bindingState) scoreInput(snap *snapshot.Snapshot, node *v1.Node) map[s
 // fits, in the snapshot's order; upstream takes the first its lister
 // lists).
 func trackedCapacity(snap *snapshot.Snapshot, class *storagev1.StorageClass, claim *v1.PersistentVolumeClaim, node *v1.Node) *storagev1.CSIStorageCapacity {
-	q, ok := claim.Spec.Resources.Requests[v1.ResourceStorage]
-	if !ok {
-		return nil
-	}
-	driver := snap.CSIDriver(class.Provisioner)
-	if driver == nil || driver.Spec.StorageCapacity == nil || !*driver.Spec.StorageCapacity {
-		return nil
-	}
-	size := q.Value()
-	for _, c := range snap.CSIStorageCapacities() {
-		if c.StorageClassName != class.Name {
-			continue
-		}
-		limit := c.MaximumVolumeSize
-		if limit == nil {
-			limit = c.Capacity
-		}
-		if limit == nil || limit.Value() < size || c.NodeTopology == nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
-		if err == nil && sel.Matches(labels.Set(node.Labels)) {
-			return c
-		}
-	}
-	return nil
+	c, _ := capacityFor(snap, class, claim, node)
+	return c
 }

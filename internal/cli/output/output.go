@@ -21,6 +21,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 
@@ -77,11 +78,24 @@ func isTemplated(kind string) bool {
 	return false
 }
 
+// AddFlags adds kubectl's --allow-missing-template-keys to f, bound to
+// allow (true by default, as in kubectl).
+func AddFlags(f *pflag.FlagSet, allow *bool) {
+	f.BoolVar(allow, "allow-missing-template-keys", true, "if true, ignore any errors in templates when a field or map key is missing in the template (jsonpath and go-template output formats only)")
+}
+
 // Parse parses the value of --output for a command accepting the given
-// kinds. A kind it does not accept, a missing or unreadable template
-// file and a template that does not parse are usage errors naming the
-// flag, on one line.
+// kinds, with missing keys in templates allowed (kubectl's default). A
+// kind it does not accept, a missing or unreadable template file and a
+// template that does not parse are usage errors naming the flag, on one
+// line.
 func Parse(value string, kinds ...string) (Format, error) {
+	return ParseStrict(value, true, kinds...)
+}
+
+// ParseStrict is Parse with kubectl's --allow-missing-template-keys:
+// when allowMissing is false, a template naming a missing key fails.
+func ParseStrict(value string, allowMissing bool, kinds ...string) (Format, error) {
 	kind, arg, hasArg := strings.Cut(value, "=")
 	accepted := false
 	for _, k := range kinds {
@@ -112,7 +126,7 @@ func Parse(value string, kinds ...string) (Format, error) {
 	switch kind {
 	case JSONPath, JSONPathFile:
 		f.jp = jsonpath.New("output")
-		f.jp.AllowMissingKeys(true)
+		f.jp.AllowMissingKeys(allowMissing)
 		if err := f.jp.Parse(f.raw); err != nil {
 			return Format{}, clierr.Usagef("--output %s: bad template %q: %s", kind, oneLine(f.raw), oneLine(err.Error()))
 		}
@@ -120,6 +134,9 @@ func Parse(value string, kinds ...string) (Format, error) {
 		t, err := template.New("output").Funcs(template.FuncMap{"exists": exists, "base64decode": base64decode}).Parse(f.raw)
 		if err != nil {
 			return Format{}, clierr.Usagef("--output %s: bad template: %s", kind, oneLine(err.Error()))
+		}
+		if !allowMissing {
+			t = t.Option("missingkey=error")
 		}
 		f.tmpl = t
 	}

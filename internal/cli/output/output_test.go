@@ -87,6 +87,35 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestMissingKeys checks kubectl's --allow-missing-template-keys: a
+// missing key prints nothing, or with false fails the template.
+func TestMissingKeys(t *testing.T) {
+	doc := map[string]any{"a": 1}
+	for _, tc := range []struct {
+		value   string
+		allow   bool
+		want    string
+		wantErr bool
+	}{
+		{"jsonpath={.b}", true, "", false},
+		{"jsonpath={.b}", false, "", true},
+		{"jsonpath={.a}", false, "1", false},
+		{"go-template={{.b}}", true, "<no value>", false},
+		{"go-template={{.b}}", false, "", true},
+		{"go-template={{.a}}", false, "1", false},
+	} {
+		f, err := ParseStrict(tc.value, tc.allow, Shared()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		err = f.Print(&buf, doc)
+		if (err != nil) != tc.wantErr || buf.String() != tc.want || err != nil && !errors.Is(err, clierr.ErrUsage) {
+			t.Errorf("%s allow=%v: got %q, %v; want %q, error %v", tc.value, tc.allow, buf.String(), err, tc.want, tc.wantErr)
+		}
+	}
+}
+
 // TestValues checks the completion values: templated kinds end in "=".
 func TestValues(t *testing.T) {
 	if got := strings.Join(Values(Shared(Table, Wide)...), " "); got != "table wide json yaml name jsonpath= jsonpath-file= go-template= go-template-file=" {

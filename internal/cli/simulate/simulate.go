@@ -43,6 +43,8 @@ type Options struct {
 	// Compare lists victim policies to run the scenario under, one after
 	// another with the same seed, and compare.
 	Compare []string
+	// AllowMissingKeys is kubectl's --allow-missing-template-keys.
+	AllowMissingKeys bool
 
 	preemption  preemption.Options
 	format      output.Format
@@ -92,6 +94,7 @@ seed give the same output byte for byte.`,
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	f.Int64Var(&o.MaxObjects, "max-objects", sim.DefaultMaxObjects, "refuse, before running, a scenario that creates more objects than this over its run (each needs memory)")
+	output.AddFlags(f, &o.AllowMissingKeys)
 	completion.Output(cmd, Kinds()...)
 	completion.VictimPolicy(cmd)
 	completion.FeatureGates(cmd)
@@ -107,7 +110,7 @@ const kindEvents = "events"
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	format, err := output.Parse(o.Output, Kinds()...)
+	format, err := output.ParseStrict(o.Output, o.AllowMissingKeys, Kinds()...)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ once. JSON (the default) is the fastest for whatif to read back.`,
 			if len(o.Snapshots) > 0 && (o.Kube.Kubeconfig != "" || o.Kube.Context != "") {
 				return clierr.Usagef("--snapshot and --kubeconfig/--context are exclusive: read a snapshot or a live cluster")
 			}
-			if o.format, err = output.Parse(o.Output, SnapshotKinds()...); err != nil {
+			if o.format, err = output.ParseStrict(o.Output, o.AllowMissingKeys, SnapshotKinds()...); err != nil {
 				return err
 			}
 			return o.writeSnapshot(cmd.Context())
@@ -58,6 +58,7 @@ once. JSON (the default) is the fastest for whatif to read back.`,
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	o.Kube.AddTo(f)
 	addChunkSize(f, &o.ChunkSize)
+	output.AddFlags(f, &o.AllowMissingKeys)
 	completion.Output(cmd, SnapshotKinds()...)
 	completion.Validate(cmd)
 	return cmd

@@ -50,6 +50,8 @@ type Options struct {
 	// FieldValidation is kubectl's --validate: strict, warn or ignore unknown and
 	// duplicate fields.
 	FieldValidation string
+	// AllowMissingKeys is kubectl's --allow-missing-template-keys.
+	AllowMissingKeys bool
 
 	in          io.Reader
 	load        loader.Options
@@ -104,6 +106,7 @@ node was rejected.`,
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	o.Kube.AddTo(f)
 	addChunkSize(f, &o.ChunkSize)
+	output.AddFlags(f, &o.AllowMissingKeys)
 	completion.Output(cmd, Kinds()...)
 	completion.VictimPolicy(cmd)
 	completion.FeatureGates(cmd)
@@ -166,7 +169,7 @@ func (o *Options) Validate() error {
 	if o.PodKey != "" && strings.Count(o.PodKey, "/") != 1 {
 		return clierr.Usagef("--pod must be NAMESPACE/NAME, got %q", o.PodKey)
 	}
-	format, err := output.Parse(o.Output, Kinds()...)
+	format, err := output.ParseStrict(o.Output, o.AllowMissingKeys, Kinds()...)
 	if err != nil {
 		return err
 	}

@@ -131,7 +131,7 @@ func TestErrors(t *testing.T) {
 		"no pod flag":      {[]string{"whatif", "--snapshot", "../../examples/cluster"}, 2, "exactly one of -f/--filename and --pod is required"},
 		"unknown pod":      {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b"}, 2, "no such pod in the snapshot"},
 		"bound pod":        {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "jobs/batch-1"}, 2, "already bound to node-a"},
-		"bad output":       {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "-o", "xml"}, 2, "--output must be table, json or yaml"},
+		"bad output":       {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "-o", "xml"}, 2, "--output must be one of table, wide, json, yaml, name, jsonpath=TEMPLATE"},
 		"missing file":     {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "--pod", "a/b"}, 2, "--snapshot: " + filepath.Join(dir, "nope.yaml") + ": cannot read: no such file or directory"},
 		"unknown flag":     {[]string{"whatif", "--bogus"}, 2, "unknown flag"},
 		"missing config":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", filepath.Join(dir, "nope.yaml")}, 2, "--config: open " + filepath.Join(dir, "nope.yaml")},

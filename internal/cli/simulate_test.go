@@ -49,7 +49,7 @@ func TestSimulateErrors(t *testing.T) {
 	}{
 		"no simulation document": {[]string{"simulate", noSim}, 2, "no Simulation document"},
 		"no scenario":            {[]string{"simulate"}, 2, "requires at least 1 arg"},
-		"bad output":             {[]string{"simulate", noSim, "-o", "xml"}, 2, "--output must be table, events or json"},
+		"bad output":             {[]string{"simulate", noSim, "-o", "xml"}, 2, "--output must be one of table, wide, events, json, yaml, name, jsonpath=TEMPLATE"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, stderr, code := run(tc.args...)

@@ -19,6 +19,7 @@ import (
 	_ "k8s.io/component-base/logs/json/register"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
@@ -135,6 +136,8 @@ is used.`,
 		o.Serving = newServing()
 	}
 	o.Serving.AddFlags(f)
+	completion.VictimPolicy(cmd)
+	completion.FeatureGates(cmd)
 	return cmd
 }
 

@@ -4,7 +4,6 @@ package simulate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/internal/cli/completion"
+	"github.com/reprieve/reprieve/internal/cli/output"
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/loader"
 	"github.com/reprieve/reprieve/pkg/preemption"
@@ -42,8 +43,11 @@ type Options struct {
 	// Compare lists victim policies to run the scenario under, one after
 	// another with the same seed, and compare.
 	Compare []string
+	// AllowMissingKeys is kubectl's --allow-missing-template-keys.
+	AllowMissingKeys bool
 
 	preemption  preemption.Options
+	format      output.Format
 	compare     []preemption.Policy
 	in          io.Reader
 	load        loader.Options
@@ -56,7 +60,7 @@ type Options struct {
 func NewCommand(out, errOut io.Writer) *cobra.Command {
 	o := &Options{out: out, errOut: errOut}
 	cmd := &cobra.Command{
-		Use:   "simulate SCENARIO... [-o table|events|json] [--report FILE.html]  (- reads standard input)",
+		Use:   "simulate SCENARIO... [-o table|wide|events|json|yaml|name|jsonpath=...|go-template=...] [--report FILE.html]  (- reads standard input)",
 		Short: "Replay a workload over virtual time and show what preemption costs",
 		Long: `simulate runs a scenario — a starting cluster in plain Kubernetes YAML plus a
 Simulation document of timed actions — through reprieve's scheduler in virtual
@@ -66,7 +70,8 @@ seed give the same output byte for byte.`,
 		Example: `  reprieve simulate examples/simulate/story.yaml
   cat story.yaml | reprieve simulate -
   reprieve simulate examples/simulate/story.yaml -o events
-  reprieve simulate examples/simulate/story.yaml --report story.html`,
+  reprieve simulate examples/simulate/story.yaml --report story.html
+  reprieve simulate examples/simulate/story.yaml -o jsonpath='{.summary.victims}{"\n"}'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
@@ -79,7 +84,7 @@ seed give the same output byte for byte.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, events or json")
+	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, wide (adds every victim: priority, node, when and by whom preempted), events, json, yaml, name (pod/NAME per victim), jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE (templates apply to the JSON form; with --compare, to the list of runs)")
 	f.StringVar(&o.Report, "report", "", "write a self-contained HTML report with timelines to this file")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
@@ -89,16 +94,27 @@ seed give the same output byte for byte.`,
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	f.Int64Var(&o.MaxObjects, "max-objects", sim.DefaultMaxObjects, "refuse, before running, a scenario that creates more objects than this over its run (each needs memory)")
+	output.AddFlags(f, &o.AllowMissingKeys)
+	completion.Output(cmd, Kinds()...)
+	completion.VictimPolicy(cmd)
+	completion.FeatureGates(cmd)
+	completion.Validate(cmd)
 	return cmd
 }
 
+// Kinds returns the -o values simulate accepts: kubectl's and events.
+func Kinds() []string { return output.Shared(output.Table, output.Wide, kindEvents) }
+
+// kindEvents prints the simulation's events as kubectl get events does.
+const kindEvents = "events"
+
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	switch o.Output {
-	case "table", "events", "json":
-	default:
-		return clierr.Usagef("--output must be table, events or json, got %q", o.Output)
+	format, err := output.ParseStrict(o.Output, o.AllowMissingKeys, Kinds()...)
+	if err != nil {
+		return err
 	}
+	o.format = format
 	v, err := loader.ParseFieldValidation(o.FieldValidation)
 	if err != nil {
 		return clierr.Usagef("%v", err)
@@ -129,8 +145,8 @@ func (o *Options) Validate() error {
 		}
 		o.compare = append(o.compare, p)
 	}
-	if len(o.compare) > 0 && (o.Output == "events" || o.Report != "") {
-		return clierr.Usagef("--compare prints a comparison: it takes -o table or json, and no --report")
+	if len(o.compare) > 0 && (o.format.Kind == kindEvents || o.format.Kind == output.Name || o.Report != "") {
+		return clierr.Usagef("--compare prints a comparison: it takes -o table, wide, json, yaml or a template, and no --report")
 	}
 	if o.ConfigFile == "-" && stdin > 0 {
 		return clierr.Usagef("standard input (-) can be read only once: give it to the scenario or to --config")
@@ -190,18 +206,21 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	switch o.Output {
-	case "json":
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(o.out, "%s\n", b)
-		return err
-	case "events":
+	switch {
+	case o.format.Generic():
+		return o.format.Print(o.out, res)
+	case o.format.Kind == kindEvents:
 		return printEvents(o.out, res.Events)
+	case o.format.Kind == output.Name:
+		return output.PrintNames(o.out, victimNames(res))
 	}
-	return printSummary(o.out, sc, res)
+	if err := printSummary(o.out, sc, res); err != nil {
+		return err
+	}
+	if o.format.Kind == output.Wide {
+		return printVictims(o.out, res)
+	}
+	return nil
 }
 
 // PolicyRun is one victim policy's run of a compared scenario.
@@ -241,13 +260,8 @@ func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.
 		}
 		runs = append(runs, run)
 	}
-	if o.Output == "json" {
-		b, err := json.MarshalIndent(runs, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(o.out, "%s\n", b)
-		return err
+	if o.format.Generic() {
+		return o.format.Print(o.out, runs)
 	}
 	return printComparison(o.out, first, runs)
 }
@@ -380,6 +394,51 @@ func printSummary(w io.Writer, sc *sim.Scenario, res *sim.Result) error {
 	}
 	printReplicaStories(w, res.Replicas)
 	return nil
+}
+
+// victimNames are -o name's lines: pod/NAME for every pod preempted, in
+// the order of the result's pods, without the namespace as kubectl prints.
+func victimNames(res *sim.Result) []string {
+	var out []string
+	for _, h := range res.Pods {
+		if h.Preempted == nil {
+			continue
+		}
+		_, name, _ := strings.Cut(h.Pod, "/")
+		out = append(out, "pod/"+name)
+	}
+	return out
+}
+
+// printVictims writes -o wide's table of every pod preempted.
+func printVictims(w io.Writer, res *sim.Result) error {
+	var victims []sim.PodHistory
+	for _, h := range res.Pods {
+		if h.Preempted != nil {
+			victims = append(victims, h)
+		}
+	}
+	if len(victims) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VICTIM\tPRIORITY\tNODE\tPREEMPTED AT\tPREEMPTED BY\tREPLACEMENT")
+	for _, h := range victims {
+		by, node := "-", "-"
+		if h.PreemptedBy != "" {
+			by = h.PreemptedBy
+		}
+		if h.Node != "" {
+			node = h.Node
+		}
+		replacement := "no"
+		if h.Replacement {
+			replacement = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", h.Pod, h.Priority, node, secs(*h.Preempted), by, replacement)
+	}
+	return tw.Flush()
 }
 
 func secs(s float64) string {

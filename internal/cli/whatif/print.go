@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -9,61 +8,111 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/reprieve/reprieve/internal/cli/output"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 
+// Kinds returns the -o values whatif accepts.
+func Kinds() []string { return output.Shared(output.Table, output.Wide) }
+
 // Print writes the decision in the given format. explain adds, for people,
-// a line for every node.
-func Print(w io.Writer, d *whatif.Decision, format string, explain bool) error {
-	switch format {
-	case "json":
-		b, err := json.MarshalIndent(d, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(d)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
+// a line for every node; wide adds the candidates' table.
+func Print(w io.Writer, d *whatif.Decision, format output.Format, explain bool) error {
+	switch {
+	case format.Generic():
+		return format.Print(w, d)
+	case format.Kind == output.Name:
+		return output.PrintNames(w, names(d))
+	}
+	if err := printTable(w, d, explain); err != nil {
 		return err
 	}
-	return printTable(w, d, explain)
+	if format.Kind == output.Wide {
+		return printCandidates(w, d)
+	}
+	return nil
+}
+
+// names are kubectl's -o name lines of a decision: node/NAME for the node
+// the pod lands on, or the node preemption nominates, then pod/NAME for
+// each victim (without its namespace, as kubectl get -A -o name prints).
+func names(d *whatif.Decision) []string {
+	var out []string
+	switch {
+	case d.Placement != nil:
+		out = append(out, "node/"+d.Placement.Node)
+	case d.NominatedNode != "":
+		out = append(out, "node/"+d.NominatedNode)
+	}
+	for _, v := range d.Victims {
+		_, name, _ := strings.Cut(v.Pod, "/")
+		out = append(out, "pod/"+name)
+	}
+	return out
+}
+
+// printCandidates writes -o wide's table of every candidate node of
+// preemption with the criteria kube-scheduler compares, the chosen first.
+func printCandidates(w io.Writer, d *whatif.Decision) error {
+	if len(d.Candidates) == 0 {
+		return nil
+	}
+	cands := sortedCandidates(d)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CANDIDATE\tCHOSEN\tVICTIMS\tPDB VIOLATIONS\tHIGHEST PRIORITY\tPRIORITY SUM\tEARLIEST START")
+	for _, c := range cands {
+		chosen := "-"
+		if c.Node == d.NominatedNode {
+			chosen = "yes"
+		}
+		s := c.Score
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", c.Node, chosen, s.NumVictims, s.NumPDBViolations, s.HighestPriority, s.SumPriorities, s.EarliestStart.UTC().Format(time.RFC3339))
+	}
+	return tw.Flush()
 }
 
 // PrintMany writes the decisions for several pods: a table of one row per
-// pod, or a JSON or YAML list of the decisions.
-func PrintMany(w io.Writer, ds []*whatif.Decision, format string) error {
-	switch format {
-	case "json":
-		b, err := json.MarshalIndent(ds, "", "  ")
-		if err != nil {
-			return err
+// pod (wide adds the placement's score and runner-up, the PDB violations
+// and the number of candidates), every decision's names, or a JSON, YAML
+// or templated list of the decisions.
+func PrintMany(w io.Writer, ds []*whatif.Decision, format output.Format) error {
+	switch {
+	case format.Generic():
+		return format.Print(w, ds)
+	case format.Kind == output.Name:
+		for _, d := range ds {
+			if err := output.PrintNames(w, names(d)); err != nil {
+				return err
+			}
 		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(ds)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+		return nil
 	}
+	wide := format.Kind == output.Wide
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "POD\tPRIORITY\tNODE\tVICTIMS\tDECISION")
+	if wide {
+		fmt.Fprintln(tw, "POD\tPRIORITY\tNODE\tVICTIMS\tSCORE\tRUNNER-UP\tPDB VIOLATIONS\tCANDIDATES\tDECISION")
+	} else {
+		fmt.Fprintln(tw, "POD\tPRIORITY\tNODE\tVICTIMS\tDECISION")
+	}
 	for _, d := range ds {
 		node, victims := "-", "-"
+		score, runnerUp := "-", "-"
 		switch {
 		case d.Placement != nil:
 			node = d.Placement.Node
+			if d.Placement.ScoredNodes > 0 {
+				score = fmt.Sprint(d.Placement.Score)
+			}
+			if d.Placement.RunnerUp != "" {
+				runnerUp = fmt.Sprintf("%s (%d)", d.Placement.RunnerUp, d.Placement.RunnerUpScore)
+			}
 		case d.NominatedNode != "":
 			node, victims = d.NominatedNode, fmt.Sprint(len(d.Victims))
+		}
+		if wide {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", d.Pod, d.Priority, node, victims, score, runnerUp, d.NumPDBViolations, len(d.Candidates), d.Summary)
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", d.Pod, d.Priority, node, victims, d.Summary)
 	}
@@ -185,17 +234,7 @@ func explainRows(d *whatif.Decision) [][3]string {
 	for _, n := range d.FeasibleNodes {
 		rows = append(rows, [3]string{n, "fits", ""})
 	}
-	cands := slices.Clone(d.Candidates)
-	slices.SortFunc(cands, func(a, b whatif.Candidate) int {
-		switch {
-		case a.Node == d.NominatedNode:
-			return -1
-		case b.Node == d.NominatedNode:
-			return 1
-		}
-		return strings.Compare(a.Node, b.Node)
-	})
-	for _, c := range cands {
+	for _, c := range sortedCandidates(d) {
 		result := "candidate"
 		if c.Node == d.NominatedNode {
 			result = "CHOSEN"
@@ -225,6 +264,22 @@ func explainRows(d *whatif.Decision) [][3]string {
 		rows = append(rows, [3]string{n, "rejected", detail})
 	}
 	return rows
+}
+
+// sortedCandidates returns the candidates, the nominated node first, then
+// by name.
+func sortedCandidates(d *whatif.Decision) []whatif.Candidate {
+	cands := slices.Clone(d.Candidates)
+	slices.SortFunc(cands, func(a, b whatif.Candidate) int {
+		switch {
+		case a.Node == d.NominatedNode:
+			return -1
+		case b.Node == d.NominatedNode:
+			return 1
+		}
+		return strings.Compare(a.Node, b.Node)
+	})
+	return cands
 }
 
 func statusText(code, plugin string, reasons []string) string {

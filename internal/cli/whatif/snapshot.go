@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/internal/cli/completion"
+	"github.com/reprieve/reprieve/internal/cli/output"
 	"github.com/reprieve/reprieve/pkg/loader"
 )
 
@@ -23,14 +26,15 @@ import (
 func NewSnapshotCommand(out, errOut io.Writer) *cobra.Command {
 	o := &Options{out: out, errOut: errOut}
 	cmd := &cobra.Command{
-		Use:   "snapshot [--snapshot PATH... | --kubeconfig FILE] [-o json|yaml] > cluster.json",
+		Use:   "snapshot [--snapshot PATH... | --kubeconfig FILE] [-o json|yaml|name|jsonpath=...|go-template=...] > cluster.json",
 		Short: "Write the cluster whatif reads (live or files) to one file that whatif --snapshot reads back",
 		Long: `snapshot lists a live cluster (read-only) or reads manifests, keeps the kinds
 whatif and simulate use, drops managed fields, and writes them as one
 kind: List, so that repeated what-ifs on a big cluster pay for the listing
 once. JSON (the default) is the fastest for whatif to read back.`,
 		Example: `  reprieve snapshot --kubeconfig ~/.kube/config > cluster.json
-  reprieve whatif --snapshot cluster.json -f pod.yaml`,
+  reprieve whatif --snapshot cluster.json -f pod.yaml
+  reprieve snapshot --snapshot examples/cluster -o name`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.in = cmd.InOrStdin()
@@ -42,20 +46,27 @@ once. JSON (the default) is the fastest for whatif to read back.`,
 			if len(o.Snapshots) > 0 && (o.Kube.Kubeconfig != "" || o.Kube.Context != "") {
 				return clierr.Usagef("--snapshot and --kubeconfig/--context are exclusive: read a snapshot or a live cluster")
 			}
-			if o.Output != "json" && o.Output != "yaml" {
-				return clierr.Usagef("--output must be json or yaml, got %q", o.Output)
+			if o.format, err = output.ParseStrict(o.Output, o.AllowMissingKeys, SnapshotKinds()...); err != nil {
+				return err
 			}
 			return o.writeSnapshot(cmd.Context())
 		},
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "manifests to read instead of a live cluster: a YAML/JSON file or a directory of them, - for standard input (repeatable)")
-	f.StringVarP(&o.Output, "output", "o", "json", "output format: json or yaml")
+	f.StringVarP(&o.Output, "output", "o", "json", "output format: json (compact, the default), yaml, name (KIND[.GROUP]/NAME per object, as kubectl), jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE (templates apply to the List)")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	o.Kube.AddTo(f)
 	addChunkSize(f, &o.ChunkSize)
+	output.AddFlags(f, &o.AllowMissingKeys)
+	completion.Output(cmd, SnapshotKinds()...)
+	completion.Validate(cmd)
 	return cmd
 }
+
+// SnapshotKinds returns the -o values snapshot accepts: a snapshot has no
+// table.
+func SnapshotKinds() []string { return output.Shared() }
 
 // writeSnapshot loads the cluster and writes it as one list.
 func (o *Options) writeSnapshot(ctx context.Context) error {
@@ -71,15 +82,22 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 		Kind       string            `json:"kind"`
 		Items      []json.RawMessage `json:"items"`
 	}{APIVersion: "v1", Kind: "List", Items: []json.RawMessage{}}
+	var names []string
 	add := func(obj runtime.Object) error {
 		obj = obj.DeepCopyObject()
 		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
 		if err != nil || len(gvks) == 0 {
 			return fmt.Errorf("snapshot: no kind for %T: %v", obj, err)
 		}
-		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+		gvk := gvks[0]
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
 		if m, ok := obj.(metav1.Object); ok {
 			m.SetManagedFields(nil)
+			kind := strings.ToLower(gvk.Kind)
+			if gvk.Group != "" {
+				kind += "." + gvk.Group
+			}
+			names = append(names, kind+"/"+m.GetName())
 		}
 		b, err := json.Marshal(obj)
 		if err != nil {
@@ -119,11 +137,18 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 			return err
 		}
 	}
+	switch o.format.Kind {
+	case output.Name:
+		return output.PrintNames(o.out, names)
+	case output.JSON, output.YAML:
+	default:
+		return o.format.Print(o.out, list)
+	}
 	b, err := json.Marshal(list)
 	if err != nil {
 		return err
 	}
-	if o.Output == "yaml" {
+	if o.format.Kind == output.YAML {
 		if b, err = yaml.JSONToYAML(b); err != nil {
 			return err
 		}

@@ -15,7 +15,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
+	"github.com/reprieve/reprieve/internal/cli/output"
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
 	"github.com/reprieve/reprieve/pkg/loader"
@@ -48,6 +50,8 @@ type Options struct {
 	// FieldValidation is kubectl's --validate: strict, warn or ignore unknown and
 	// duplicate fields.
 	FieldValidation string
+	// AllowMissingKeys is kubectl's --allow-missing-template-keys.
+	AllowMissingKeys bool
 
 	in          io.Reader
 	load        loader.Options
@@ -56,6 +60,7 @@ type Options struct {
 	now         time.Time
 	features    preemption.Features
 	policy      preemption.Policy
+	format      output.Format
 }
 
 // NewCommand returns the whatif command writing to out and errOut.
@@ -90,7 +95,7 @@ node was rejected.`,
 	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "cluster snapshot: a YAML/JSON file or a directory of them, - for standard input (repeatable)")
 	f.StringVarP(&o.PodFile, "filename", "f", "", "file holding the pod to schedule, - for standard input")
 	f.StringVar(&o.PodKey, "pod", "", "pending pod of the snapshot to schedule, as NAMESPACE/NAME")
-	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, json or yaml")
+	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, wide (adds the candidates' criteria), json, yaml, name (node/NAME, then pod/NAME per victim), jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE (templates apply to the JSON form)")
 	f.BoolVar(&o.Explain, "explain", false, "explain every node: why it was rejected, or its victims and score")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the random dry-run offset and tie-break")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: the pod's profile (by schedulerName), DefaultPreemption enabled and its args")
@@ -101,6 +106,11 @@ node was rejected.`,
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	o.Kube.AddTo(f)
 	addChunkSize(f, &o.ChunkSize)
+	output.AddFlags(f, &o.AllowMissingKeys)
+	completion.Output(cmd, Kinds()...)
+	completion.VictimPolicy(cmd)
+	completion.FeatureGates(cmd)
+	completion.Validate(cmd)
 	return cmd
 }
 
@@ -159,11 +169,11 @@ func (o *Options) Validate() error {
 	if o.PodKey != "" && strings.Count(o.PodKey, "/") != 1 {
 		return clierr.Usagef("--pod must be NAMESPACE/NAME, got %q", o.PodKey)
 	}
-	switch o.Output {
-	case "table", "json", "yaml":
-	default:
-		return clierr.Usagef("--output must be table, json or yaml, got %q", o.Output)
+	format, err := output.ParseStrict(o.Output, o.AllowMissingKeys, Kinds()...)
+	if err != nil {
+		return err
 	}
+	o.format = format
 	return nil
 }
 
@@ -213,9 +223,9 @@ func (o *Options) Run(ctx context.Context) error {
 		decisions = append(decisions, d)
 	}
 	if len(decisions) == 1 {
-		return Print(o.out, decisions[0], o.Output, o.Explain)
+		return Print(o.out, decisions[0], o.format, o.Explain)
 	}
-	return PrintMany(o.out, decisions, o.Output)
+	return PrintMany(o.out, decisions, o.format)
 }
 
 // profile returns the configuration's profile for the pod's schedulerName

@@ -89,6 +89,11 @@ type Candidate struct {
 	// for the node's victims finished: no better set exists. Otherwise it
 	// stopped at its work bound with the best set found.
 	Proven bool
+	// Placements, under Reschedulable, say for each victim (in the order
+	// of Victims) where it could run right after the eviction, and
+	// Unplaceable counts the victims that could run nowhere else.
+	Placements  []Placement
+	Unplaceable int
 
 	// score caches Score for scoredAt.
 	score    Score

@@ -169,8 +169,10 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 	var pl *placer
 	if policy == Reschedulable {
 		pl = newPlacer(d)
+		d.placer = pl
 		if u := res.Upstream; u != nil {
 			pl.placeVictims(u)
+			pl.explain(u)
 		}
 	}
 	var nonViolating, violating []*Candidate

@@ -48,24 +48,56 @@ type placer struct {
 	d      *dryRun
 	cycles map[*snapshot.Pod]*filter.Cycle
 	errs   map[*snapshot.Pod]string
+	// feasible holds, for a victim whose cycle is resources-only, the
+	// indexes of the nodes it fits on as the snapshot is: on a node whose
+	// pods a candidate does not change, that is the answer.
+	feasible map[*snapshot.Pod][]int
 }
 
 func newPlacer(d *dryRun) *placer {
-	return &placer{d: d, cycles: map[*snapshot.Pod]*filter.Cycle{}, errs: map[*snapshot.Pod]string{}}
+	return &placer{d: d, cycles: map[*snapshot.Pod]*filter.Cycle{}, errs: map[*snapshot.Pod]string{},
+		feasible: map[*snapshot.Pod][]int{}}
 }
 
-// placeVictims tries every victim of cand, setting its Placements and
-// Unplaceable (and dropping a cached score, which reads the latter).
+// placeVictims tries every victim of cand, setting its Placements (without
+// reasons; see explain) and Unplaceable, and dropping a cached score,
+// which reads the latter.
 func (pl *placer) placeVictims(cand *Candidate) {
 	out := make([]Placement, len(cand.Victims))
 	n := 0
+	changed := pl.changedNodes(cand)
 	for i, v := range cand.Victims {
-		out[i] = pl.place(cand, v.Pod)
+		out[i].Node = pl.place(cand, changed, v.Pod)
 		if out[i].Node == nil {
 			n++
 		}
 	}
 	cand.Placements, cand.Unplaceable, cand.scored = out, n, false
+}
+
+// explain fills the reasons of the victims of cand that fit nowhere else.
+func (pl *placer) explain(cand *Candidate) {
+	for i := range cand.Placements {
+		if p := &cand.Placements[i]; p.Node == nil && p.Reason == "" {
+			p.Reason = pl.reason(cand, cand.Victims[i].Pod)
+		}
+	}
+}
+
+// changedNodes are the nodes whose pods cand changes: its own and its
+// victims'.
+func (pl *placer) changedNodes(cand *Candidate) []*snapshot.Node {
+	out := []*snapshot.Node{cand.Node}
+	for _, v := range cand.Victims {
+		if n := pl.nodeOf(v.Pod); n != nil && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (pl *placer) nodeOf(p *snapshot.Pod) *snapshot.Node {
+	return pl.d.c.Snapshot().Node(p.Obj.Spec.NodeName)
 }
 
 // cycle is the filter cycle of victim as a new pending pod: not bound,
@@ -92,54 +124,118 @@ func (pl *placer) cycle(victim *snapshot.Pod) (*filter.Cycle, string) {
 	return c, msg
 }
 
-// place tries victim on every node but its own, the candidate applied.
-func (pl *placer) place(cand *Candidate, victim *snapshot.Pod) Placement {
-	c, msg := pl.cycle(victim)
-	if msg != "" {
-		return Placement{Reason: msg}
+// feasibleAsIs returns the victim's cached feasible nodes as the snapshot
+// is; ok is false when its filters read more than a node's own pods.
+func (pl *placer) feasibleAsIs(c *filter.Cycle, victim *snapshot.Pod) (nodes []int, ok bool) {
+	if !c.ResourcesOnly() {
+		return nil, false
 	}
-	snap := pl.d.c.Snapshot()
-	preemptor := pl.d.c.Pod()
-	nodeOf := func(p *snapshot.Pod) *snapshot.Node { return snap.Node(p.Obj.Spec.NodeName) }
-	apply := func(st *filter.State, nv *filter.NodeView) {
+	if f, ok := pl.feasible[victim]; ok {
+		return f, true
+	}
+	state := c.StateOf()
+	f := []int{}
+	for i, m := range pl.d.c.Snapshot().Nodes {
+		nv := c.NodeViewOf(m)
+		if c.FilterWithNominatedPods(&state, &nv, false).IsSuccess() {
+			f = append(f, i)
+		}
+	}
+	pl.feasible[victim] = f
+	return f, true
+}
+
+// filterOn filters the victim's cycle c on m with cand applied: a fresh
+// overlay on a node cand changes, else shared (nil: a fresh one).
+func (pl *placer) filterOn(c *filter.Cycle, cand *Candidate, m *snapshot.Node, changed bool, shared *filter.State) filter.Status {
+	nv := c.NodeViewOf(m)
+	st := shared
+	if changed || st == nil {
+		fresh := c.StateOf()
 		for _, v := range cand.Victims {
-			if n := nodeOf(v.Pod); n != nil {
-				c.RemovePod(st, nv, v.Pod, n)
+			if n := pl.nodeOf(v.Pod); n != nil {
+				c.RemovePod(&fresh, &nv, v.Pod, n)
 			}
 		}
-		c.AddPod(st, nv, preemptor, cand.Node)
+		c.AddPod(&fresh, &nv, pl.d.c.Pod(), cand.Node)
+		st = &fresh
 	}
-	// Nodes whose pods change need a view with the change; the others
-	// share one overlay of the plugin state.
-	changed := func(m *snapshot.Node) bool {
-		if m == cand.Node {
-			return true
+	return c.FilterWithNominatedPods(st, &nv, false)
+}
+
+// place returns the first node, in snapshot order and not its own, where
+// victim fits with cand applied; nil when there is none.
+func (pl *placer) place(cand *Candidate, changed []*snapshot.Node, victim *snapshot.Pod) *snapshot.Node {
+	c, msg := pl.cycle(victim)
+	if msg != "" {
+		return nil
+	}
+	snap := pl.d.c.Snapshot()
+	own := pl.nodeOf(victim)
+	if f, ok := pl.feasibleAsIs(c, victim); ok {
+		// Only the nodes cand changes need filtering again.
+		best := -1
+		for _, i := range f {
+			if m := snap.Nodes[i]; m != own && !slices.Contains(changed, m) {
+				best = i
+				break
+			}
 		}
-		return slices.ContainsFunc(cand.Victims, func(v *Victim) bool { return nodeOf(v.Pod) == m })
+		for _, m := range changed {
+			if m == own || (best >= 0 && m.Index > best) {
+				continue
+			}
+			if pl.filterOn(c, cand, m, true, nil).IsSuccess() {
+				best = m.Index
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		return snap.Nodes[best]
 	}
-	shared := c.StateOf()
-	apply(&shared, nil)
-	own := nodeOf(victim)
+	shared := pl.sharedState(c, cand)
+	for _, m := range snap.Nodes {
+		if m != own && pl.filterOn(c, cand, m, slices.Contains(changed, m), &shared).IsSuccess() {
+			return m
+		}
+	}
+	return nil
+}
+
+// sharedState is the victim's plugin state with cand applied, for the
+// nodes cand does not change.
+func (pl *placer) sharedState(c *filter.Cycle, cand *Candidate) filter.State {
+	st := c.StateOf()
+	for _, v := range cand.Victims {
+		if n := pl.nodeOf(v.Pod); n != nil {
+			c.RemovePod(&st, nil, v.Pod, n)
+		}
+	}
+	c.AddPod(&st, nil, pl.d.c.Pod(), cand.Node)
+	return st
+}
+
+// reason is why victim fits nowhere with cand applied, as FailedScheduling
+// would say it, its own node counted as MsgPreemptedFrom.
+func (pl *placer) reason(cand *Candidate, victim *snapshot.Pod) string {
+	c, msg := pl.cycle(victim)
+	if msg != "" {
+		return msg
+	}
+	snap := pl.d.c.Snapshot()
+	own := pl.nodeOf(victim)
+	changed := pl.changedNodes(cand)
+	shared := pl.sharedState(c, cand)
 	statuses := make([]filter.Status, 0, len(snap.Nodes))
 	for _, m := range snap.Nodes {
 		if m == own {
 			statuses = append(statuses, filter.Status{Code: filter.Unschedulable, Reasons: []string{MsgPreemptedFrom}})
 			continue
 		}
-		nv := c.NodeViewOf(m)
-		st := &shared
-		if changed(m) {
-			fresh := c.StateOf()
-			apply(&fresh, &nv)
-			st = &fresh
-		}
-		s := c.FilterWithNominatedPods(st, &nv, false)
-		if s.IsSuccess() {
-			return Placement{Node: m}
-		}
-		statuses = append(statuses, s)
+		statuses = append(statuses, pl.filterOn(c, cand, m, slices.Contains(changed, m), &shared))
 	}
-	return Placement{Reason: filter.FitErrorMessage(len(snap.Nodes), filter.Status{}, statuses)}
+	return filter.FitErrorMessage(len(snap.Nodes), filter.Status{}, statuses)
 }
 
 // reschedule is Reschedulable on one node: minimal is Minimal's set there

@@ -268,6 +268,9 @@ func (e *Evaluator) Evaluate(c *filter.Cycle, fr filter.Result, opts Options) (*
 		pick(res, opts.Now.UnixNano(), rng)
 		if res.Chosen != nil {
 			res.Err = nil
+			if d.placer != nil {
+				d.placer.explain(res.Chosen)
+			}
 		}
 	}
 	return res, nil
@@ -333,6 +336,8 @@ type dryRun struct {
 	// sums alone (see sumsFit); req is then the request.
 	byResources bool
 	req         snapshot.Resources
+	// placer, under Reschedulable, tries victims elsewhere.
+	placer *placer
 }
 
 func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {

@@ -90,8 +90,10 @@ type Candidate struct {
 	// stopped at its work bound with the best set found.
 	Proven bool
 	// Placements, under Reschedulable, say for each victim (in the order
-	// of Victims) where it could run right after the eviction, and
-	// Unplaceable counts the victims that could run nowhere else.
+	// of Victims) where it could run right after the eviction (the reasons
+	// of those that could not are filled for Result.Chosen and
+	// Result.Upstream only), and Unplaceable counts the victims that could
+	// run nowhere else.
 	Placements  []Placement
 	Unplaceable int
 

@@ -19,6 +19,9 @@ type Score struct {
 	// SumPriorities is the plain sum of the victims' priorities.
 	SumPriorities int64
 	NumVictims    int
+	// Unplaceable is Candidate.Unplaceable; only Reschedulable's choice
+	// reads it, before the other criteria.
+	Unplaceable int
 	// EarliestStart is the earliest start, in Unix nanoseconds, among the
 	// victims of the highest priority.
 	EarliestStart int64
@@ -35,7 +38,7 @@ func (c *Candidate) Score(now int64) Score {
 }
 
 func (c *Candidate) computeScore(now int64) Score {
-	s := Score{NumPDBViolations: c.NumPDBViolations, HighestPriority: c.Victims[0].Pod.Priority, NumVictims: len(c.Victims)}
+	s := Score{NumPDBViolations: c.NumPDBViolations, HighestPriority: c.Victims[0].Pod.Priority, NumVictims: len(c.Victims), Unplaceable: c.Unplaceable}
 	for _, v := range c.Victims {
 		s.SumPriorities += int64(v.Pod.Priority)
 	}
@@ -96,7 +99,7 @@ func pick(res *Result, now int64, rng *rand.Rand) {
 	for i := range best {
 		best[i] = i
 	}
-	for _, crit := range criteria {
+	for _, crit := range criteriaFor(res.Policy) {
 		next := best[:0]
 		top := int64(math.MinInt64)
 		for _, i := range best {

@@ -30,10 +30,16 @@ const (
 	// where every victim set that makes room breaks one are no candidates,
 	// and with no candidate left the pod is not preempted for.
 	StrictPDB Policy = "strict-pdb"
+	// Reschedulable is Minimal that first minimises the victims that could
+	// not run anywhere else right after the eviction (see Placement):
+	// among upstream's set, Minimal's and the next best sets its search
+	// finds on each node, and then across nodes, fewer such victims wins
+	// before upstream's criteria.
+	Reschedulable Policy = "reschedulable"
 )
 
 // Policies lists the policies, the default first.
-var Policies = []Policy{Upstream, Minimal, StrictPDB}
+var Policies = []Policy{Upstream, Minimal, Reschedulable, StrictPDB}
 
 // ParsePolicy parses a policy name; "" is Upstream.
 func ParsePolicy(s string) (Policy, error) {
@@ -124,6 +130,17 @@ type search struct {
 	singles     bool
 	same        []bool
 	evictedAt   []bool
+
+	// keep, when positive, makes the search collect the keep best sets
+	// it reaches in alts (best first) and prune against the worst of them.
+	keep int
+	alts []altSet
+}
+
+// altSet is a feasible victim set and its cost.
+type altSet struct {
+	set  []int32
+	cost setCost
 }
 
 // improve replaces the candidates of res by the policy's: for each node the
@@ -149,6 +166,15 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 	for _, n := range res.Visited {
 		visited[n] = true
 	}
+	var pl *placer
+	if policy == Reschedulable {
+		pl = newPlacer(d)
+		d.placer = pl
+		if u := res.Upstream; u != nil {
+			pl.placeVictims(u)
+			pl.explain(u)
+		}
+	}
 	var nonViolating, violating []*Candidate
 	statuses := res.NodeStatuses
 	for _, node := range nodes {
@@ -165,6 +191,9 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 			continue
 		}
 		cand := d.minimize(w, node, base)
+		if pl != nil {
+			cand = d.reschedule(w, pl, node, base, cand)
+		}
 		if policy == StrictPDB && cand.NumPDBViolations > 0 {
 			statuses = append(statuses, NodeStatus{Node: node, Status: filter.Status{Code: filter.Unschedulable, Reasons: []string{MsgBreaksBudget}}})
 			continue
@@ -183,9 +212,24 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 // minimize searches node for the best victim set, starting from base,
 // upstream's candidate there.
 func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Candidate {
+	s := d.newSearch(w, node, base)
+	if s == nil {
+		return base
+	}
+	s.dfs(0)
+	cand := w.candidate(node, s.units, s.best, 0, nil)
+	cand.NumPDBViolations, cand.Broken = s.violations(s.best, cand)
+	cand.Proven = !s.exhausted
+	return cand
+}
+
+// newSearch prepares the search of node's victim sets with base,
+// upstream's candidate there, as the incumbent; nil when the node's fit
+// checker cannot be prepared.
+func (d *dryRun) newSearch(w *worker, node *snapshot.Node, base *Candidate) *search {
 	fit, err := d.prepare(w, node)
 	if err != nil {
-		return base
+		return nil
 	}
 	units := &w.units
 	n := units.len()
@@ -205,24 +249,26 @@ func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Cand
 		s.matches[m] = matchingBudgets(units.members[m].Pod, d.budgets)
 	}
 	// Upstream's set is the incumbent.
-	inBase := make(map[*snapshot.Pod]bool, len(base.Victims))
-	for _, v := range base.Victims {
-		inBase[v.Pod] = true
-	}
-	var baseSet []int32
-	for _, u := range order {
-		lo, _ := units.bounds(int(u))
-		if inBase[units.members[lo].Pod] {
-			baseSet = append(baseSet, u)
-		}
-	}
+	baseSet := s.setOf(base)
 	s.best, s.bestCost, s.found = baseSet, s.costOf(baseSet), true
 	s.relax(d, node)
-	s.dfs(0)
-	cand := w.candidate(node, units, s.best, 0, nil)
-	cand.NumPDBViolations, cand.Broken = s.violations(s.best, cand)
-	cand.Proven = !s.exhausted
-	return cand
+	return s
+}
+
+// setOf lists the units of the candidate's victims, in importance order.
+func (s *search) setOf(c *Candidate) []int32 {
+	in := make(map[*snapshot.Pod]bool, len(c.Victims))
+	for _, v := range c.Victims {
+		in[v.Pod] = true
+	}
+	var set []int32
+	for _, u := range s.order {
+		lo, _ := s.units.bounds(int(u))
+		if in[s.units.members[lo].Pod] {
+			set = append(set, u)
+		}
+	}
+	return set
 }
 
 // relax prepares the resource relaxation of the search and, when the fit is
@@ -372,6 +418,10 @@ func (s *search) dfs(i int) {
 			}
 		}
 		s.cost.start = s.startOf(s.evicted)
+		if s.keep > 0 {
+			s.record(s.evicted, s.cost)
+			return
+		}
 		if !s.found || s.cost.less(s.bestCost) {
 			s.best, s.bestCost, s.found = append(s.best[:0:0], s.evicted...), s.cost, true
 		}

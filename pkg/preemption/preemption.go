@@ -89,6 +89,13 @@ type Candidate struct {
 	// for the node's victims finished: no better set exists. Otherwise it
 	// stopped at its work bound with the best set found.
 	Proven bool
+	// Placements, under Reschedulable, say for each victim (in the order
+	// of Victims) where it could run right after the eviction (the reasons
+	// of those that could not are filled for Result.Chosen and
+	// Result.Upstream only), and Unplaceable counts the victims that could
+	// run nowhere else.
+	Placements  []Placement
+	Unplaceable int
 
 	// score caches Score for scoredAt.
 	score    Score
@@ -263,6 +270,9 @@ func (e *Evaluator) Evaluate(c *filter.Cycle, fr filter.Result, opts Options) (*
 		pick(res, opts.Now.UnixNano(), rng)
 		if res.Chosen != nil {
 			res.Err = nil
+			if d.placer != nil {
+				d.placer.explain(res.Chosen)
+			}
 		}
 	}
 	return res, nil
@@ -328,6 +338,8 @@ type dryRun struct {
 	// sums alone (see sumsFit); req is then the request.
 	byResources bool
 	req         snapshot.Resources
+	// placer, under Reschedulable, tries victims elsewhere.
+	placer *placer
 }
 
 func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {

@@ -91,7 +91,7 @@ func BenchmarkWhatif(b *testing.B) {
 // potential node is searched up to 1,000 of them, the visited ones beyond.
 func BenchmarkPolicies(b *testing.B) {
 	for _, nodes := range []int{500, 5000} {
-		for _, p := range []preemption.Policy{preemption.Minimal, preemption.StrictPDB} {
+		for _, p := range []preemption.Policy{preemption.Minimal, preemption.Reschedulable, preemption.StrictPDB} {
 			b.Run(fmt.Sprintf("%s/resources/nodes=%d", p, nodes), func(b *testing.B) { benchmarkPolicy(b, nodes, false, p) })
 			b.Run(fmt.Sprintf("%s/constraints/nodes=%d", p, nodes), func(b *testing.B) { benchmarkPolicy(b, nodes, true, p) })
 		}

@@ -96,6 +96,9 @@ type PolicyBaseline struct {
 	// Score is the standing of upstream's choice under the node-choice
 	// criteria.
 	Score *Score `json:"score,omitempty"`
+	// UnplaceableVictims, under the reschedulable policy, counts upstream's
+	// victims that could run nowhere else right after the eviction.
+	UnplaceableVictims *int `json:"unplaceableVictims,omitempty"`
 }
 
 // Placement is the node a fresh kube-scheduler binds a pod that fits to: it
@@ -136,6 +139,11 @@ type Victim struct {
 	// node that the pod needs (a ReadWriteOncePod claim, an attach slot,
 	// a conflicting inline disk).
 	Holds []Hold `json:"holds,omitempty"`
+	// ReschedulableTo and PendingReason say, under the reschedulable
+	// policy, where the victim could run right after the eviction, or why
+	// it would stay pending (see preemption.Placement).
+	ReschedulableTo string `json:"reschedulableTo,omitempty"`
+	PendingReason   string `json:"pendingReason,omitempty"`
 }
 
 // GroupRef names a PodGroup or CompositePodGroup.
@@ -415,6 +423,7 @@ func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snap
 			var c Candidate
 			candidate(&c, u, now, make([]string, len(u.Victims)))
 			d.Upstream.Victims, d.Upstream.Score = c.Victims, &c.Score
+			d.Upstream.UnplaceableVictims = unplaceable(res.Policy, u)
 		}
 		defer func() { d.Summary += upstreamComparison(d) }()
 	}
@@ -467,8 +476,9 @@ func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snap
 		slices.Sort(vg.Nodes)
 		d.VictimGroups = append(d.VictimGroups, vg)
 	}
-	for _, v := range chosen.Victims {
+	for i, v := range chosen.Victims {
 		vic := Victim{Pod: v.Pod.Key, Node: v.Pod.NodeName(), Priority: v.Pod.Priority, StartTime: v.Pod.StartTime().DeepCopy(), Group: groupOf[v]}
+		placeVictim(&vic, chosen, i)
 		for _, pdb := range chosen.Broken[v] {
 			vic.PDBs = append(vic.PDBs, pdb.Namespace+"/"+pdb.Name)
 		}
@@ -487,6 +497,7 @@ func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snap
 	if d.NumPDBViolations > 0 {
 		d.Summary += fmt.Sprintf(", breaking %d disruption %s", d.NumPDBViolations, plural(d.NumPDBViolations, "budget", "budgets"))
 	}
+	d.Summary += pendingSummary(res.Policy, chosen)
 }
 
 // candidate fills out from c, taking the names of its victims from the front
@@ -524,9 +535,9 @@ func upstreamComparison(d *Decision) string {
 	if u.NominatedNode == d.NominatedNode && slices.Equal(u.Victims, victimNames(d)) {
 		return "; upstream would evict the same"
 	}
-	return fmt.Sprintf("; upstream would evict %d %s on %s (highest priority %d, priority sum %d, %d %s broken)",
+	return fmt.Sprintf("; upstream would evict %d %s on %s (highest priority %d, priority sum %d, %d %s broken%s)",
 		len(u.Victims), plural(len(u.Victims), "pod", "pods"), u.NominatedNode, u.Score.HighestPriority, u.Score.SumPriorities,
-		u.NumPDBViolations, plural(u.NumPDBViolations, "budget", "budgets"))
+		u.NumPDBViolations, plural(u.NumPDBViolations, "budget", "budgets"), upstreamPending(u))
 }
 
 func victimNames(d *Decision) []string {

@@ -79,16 +79,18 @@ func costOf(snap *snapshot.Snapshot, pdbs []*policyv1.PodDisruptionBudget, victi
 }
 
 // TestPoliciesNeverWorse runs every random scenario of every profile under
-// upstream's policy and under minimal and strict-pdb, and checks that
-// minimal's choice is never worse than upstream's under upstream's own
-// criteria, that strict-pdb never breaks a budget, and that both preempt
-// only where upstream does. It reports how often and by how much minimal
+// upstream's policy and under minimal, reschedulable and strict-pdb, and
+// checks that minimal's choice is never worse than upstream's under
+// upstream's own criteria, that reschedulable's never leaves more victims
+// unplaceable than upstream's and with as many is never worse on that
+// order, that strict-pdb never breaks a budget, and that they preempt only
+// where upstream does. It reports how often and by how much minimal
 // does better.
 func TestPoliciesNeverWorse(t *testing.T) {
 	for _, profile := range append(gen.Profiles(), gen.DRA) {
 		t.Run(string(profile), func(t *testing.T) {
 			t.Parallel()
-			var preempting, fewer, lowerPriority, proven, candidates, strictRefused int
+			var preempting, fewer, lowerPriority, proven, candidates, strictRefused, fewerPending int
 			var savings []int
 			for i := range *scenarios {
 				seed := *firstSeed + int64(i)
@@ -145,6 +147,29 @@ func TestPoliciesNeverWorse(t *testing.T) {
 						proven++
 					}
 				}
+				// Reschedulable: never more victims that fit nowhere else
+				// than upstream's choice, and with as many, never worse on
+				// upstream's order.
+				if resched := decide(preemption.Reschedulable); resched.NominatedNode == "" {
+					t.Errorf("%s: reschedulable does not preempt where upstream does", name)
+				} else if u := resched.Upstream; u == nil || u.UnplaceableVictims == nil {
+					t.Errorf("%s: reschedulable does not count upstream's unplaceable victims: %+v", name, u)
+				} else {
+					pending := 0
+					for _, v := range resched.Victims {
+						if v.ReschedulableTo == "" {
+							pending++
+						}
+					}
+					c := costOf(snap, sc.PDBs, resched.Victims)
+					if pending > *u.UnplaceableVictims || (pending == *u.UnplaceableVictims && c.compare(upCost) > 0) {
+						t.Errorf("%s: reschedulable's %d pending victims, %v on %s, are worse than upstream's %d, %v on %s",
+							name, pending, c, resched.NominatedNode, *u.UnplaceableVictims, upCost, up.NominatedNode)
+					}
+					if pending < *u.UnplaceableVictims {
+						fewerPending++
+					}
+				}
 				if strict.NominatedNode == "" {
 					strictRefused++
 				} else if c := costOf(snap, sc.PDBs, strict.Victims); c.violations > 0 {
@@ -159,8 +184,9 @@ func TestPoliciesNeverWorse(t *testing.T) {
 				return savings[min(len(savings)-1, int(q*float64(len(savings))))]
 			}
 			t.Logf("profile %s: %d scenarios, %d preempting; minimal evicts fewer pods in %d, lower-priority pods in %d; "+
-				"pods saved per preemption median %d, p90 %d, max %d; %d of %d candidates proven optimal; strict-pdb refuses %d",
-				profile, *scenarios, preempting, fewer, lowerPriority, quantile(0.5), quantile(0.9), quantile(1), proven, candidates, strictRefused)
+				"pods saved per preemption median %d, p90 %d, max %d; %d of %d candidates proven optimal; strict-pdb refuses %d; "+
+				"reschedulable leaves fewer victims pending in %d",
+				profile, *scenarios, preempting, fewer, lowerPriority, quantile(0.5), quantile(0.9), quantile(1), proven, candidates, strictRefused, fewerPending)
 		})
 	}
 }

@@ -113,7 +113,7 @@ is used.`,
 	o.Kube.AddTo(f)
 	o.API.AddTo(f)
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup, DRAPreemption: victims' resource claims free their devices, beyond v1.37); all off by default, as in v1.37")
-	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal or strict-pdb (see reprieve whatif --help)")
+	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
 	f.StringVar(&o.SchedulerName, "scheduler-name", "", "schedule pods with this spec.schedulerName (default: the config's profile, else reprieve)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles (by schedulerName), plugins and their args, clientConnection, leaderElection; what reprieve does not implement is an error")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "also serve /metrics, /healthz, /readyz and /livez over plain, unauthenticated HTTP on this address (off by default; the secure port serves them)")

@@ -27,7 +27,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"whatif", "-o", "jsonpath-file="}, nil, cobra.ShellCompDirectiveDefault},
 		{[]string{"simulate", "-o", ""}, append([]string{"table", "wide", "events"}, shared...), noFile},
 		{[]string{"snapshot", "-o", ""}, shared, noFile},
-		{[]string{"whatif", "--victim-policy", ""}, []string{"upstream", "minimal", "strict-pdb"}, noFile},
+		{[]string{"whatif", "--victim-policy", ""}, []string{"upstream", "minimal", "reschedulable", "strict-pdb"}, noFile},
 		{[]string{"simulate", "--victim-policy", "m"}, []string{"minimal"}, noFile},
 		{[]string{"scheduler", "--victim-policy", "s"}, []string{"strict-pdb"}, noFile},
 		{[]string{"whatif", "--validate", ""}, []string{"strict", "warn", "ignore"}, noFile},

@@ -209,6 +209,9 @@ func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 		return err
 	}
 	printHolds(w, d)
+	if err := whatif.WritePlacements(w, d); err != nil {
+		return err
+	}
 	if d.DryRun != nil {
 		fmt.Fprintf(w, "\nDry run: %d of %d potential nodes visited from offset %d, looking for %d candidates.\n",
 			d.DryRun.VisitedNodes, d.DryRun.PotentialNodes, d.DryRun.Offset, d.DryRun.WantedCandidates)

@@ -144,8 +144,9 @@ type Set struct {
 	// Warnings lists unknown and duplicate fields under --validate=warn.
 	Warnings []string
 
-	opts      Options
-	stdinRead bool
+	opts         Options
+	stdinRead    bool
+	skippedKinds []string // apiVersion and kind of each Skipped line
 	origin    map[any]string
 	seen      map[string]string
 	defaulted map[any]bool
@@ -164,6 +165,33 @@ func NewSetWith(opts Options) *Set {
 type RawDocument struct {
 	Source string
 	Data   []byte
+}
+
+// maxSkippedLines is how many objects of one skipped kind SkippedLines
+// names before it counts the rest.
+const maxSkippedLines = 3
+
+// SkippedLines returns Skipped for a user to read: the objects of a kind
+// named one by one while there are few of them, else one line per kind
+// that counts them (a dump of a whole cluster skips thousands of Services).
+func (s *Set) SkippedLines() []string {
+	count := map[string]int{}
+	for _, k := range s.skippedKinds {
+		count[k]++
+	}
+	var lines []string
+	named := map[string]int{}
+	for i, line := range s.Skipped {
+		k := s.skippedKinds[i]
+		if count[k] <= maxSkippedLines {
+			lines = append(lines, line)
+			continue
+		}
+		if named[k]++; named[k] == 1 {
+			lines = append(lines, fmt.Sprintf("skipping %d %s objects: kind not used by reprieve (the first: %s)", count[k], k, line[:strings.Index(line, ": skipping ")]))
+		}
+	}
+	return lines
 }
 
 // WorkloadLines returns one line per workload object, for commands that
@@ -625,6 +653,7 @@ func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
 	}
 	if !p.known {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src, h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
+		s.skippedKinds = append(s.skippedKinds, h.APIVersion+" "+h.Kind)
 		return nil
 	}
 	ns := p.ns

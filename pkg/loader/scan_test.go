@@ -417,3 +417,26 @@ func FuzzFastYAML(f *testing.F) {
 		}
 	})
 }
+
+func TestSkippedLines(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(nodeDoc)
+	for i := range 5 {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: web}\n", i)
+	}
+	b.WriteString("---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: kube-system}\n")
+	s := NewSet()
+	if err := s.AddBytes("f.yaml", []byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"skipping 5 v1 Service objects: kind not used by reprieve (the first: f.yaml#2)",
+		"f.yaml#7: skipping apps/v1 DaemonSet kube-system/agent: kind not used by reprieve",
+	}
+	if diff := cmp.Diff(want, s.SkippedLines()); diff != "" {
+		t.Errorf("SkippedLines (-want +got):\n%s", diff)
+	}
+	if len(s.Skipped) != 6 {
+		t.Errorf("Skipped has %d lines, want one per object", len(s.Skipped))
+	}
+}

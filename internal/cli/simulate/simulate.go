@@ -165,7 +165,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return clierr.NameFlag("scenario", err)
 	}
-	for _, line := range append(sc.Objects.Warnings, sc.Objects.Skipped...) {
+	for _, line := range append(sc.Objects.Warnings, sc.Objects.SkippedLines()...) {
 		fmt.Fprintln(o.errOut, "warning:", line)
 	}
 	if !sc.HasNodes() {

@@ -74,7 +74,7 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, line := range append(set.Warnings, set.Skipped...) {
+	for _, line := range append(set.Warnings, set.SkippedLines()...) {
 		fmt.Fprintln(o.errOut, "warning:", line)
 	}
 	list := struct {

@@ -183,7 +183,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, line := range append(append(set.Warnings, set.Skipped...), set.WorkloadLines()...) {
+	for _, line := range append(append(set.Warnings, set.SkippedLines()...), set.WorkloadLines()...) {
 		fmt.Fprintln(o.errOut, "warning:", line)
 	}
 	if len(set.Objects.Nodes) == 0 {

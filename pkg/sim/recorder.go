@@ -85,7 +85,11 @@ type Summary struct {
 	SchedulingAttempts  int             `json:"schedulingAttempts"`
 	PreemptionAttempts  int             `json:"preemptionAttempts"`
 	Preemptions         int             `json:"preemptions"`
+	// Victims counts the victims of every preemption, a pod chosen again
+	// by a later preemption (while it terminates) each time; PodsPreempted
+	// counts the distinct pods preempted.
 	Victims             int             `json:"victims"`
+	PodsPreempted       int             `json:"podsPreempted"`
 	PDBViolations       int             `json:"pdbViolations"`
 	GroupDisruptions    int             `json:"groupDisruptions"`
 	NominationsLost     int             `json:"nominationsLost"`
@@ -328,6 +332,11 @@ func (r *recorder) summary(name string, seed uint64, d time.Duration) Summary {
 		NominationsLost: r.nominationsLost, PreemptionCascades: r.cascades,
 		VictimRuntimeLostS: r.runtimeLost.Seconds(), PeakPending: r.peak,
 		TimeToSchedule: []PriorityWaits{},
+	}
+	for _, h := range r.hist {
+		if h.Preempted != nil {
+			s.PodsPreempted++
+		}
 	}
 	prios := make([]int32, 0, len(r.waits))
 	for p := range r.waits {

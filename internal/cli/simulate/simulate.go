@@ -361,14 +361,15 @@ func printSummary(w io.Writer, sc *sim.Scenario, res *sim.Result) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	rows := [][2]string{
-		{"pods created", fmt.Sprint(s.PodsCreated)},
+		{"pods (at the start and created)", fmt.Sprint(s.PodsCreated)},
 		{"pods scheduled", fmt.Sprint(s.PodsScheduled)},
 		{"pods pending at the end", fmt.Sprint(s.PodsPendingAtEnd)},
 		{"peak pending pods", fmt.Sprint(s.PeakPending)},
 		{"scheduling attempts", fmt.Sprint(s.SchedulingAttempts)},
 		{"preemption attempts", fmt.Sprint(s.PreemptionAttempts)},
 		{"preemptions (a node nominated)", fmt.Sprint(s.Preemptions)},
-		{"victims", fmt.Sprint(s.Victims)},
+		{"pods preempted", fmt.Sprint(s.PodsPreempted)},
+		{"victims chosen (over all preemptions)", fmt.Sprint(s.Victims)},
 		{"PDB violations", fmt.Sprint(s.PDBViolations)},
 		{"group disruptions", fmt.Sprint(s.GroupDisruptions)},
 		{"nominations lost to another pod", fmt.Sprint(s.NominationsLost)},

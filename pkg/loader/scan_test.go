@@ -385,6 +385,9 @@ func FuzzFastYAML(f *testing.F) {
 		"key: value # comment\nother: \"q\\\"uote\"\n",
 		"a: &x 1\nb: *x\n",
 		"a:\n- 1\n- 2\nb: c:d\n",
+		// Cases the fuzzer found: a key with trailing space, a literal
+		// block without a final line break.
+		"A :", "A :\n", "A: |\n 0", "A: |\n 0\n",
 		"uid: 6f1e0c2a-0000-4000-8000-000000000001\nboot: 0b1c2d3e\nhex: 0x1F\nbin: 0b101\nu: 1_000\nf: 1.5e3\nd: 2026-01-01T00:00:00Z\nbig: 99999999999999999999\noct: 0755\ne: 6e2\nx: 6e\nv: 1.2.3\n",
 	}
 	for _, s := range seeds {

@@ -14,6 +14,10 @@ cd "$(dirname "$0")"
 export GOFLAGS="${GOFLAGS:-} -mod=mod"
 
 echo "== unit tests"
+unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
 go vet ./...
 go test ./...
 

@@ -147,10 +147,10 @@ type Set struct {
 	opts         Options
 	stdinRead    bool
 	skippedKinds []string // apiVersion and kind of each Skipped line
-	origin    map[any]string
-	seen      map[string]string
-	defaulted map[any]bool
-	globals   admission.GlobalDefaults
+	origin       map[any]string
+	seen         map[string]string
+	defaulted    map[any]bool
+	globals      admission.GlobalDefaults
 }
 
 // NewSet returns an empty set that validates strictly.

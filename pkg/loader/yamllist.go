@@ -169,6 +169,7 @@ func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool)
 func (s *Set) addConvertedList(src string, c convertedList) error {
 	return s.addItems(src, c.rest, c.header, c.items, 0)
 }
+
 // startsWithKey reports whether line starts with a plain mapping key and
 // its colon, as in "apiVersion: v1" or "metadata:".
 func startsWithKey(line []byte) bool {

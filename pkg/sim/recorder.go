@@ -76,15 +76,15 @@ type Sample struct {
 
 // Summary are the headline numbers of a run.
 type Summary struct {
-	Scenario            string          `json:"scenario"`
-	Seed                uint64          `json:"seed"`
-	Duration            string          `json:"duration"`
-	PodsCreated         int             `json:"podsCreated"`
-	PodsScheduled       int             `json:"podsScheduled"`
-	PodsPendingAtEnd    int             `json:"podsPendingAtEnd"`
-	SchedulingAttempts  int             `json:"schedulingAttempts"`
-	PreemptionAttempts  int             `json:"preemptionAttempts"`
-	Preemptions         int             `json:"preemptions"`
+	Scenario           string `json:"scenario"`
+	Seed               uint64 `json:"seed"`
+	Duration           string `json:"duration"`
+	PodsCreated        int    `json:"podsCreated"`
+	PodsScheduled      int    `json:"podsScheduled"`
+	PodsPendingAtEnd   int    `json:"podsPendingAtEnd"`
+	SchedulingAttempts int    `json:"schedulingAttempts"`
+	PreemptionAttempts int    `json:"preemptionAttempts"`
+	Preemptions        int    `json:"preemptions"`
 	// Victims counts the victims of every preemption, a pod chosen again
 	// by a later preemption (while it terminates) each time; PodsPreempted
 	// counts the distinct pods preempted.

@@ -144,13 +144,13 @@ type Set struct {
 	// Warnings lists unknown and duplicate fields under --validate=warn.
 	Warnings []string
 
-	opts         Options
-	stdinRead    bool
-	skippedKinds []string // apiVersion and kind of each Skipped line
-	origin       map[any]string
-	seen         map[string]string
-	defaulted    map[any]bool
-	globals      admission.GlobalDefaults
+	opts      Options
+	stdinRead bool
+	skipped   []skippedObject // what each Skipped line names
+	origin    map[any]string
+	seen      map[string]string
+	defaulted map[any]bool
+	globals   admission.GlobalDefaults
 }
 
 // NewSet returns an empty set that validates strictly.
@@ -167,6 +167,10 @@ type RawDocument struct {
 	Data   []byte
 }
 
+// skippedObject is where a skipped object came from and its apiVersion
+// and kind.
+type skippedObject struct{ src, kind string }
+
 // maxSkippedLines is how many objects of one skipped kind SkippedLines
 // names before it counts the rest.
 const maxSkippedLines = 3
@@ -176,19 +180,19 @@ const maxSkippedLines = 3
 // that counts them (a dump of a whole cluster skips thousands of Services).
 func (s *Set) SkippedLines() []string {
 	count := map[string]int{}
-	for _, k := range s.skippedKinds {
-		count[k]++
+	for _, o := range s.skipped {
+		count[o.kind]++
 	}
 	var lines []string
-	named := map[string]int{}
+	counted := map[string]bool{}
 	for i, line := range s.Skipped {
-		k := s.skippedKinds[i]
-		if count[k] <= maxSkippedLines {
+		o := s.skipped[i]
+		switch {
+		case count[o.kind] <= maxSkippedLines:
 			lines = append(lines, line)
-			continue
-		}
-		if named[k]++; named[k] == 1 {
-			lines = append(lines, fmt.Sprintf("skipping %d %s objects: kind not used by reprieve (the first: %s)", count[k], k, line[:strings.Index(line, ": skipping ")]))
+		case !counted[o.kind]:
+			counted[o.kind] = true
+			lines = append(lines, fmt.Sprintf("skipping %d %s objects: kind not used by reprieve (the first: %s)", count[o.kind], o.kind, o.src))
 		}
 	}
 	return lines
@@ -653,7 +657,7 @@ func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
 	}
 	if !p.known {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src, h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
-		s.skippedKinds = append(s.skippedKinds, h.APIVersion+" "+h.Kind)
+		s.skipped = append(s.skipped, skippedObject{src: src, kind: h.APIVersion + " " + h.Kind})
 		return nil
 	}
 	ns := p.ns

@@ -26,12 +26,11 @@ type yamlList struct {
 
 // splitYAMLList cuts doc into a yamlList, or returns false.
 func splitYAMLList(doc []byte) (yamlList, bool) {
-	// Line breaks other than \n and \r\n (a lone \r, NEL, LS, PS) are
-	// breaks to YAML too, but not to the line cutter.
-	for _, br := range [][]byte{{0xc2, 0x85}, {0xe2, 0x80, 0xa8}, {0xe2, 0x80, 0xa9}} {
-		if bytes.Contains(doc, br) {
-			return yamlList{}, false
-		}
+	// Line breaks other than \n and \r\n (NEL, LS, PS; a lone \r is
+	// checked per line below) are breaks to YAML too, but not to the line
+	// cutter; printable refuses them, as the fast converter does.
+	if !printable(doc) {
+		return yamlList{}, false
 	}
 	var (
 		l       yamlList

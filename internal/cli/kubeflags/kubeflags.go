@@ -55,17 +55,6 @@ func (f *Flags) RESTConfig(inCluster bool) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// Client returns a clientset.
-func (f *Flags) Client(inCluster bool, userAgent string) (kubernetes.Interface, error) {
-	cfg, err := f.RESTConfig(inCluster)
-	if err != nil {
-		return nil, err
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = userAgent
-	return kubernetes.NewForConfig(cfg)
-}
-
 // ReadClient returns a clientset for reading a cluster as kubectl does:
 // protobuf where the server speaks it (JSON otherwise), and kubectl's
 // client rate limits (QPS 50, burst 300), so that a paged list of a big

@@ -27,7 +27,8 @@ func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, [
 // ListOptions tune how List reads a cluster.
 type ListOptions struct {
 	// ChunkSize is the page size of the node and pod lists (kubectl's
-	// --chunk-size; 0 is 500, negative lists each kind in one response).
+	// --chunk-size, whose default is 500; 0 lists each kind in one
+	// response).
 	ChunkSize int64
 	// Progress, when set, is called with the number of nodes and pods
 	// read so far after each page (from the listing goroutines, one call
@@ -38,13 +39,7 @@ type ListOptions struct {
 // ListWith is List with options. The kinds are listed concurrently; nodes
 // and pods page by page, each page decoded and kept as it arrives.
 func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions) (snapshot.Objects, []string, error) {
-	chunk := opts.ChunkSize
-	switch {
-	case chunk == 0:
-		chunk = 500
-	case chunk < 0:
-		chunk = 0
-	}
+	chunk := max(opts.ChunkSize, 0)
 	var (
 		objs              snapshot.Objects
 		nodes             []*v1.Node

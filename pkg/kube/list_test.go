@@ -61,9 +61,9 @@ func TestListPages(t *testing.T) {
 		expireOnce bool
 		wantCalls  int
 	}{
-		"kubectl's default chunk": {chunk: 0, wantCalls: 3},
+		"kubectl's default chunk": {chunk: 500, wantCalls: 3},
 		"small chunks":            {chunk: 100, wantCalls: 13},
-		"no chunking":             {chunk: -1, wantCalls: 1},
+		"no chunking":             {chunk: 0, wantCalls: 1},
 		"continue token expired":  {chunk: 500, expireOnce: true, wantCalls: 3},
 	}
 	for name, tc := range tests {

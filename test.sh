@@ -13,13 +13,29 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export GOFLAGS="${GOFLAGS:-} -mod=mod"
 
+# gotest DIR ARGS...: go test ARGS in DIR. When it fails, the failed tests'
+# reports are repeated at the end, so that the tail of a long log names them.
+gotest() {
+  local dir=$1 log status=0
+  shift
+  log="$(mktemp)"
+  (cd "$dir" && go test "$@") 2>&1 | tee "$log" || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "== go test failed in $dir; the failures again:"
+    grep -E -A12 -- '^[[:space:]]*--- FAIL|^panic:|^FAIL|build failed|cannot|undefined:' "$log" |
+      grep -vE '^[IWE][0-9]{4} [0-9:.]+ ' | head -300
+  fi
+  rm -f "$log"
+  return "$status"
+}
+
 echo "== unit tests"
 unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 go vet ./...
-go test ./...
+gotest . ./...
 
 echo "== lint (golangci-lint, .golangci.yml)"
 lint_version=2.15.0
@@ -30,7 +46,9 @@ fi
 "$lint" run ./...
 
 echo "== conformance against kube-scheduler v1.37.2"
-(cd test/conformance && go vet ./... && REPRIEVE_SCENARIOS="${SCENARIOS:-500}" go test -timeout 50m ./...)
+(cd test/conformance && go vet ./...)
+REPRIEVE_SCENARIOS="${SCENARIOS:-500}" gotest test/conformance -timeout 50m ./...
 
 echo "== integration against a real kube-apiserver"
-(cd test/integration && go vet ./... && go test -timeout 30m ./...)
+(cd test/integration && go vet ./...)
+gotest test/integration -timeout 30m ./...

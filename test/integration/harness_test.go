@@ -39,6 +39,19 @@ import (
 // (REPRIEVE_INTEGRATION_VERBOSE=1); otherwise they go to a file.
 var verbose = os.Getenv("REPRIEVE_INTEGRATION_VERBOSE") != ""
 
+// klogFile receives klog's output when not verbose; restoreKlog points klog
+// back at it after a test ran a command that configures logging itself.
+var klogFile *os.File
+
+// restoreKlog undoes what a command's logging configuration did to klog's
+// global logger (it writes to stderr), so that later tests stay quiet.
+func restoreKlog() {
+	if klogFile != nil {
+		klog.ClearLogger()
+		klog.SetOutput(klogFile)
+	}
+}
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	var logFile string
@@ -53,7 +66,7 @@ func TestMain(m *testing.M) {
 			_ = fs.Set("alsologtostderr", "false")
 			_ = fs.Set("stderrthreshold", "FATAL")
 			klog.SetOutput(f)
-			logFile = f.Name()
+			klogFile, logFile = f, f.Name()
 		}
 	}
 	code := m.Run()

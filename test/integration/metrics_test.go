@@ -477,6 +477,7 @@ current-context: x
 	go func() { done <- cmd.ExecuteContext(runCtx) }()
 	defer func() {
 		cancel()
+		defer restoreKlog()
 		select {
 		case err := <-done:
 			if err != nil {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,6 +45,64 @@ func TestCompletion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout, stderr, code := run(append([]string{cobra.ShellCompRequestCmd}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stdout), "\n")
+			last := lines[len(lines)-1]
+			if want := fmt.Sprintf(":%d", tc.directive); last != want {
+				t.Errorf("directive %s, want %s", last, want)
+			}
+			if got := lines[:len(lines)-1]; !slices.Equal(got, tc.want) && (len(got) != 0 || len(tc.want) != 0) {
+				t.Errorf("completions %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCompletePods completes --pod with the snapshot's pending pods: not the
+// bound ones, not the finished ones, and only those beginning with what was
+// typed; a snapshot that cannot be read offers nothing, with an error
+// directive.
+func TestCompletePods(t *testing.T) {
+	dir := t.TempDir()
+	pod := func(ns, name, node, phase string) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: %s}
+spec:
+  nodeName: %q
+  containers: [{name: c, image: i}]
+status: {phase: %s}
+---
+`, name, ns, node, phase)
+	}
+	snapshot := `apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+` + pod("shop", "web-0", "node-a", "Running") + pod("shop", "web-1", "", "Pending") +
+		pod("jobs", "batch-0", "", "Pending") + pod("jobs", "done-0", "", "Succeeded") + pod("shop", "cart-0", "", "Pending")
+	path := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(path, []byte(snapshot), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noFile := cobra.ShellCompDirectiveNoFileComp
+	tests := []struct {
+		name      string
+		args      []string
+		want      []string
+		directive cobra.ShellCompDirective
+	}{
+		{"all pending", []string{"whatif", "--snapshot", path, "--pod", ""}, []string{"jobs/batch-0", "shop/cart-0", "shop/web-1"}, noFile},
+		{"prefix", []string{"whatif", "--snapshot", path, "--pod", "shop/"}, []string{"shop/cart-0", "shop/web-1"}, noFile},
+		{"none match", []string{"whatif", "--snapshot", path, "--pod", "kube-system/"}, nil, noFile},
+		{"unreadable snapshot", []string{"whatif", "--snapshot", filepath.Join(dir, "missing.yaml"), "--pod", ""}, nil, noFile | cobra.ShellCompDirectiveError},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
 			stdout, stderr, code := run(append([]string{cobra.ShellCompRequestCmd}, tc.args...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)

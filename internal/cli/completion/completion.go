@@ -4,6 +4,8 @@
 package completion
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -110,5 +112,33 @@ func FeatureGates(cmd *cobra.Command) {
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
+}
+
+// PodLister returns the pending pods a --pod flag may name, as
+// "namespace/name"; it is called only when the shell asks.
+type PodLister func(ctx context.Context) ([]string, error)
+
+// Pods completes --pod with the pending pods list returns that begin with
+// what was typed. A lister that fails offers nothing (the shell's
+// completion has no way to show an error).
+func Pods(cmd *cobra.Command, list PodLister) {
+	register(cmd, "pod", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		keys, err := list(ctx)
+		if err != nil {
+			cobra.CompDebugln(fmt.Sprintf("listing pods: %v", err), true)
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		var out []string
+		for _, k := range keys {
+			if strings.HasPrefix(k, toComplete) {
+				out = append(out, k)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/completion"
@@ -111,7 +112,52 @@ node was rejected.`,
 	completion.VictimPolicy(cmd)
 	completion.FeatureGates(cmd)
 	completion.Validate(cmd)
+	completion.Pods(cmd, o.pendingPods)
 	return cmd
+}
+
+// pendingPods lists the pods --pod may name: unbound and not finished, from
+// the --snapshot files given so far or else from the live cluster (only the
+// pods no node holds, in the -n namespace if given), sorted.
+func (o *Options) pendingPods(ctx context.Context) ([]string, error) {
+	var keys []string
+	if len(o.Snapshots) > 0 {
+		// Cobra's completion parses the flags twice, which appends every
+		// --snapshot twice: each path is read once.
+		var paths []string
+		for _, p := range o.Snapshots {
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+		set, err := loader.LoadWith(loader.Options{Validation: loader.ValidateIgnore}, paths...)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range set.Objects.Pods {
+			if p.Spec.NodeName == "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+				keys = append(keys, p.Namespace+"/"+p.Name)
+			}
+		}
+	} else {
+		client, err := o.Kube.ReadClient("reprieve-completion")
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		pods, err := client.CoreV1().Pods(o.Kube.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName="})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+				keys = append(keys, p.Namespace+"/"+p.Name)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys, nil
 }
 
 // Complete reads the configuration.

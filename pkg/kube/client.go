@@ -25,9 +25,10 @@ func ApplyClientConnection(base *rest.Config, cc config.ClientConnection) *rest.
 
 // NewClients returns the scheduler's client, with userAgent, and a second
 // client for events, as kube-scheduler's createClients does: each has its
-// own rate limiter, so that events never delay bindings or preemptions.
+// own rate limiter, so that events never delay bindings or preemptions; the
+// scheduler's serves the binding cycle's requests first (WithBindingsFirst).
 func NewClients(cfg *rest.Config, userAgent string) (client, events kubernetes.Interface, err error) {
-	withAgent := rest.CopyConfig(cfg)
+	withAgent := rest.CopyConfig(WithBindingsFirst(cfg))
 	withAgent.UserAgent = userAgent
 	c, err := kubernetes.NewForConfig(withAgent)
 	if err != nil {

@@ -75,8 +75,10 @@ func NewCluster(client kubernetes.Interface, recorder events.EventRecorder) *Clu
 	return &Cluster{client: client, recorder: recorder}
 }
 
-// Bind posts a Binding for the pod, as kube-scheduler's DefaultBinder does.
+// Bind posts a Binding for the pod, as kube-scheduler's DefaultBinder does,
+// ahead of the client's other waiting requests (WithBindingsFirst).
 func (c *Cluster) Bind(ctx context.Context, pod *v1.Pod, node string) error {
+	ctx = urgent(ctx)
 	b := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: node},

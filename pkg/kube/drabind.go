@@ -32,6 +32,7 @@ var errClaimChanged = errors.New("claim changed meanwhile")
 // read. A claim deleted or allocated elsewhere meanwhile fails the binding.
 // It returns the claims written before any failure, as stored.
 func (c *Cluster) BindClaims(ctx context.Context, pod *v1.Pod, node string, a *filter.DRAAllocation) ([]*resourceapi.ResourceClaim, error) {
+	ctx = urgent(ctx) // part of the binding cycle (WithBindingsFirst)
 	var written []*resourceapi.ResourceClaim
 	for _, dc := range a.Claims {
 		claim, err := c.bindClaim(ctx, pod, dc)

@@ -31,7 +31,8 @@ const volumeBindPoll = time.Second
 // loses its selected node or a PV bound to another claim meanwhile fails
 // the binding, as upstream's checkBindings does.
 func (c *Cluster) BindVolumes(ctx context.Context, pod *v1.Pod, node string, b *filter.VolumeBindings) error {
-	return c.bindVolumes(ctx, pod, node, b, volumeBindTimeout)
+	// Part of the binding cycle (WithBindingsFirst).
+	return c.bindVolumes(urgent(ctx), pod, node, b, volumeBindTimeout)
 }
 
 func (c *Cluster) bindVolumes(ctx context.Context, pod *v1.Pod, node string, b *filter.VolumeBindings, timeout time.Duration) error {

@@ -530,8 +530,11 @@ func (w *world) startScheduler(o schedOpts) *runningScheduler {
 		metrics: fmt.Sprintf("127.0.0.1:%d", freePort(w.t)), registry: prometheus.NewRegistry()}
 	var eventClient kubernetes.Interface
 	if o.clientConnection != nil {
+		// As kube.NewClients: events on a client of their own, bindings
+		// first on the scheduler's.
 		cfg = kube.ApplyClientConnection(cfg, *o.clientConnection)
 		eventClient = r.tap.client(cfg)
+		cfg = kube.WithBindingsFirst(cfg)
 	}
 	go func() {
 		defer close(r.done)

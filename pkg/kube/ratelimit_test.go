@@ -21,7 +21,7 @@ type grants struct {
 
 // start makes request i wait for a token in a goroutine and returns once it
 // is queued.
-func (g *grants) start(t *testing.T, l *urgentFirstLimiter, i int, ctx context.Context) {
+func (g *grants) start(ctx context.Context, t *testing.T, l *urgentFirstLimiter, i int) {
 	t.Helper()
 	queued := func() int {
 		l.mu.Lock()
@@ -79,9 +79,9 @@ func TestUrgentFirstLimiter(t *testing.T) {
 	var g grants
 	// Three ordinary requests queue, then an urgent one.
 	for i := range 3 {
-		g.start(t, l, i, ctx)
+		g.start(ctx, t, l, i)
 	}
-	g.start(t, l, 3, urgent(ctx))
+	g.start(urgent(ctx), t, l, 3)
 	if got := g.granted(); len(got) != 0 {
 		t.Fatalf("granted %v before any token came due", got)
 	}
@@ -91,7 +91,7 @@ func TestUrgentFirstLimiter(t *testing.T) {
 	}
 	// Another urgent request arriving now still goes before the ordinary
 	// ones queued earlier.
-	g.start(t, l, 4, urgent(ctx))
+	g.start(urgent(ctx), t, l, 4)
 	g.step(t, clk, 100*time.Millisecond, 2)
 	g.step(t, clk, 100*time.Millisecond, 3)
 	g.step(t, clk, 100*time.Millisecond, 4)
@@ -122,8 +122,8 @@ func TestUrgentFirstLimiterCancel(t *testing.T) {
 	}
 	var g grants
 	ctx, cancel := context.WithCancel(context.Background())
-	g.start(t, l, 0, ctx)
-	g.start(t, l, 1, context.Background())
+	g.start(ctx, t, l, 0)
+	g.start(context.Background(), t, l, 1)
 	cancel()
 	for {
 		l.mu.Lock()
@@ -162,7 +162,7 @@ func TestUrgentFirstLimiterRate(t *testing.T) {
 			g.mu.Unlock()
 			continue
 		}
-		g.start(t, l, i, ctx)
+		g.start(ctx, t, l, i)
 	}
 	if got := len(g.granted()); got != burst {
 		t.Fatalf("%d granted at once, want the burst %d", got, burst)

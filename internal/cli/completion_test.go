@@ -45,18 +45,7 @@ func TestCompletion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			stdout, stderr, code := run(append([]string{cobra.ShellCompRequestCmd}, tc.args...)...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			lines := strings.Split(strings.TrimSpace(stdout), "\n")
-			last := lines[len(lines)-1]
-			if want := fmt.Sprintf(":%d", tc.directive); last != want {
-				t.Errorf("directive %s, want %s", last, want)
-			}
-			if got := lines[:len(lines)-1]; !slices.Equal(got, tc.want) && (len(got) != 0 || len(tc.want) != 0) {
-				t.Errorf("completions %q, want %q", got, tc.want)
-			}
+			checkCompletion(t, tc.args, tc.want, tc.directive)
 		})
 	}
 }
@@ -103,18 +92,26 @@ status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			stdout, stderr, code := run(append([]string{cobra.ShellCompRequestCmd}, tc.args...)...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			lines := strings.Split(strings.TrimSpace(stdout), "\n")
-			last := lines[len(lines)-1]
-			if want := fmt.Sprintf(":%d", tc.directive); last != want {
-				t.Errorf("directive %s, want %s", last, want)
-			}
-			if got := lines[:len(lines)-1]; !slices.Equal(got, tc.want) && (len(got) != 0 || len(tc.want) != 0) {
-				t.Errorf("completions %q, want %q", got, tc.want)
-			}
+			checkCompletion(t, tc.args, tc.want, tc.directive)
 		})
+	}
+}
+
+// checkCompletion runs cobra's hidden __complete command with args, as the
+// shell scripts of `reprieve completion` do, and checks the completions and
+// the directive.
+func checkCompletion(t *testing.T, args, want []string, directive cobra.ShellCompDirective) {
+	t.Helper()
+	stdout, stderr, code := run(append([]string{cobra.ShellCompRequestCmd}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	last := lines[len(lines)-1]
+	if w := fmt.Sprintf(":%d", directive); last != w {
+		t.Errorf("directive %s, want %s", last, w)
+	}
+	if got := lines[:len(lines)-1]; !slices.Equal(got, want) && (len(got) != 0 || len(want) != 0) {
+		t.Errorf("completions %q, want %q", got, want)
 	}
 }

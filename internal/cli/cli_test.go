@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"flag"
 	"os"
 	"path/filepath"
@@ -233,5 +234,138 @@ func TestConfigFromStdin(t *testing.T) {
 	}
 	if _, stderr, code := run("whatif", "--snapshot", "-", "-f", "../../examples/pods/urgent.yaml", "--config", "-"); code != 2 || !strings.Contains(stderr, "read only once") {
 		t.Errorf("stdin twice: exit %d, %q", code, stderr)
+	}
+}
+
+// TestWhatifSequence evaluates pods as if they arrived in order: a pod that
+// fits is bound and takes the room, a preemptor is nominated and its victims
+// are gone, their budget spent, so the next pods see all of it; without
+// --sequence each pod is evaluated alone.
+func TestWhatifSequence(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	low := func(name, start string) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: default, labels: {app: low}}
+spec:
+  nodeName: node-1
+  priority: 0
+  containers: [{name: c, image: i, resources: {requests: {cpu: "2"}}}]
+status: {phase: Running, startTime: %q}
+---
+`, name, start)
+	}
+	cluster := write("cluster.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-2}
+status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: low, namespace: default}
+spec: {maxUnavailable: 1, selector: {matchLabels: {app: low}}}
+status: {disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1, expectedPods: 2}
+---
+`+low("low-1", "2026-11-01T00:00:00Z")+low("low-2", "2026-11-02T00:00:00Z"))
+	pod := func(name, cpu string) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: default}
+spec:
+  priority: 100
+  containers: [{name: c, image: i, resources: {requests: {cpu: %q}}}]
+---
+`, name, cpu)
+	}
+	// Both low pods are covered by a budget allowing one disruption: the
+	// older is evicted first (the newer, processed second, is the one whose
+	// eviction would break the budget, so it is reprieved first).
+	small := write("small.yaml", pod("small-1", "1")+pod("small-2", "1"))
+	big := write("big.yaml", pod("p1", "2")+pod("p2", "2")+pod("p3", "2"))
+
+	type outcome struct {
+		Pod              string
+		Bound, Nominated string
+		Victims          []string
+		NumPDBViolations int
+	}
+	decide := func(t *testing.T, args ...string) []outcome {
+		t.Helper()
+		stdout, stderr, code := run(append([]string{"whatif", "--snapshot", cluster, "--now", "2026-11-30T12:00:00Z", "-o", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var ds []struct {
+			Pod           string `json:"pod"`
+			NominatedNode string `json:"nominatedNode"`
+			Placement     *struct {
+				Node string `json:"node"`
+			} `json:"placement"`
+			Victims []struct {
+				Pod string `json:"pod"`
+			} `json:"victims"`
+			NumPDBViolations int `json:"numPDBViolations"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &ds); err != nil {
+			t.Fatalf("%v\n%s", err, stdout)
+		}
+		var out []outcome
+		for _, d := range ds {
+			o := outcome{Pod: d.Pod, Nominated: d.NominatedNode, NumPDBViolations: d.NumPDBViolations}
+			if d.Placement != nil {
+				o.Bound = d.Placement.Node
+			}
+			for _, v := range d.Victims {
+				o.Victims = append(o.Victims, v.Pod)
+			}
+			out = append(out, o)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []outcome
+	}{
+		{"fits, each alone", []string{"-f", small}, []outcome{
+			{Pod: "default/small-1", Bound: "node-2"},
+			{Pod: "default/small-2", Bound: "node-2"},
+		}},
+		{"fits, in sequence: the first takes the room", []string{"-f", small, "--sequence"}, []outcome{
+			{Pod: "default/small-1", Bound: "node-2"},
+			{Pod: "default/small-2", Nominated: "node-1", Victims: []string{"default/low-1"}},
+		}},
+		{"preempts, each alone", []string{"-f", big}, []outcome{
+			{Pod: "default/p1", Nominated: "node-1", Victims: []string{"default/low-1"}},
+			{Pod: "default/p2", Nominated: "node-1", Victims: []string{"default/low-1"}},
+			{Pod: "default/p3", Nominated: "node-1", Victims: []string{"default/low-1"}},
+		}},
+		{"preempts, in sequence: victims gone, budget spent, nominations hold room", []string{"-f", big, "--sequence"}, []outcome{
+			{Pod: "default/p1", Nominated: "node-1", Victims: []string{"default/low-1"}},
+			{Pod: "default/p2", Nominated: "node-1", Victims: []string{"default/low-2"}, NumPDBViolations: 1},
+			{Pod: "default/p3"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, decide(t, tc.args...)); diff != "" {
+				t.Errorf("decisions (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, stderr, code := run("whatif", "--snapshot", cluster, "--pod", "default/low-1", "--sequence"); code != 2 || !strings.Contains(stderr, "--sequence needs") {
+		t.Errorf("--sequence with --pod: exit %d, %q; want exit 2 and a usage error", code, stderr)
 	}
 }

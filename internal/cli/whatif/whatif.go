@@ -53,6 +53,9 @@ type Options struct {
 	FieldValidation string
 	// AllowMissingKeys is kubectl's --allow-missing-template-keys.
 	AllowMissingKeys bool
+	// Sequence evaluates the pods of -f as if they arrived in that order,
+	// each bound or nominated (its victims gone) before the next.
+	Sequence bool
 
 	in          io.Reader
 	load        loader.Options
@@ -102,6 +105,7 @@ node was rejected.`,
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: the pod's profile (by schedulerName), DefaultPreemption enabled and its args")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true adds composite groups, DRAPreemption=true lets victims' resource claims free their devices (beyond v1.37, as planned for 1.38); all off by default, as in v1.37")
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal (the best victim set under kube-scheduler's own criteria, never worse than upstream's), reschedulable (minimal that first evicts fewest victims which could run nowhere else; --explain says where each could go) or strict-pdb (minimal, never breaking a PodDisruptionBudget)")
+	f.BoolVar(&o.Sequence, "sequence", false, "with several pods in -f: evaluate them as if they arrived in that order, each bound to its node or nominated (its victims gone, their budgets spent) before the next; without it each is evaluated as if alone")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
@@ -212,6 +216,9 @@ func (o *Options) Validate() error {
 	if stdin > 1 {
 		return clierr.Usagef("standard input (-) can be read only once: give it to one of -f and --snapshot")
 	}
+	if o.Sequence && o.PodFile == "" {
+		return clierr.Usagef("--sequence needs the pods in -f/--filename")
+	}
 	if o.PodKey != "" && strings.Count(o.PodKey, "/") != 1 {
 		return clierr.Usagef("--pod must be NAMESPACE/NAME, got %q", o.PodKey)
 	}
@@ -244,7 +251,8 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	// One evaluator for all the pods: each is evaluated on the snapshot as
-	// if it were alone, in its memory.
+	// if it were alone, in its memory, or with --sequence on the snapshot
+	// as the ones before it left it.
 	var e whatif.Evaluator
 	decisions := make([]*whatif.Decision, 0, len(pods))
 	for _, pod := range pods {
@@ -267,6 +275,11 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 		decisions = append(decisions, d)
+		if o.Sequence {
+			if err := applyDecision(snap, pod, d, metav1.NewTime(o.now)); err != nil {
+				return err
+			}
+		}
 	}
 	if len(decisions) == 1 {
 		return Print(o.out, decisions[0], o.format, o.Explain)

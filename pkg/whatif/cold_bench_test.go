@@ -1,0 +1,50 @@
+package whatif_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/pkg/whatif"
+)
+
+// BenchmarkWhatifCold measures the first evaluation on a freshly built
+// snapshot with a fresh evaluator, as a one-shot `reprieve whatif` runs it
+// (the snapshot is built, and its garbage collected, outside the timer);
+// BenchmarkWhatif's figures are for later evaluations.
+func BenchmarkWhatifCold(b *testing.B) {
+	for _, nodes := range []int{500, 5000} {
+		for _, constraints := range []bool{false, true} {
+			name := "resources"
+			if constraints {
+				name = "constraints"
+			}
+			b.Run(fmt.Sprintf("%s/nodes=%d", name, nodes), func(b *testing.B) {
+				objs, podObj := benchCluster(nodes, 30, constraints)
+				opts := whatif.Options{Preemption: preemption.Options{Now: now}}
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					snap, err := snapshot.New(objs)
+					if err != nil {
+						b.Fatal(err)
+					}
+					pod, err := snap.NewPod(podObj)
+					if err != nil {
+						b.Fatal(err)
+					}
+					// The build's garbage is collected before the timer
+					// starts: it is the load's cost, not the evaluation's.
+					runtime.GC()
+					b.StartTimer()
+					var e whatif.Evaluator
+					if d, err := e.Evaluate(snap, pod, opts); err != nil || d.NominatedNode == "" {
+						b.Fatalf("no preemption: %v %v", d, err)
+					}
+				}
+			})
+		}
+	}
+}

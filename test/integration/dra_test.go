@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -219,19 +221,59 @@ func (d *gpuWorld) wantAllocatedFor(t *testing.T, claim *resourceapi.ResourceCla
 
 // waitFailedScheduling waits for a FailedScheduling event about the pod
 // whose note contains substr and returns the note.
+//
+// The message is also looked for in the PodScheduled conditions the world's
+// schedulers patched into the pod's status: client-go's events.k8s.io
+// broadcaster folds an event into an earlier one's series when nothing but
+// the note differs — as when a cycle runs before the informer delivered the
+// previous cycle's status patch, so that both events regard the same
+// resourceVersion — and the series keeps the first note.
 func (w *world) waitFailedScheduling(pod, substr string) string {
 	w.t.Helper()
 	var note string
-	w.waitFor(fmt.Sprintf("a FailedScheduling event about %s with %q", pod, substr), waitTimeout, func() (bool, error) {
+	w.waitFor(fmt.Sprintf("a FailedScheduling event or status about %s with %q", pod, substr), waitTimeout, func() (bool, error) {
 		for _, e := range w.events(pod) {
 			if e.Reason == "FailedScheduling" && strings.Contains(e.Note, substr) {
 				note = e.Note
 				return true, nil
 			}
 		}
+		for _, m := range w.schedulingMessages(pod) {
+			if strings.Contains(m, substr) {
+				note = m
+				return true, nil
+			}
+		}
 		return false, nil
 	})
 	return note
+}
+
+// schedulingMessages returns the PodScheduled messages the world's
+// schedulers patched into pod's status, in the order sent.
+func (w *world) schedulingMessages(pod string) []string {
+	w.mu.Lock()
+	taps := slices.Clone(w.taps)
+	w.mu.Unlock()
+	var out []string
+	for _, tp := range taps {
+		for _, c := range tp.Calls(http.MethodPatch, "/pods/"+pod+"/status") {
+			var patch struct {
+				Status struct {
+					Conditions []v1.PodCondition `json:"conditions"`
+				} `json:"status"`
+			}
+			if json.Unmarshal([]byte(c.Body), &patch) != nil {
+				continue
+			}
+			for _, cond := range patch.Status.Conditions {
+				if cond.Type == v1.PodScheduled && cond.Message != "" {
+					out = append(out, cond.Message)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // waitReleased waits until the resource-claim controller has released the

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,9 @@ type call struct {
 	Method, Path string
 	Code         int       // 0 when no response (cut, connection error)
 	At           time.Time // when the request was sent
+	// Body is the request's body for patches of a pod's status (the
+	// scheduler's messages), empty otherwise.
+	Body string
 }
 
 // tap wraps a client's transport: it records every request and its status
@@ -84,8 +88,18 @@ type tapRT struct {
 
 func (rt *tapRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent := time.Now()
+	var body string
+	if _, _, sub, ok := parsePodPath(req.URL.Path); ok && sub == "status" && req.Method == http.MethodPatch && req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = string(b)
+		req.Body = io.NopCloser(bytes.NewReader(b))
+	}
 	if rt.tap.isCut() {
-		rt.tap.record(call{Method: req.Method, Path: req.URL.Path, At: sent})
+		rt.tap.record(call{Method: req.Method, Path: req.URL.Path, At: sent, Body: body})
 		return nil, errCut
 	}
 	ctx, cancel := context.WithCancel(req.Context())
@@ -94,10 +108,10 @@ func (rt *tapRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		stop()
 		cancel()
-		rt.tap.record(call{Method: req.Method, Path: req.URL.Path, At: sent})
+		rt.tap.record(call{Method: req.Method, Path: req.URL.Path, At: sent, Body: body})
 		return nil, err
 	}
-	rt.tap.record(call{Method: req.Method, Path: req.URL.Path, Code: resp.StatusCode, At: sent})
+	rt.tap.record(call{Method: req.Method, Path: req.URL.Path, Code: resp.StatusCode, At: sent, Body: body})
 	resp.Body = &cancelBody{ReadCloser: resp.Body, done: func() { stop(); cancel() }}
 	return resp, nil
 }

@@ -76,6 +76,8 @@ type world struct {
 
 	mu    sync.Mutex
 	nodes []string
+	// taps are those of the schedulers started in the world.
+	taps []*tap
 }
 
 var nonAlnum = regexp.MustCompile(`[^a-z0-9]+`)
@@ -549,6 +551,9 @@ func (w *world) startScheduler(o schedOpts) *runningScheduler {
 			Preemption:     preemption.Options{Policy: o.policy, Features: o.features},
 		})
 	}()
+	w.mu.Lock()
+	w.taps = append(w.taps, r.tap)
+	w.mu.Unlock()
 	w.t.Cleanup(func() { _ = r.stop() })
 	if !o.noWait {
 		w.waitFor("the scheduler's caches to sync", waitTimeout, func() (bool, error) {

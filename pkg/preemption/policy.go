@@ -1,6 +1,7 @@
 package preemption
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -34,7 +35,12 @@ const (
 	// not run anywhere else right after the eviction (see Placement):
 	// among upstream's set, Minimal's and the next best sets its search
 	// finds on each node, and then across nodes, fewer such victims wins
-	// before upstream's criteria.
+	// before upstream's criteria. Its placements are bounded: at most
+	// maxPlacementWork node filterings per evaluation beyond those of
+	// upstream's choice and its own, which are always counted in full. A
+	// candidate whose count the bound cut is not proven (its count is then
+	// an upper bound), but the choice is never worse than upstream's by
+	// (victims that fit nowhere else, upstream's order).
 	Reschedulable Policy = "reschedulable"
 )
 
@@ -168,11 +174,12 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 	}
 	var pl *placer
 	if policy == Reschedulable {
-		pl = newPlacer(d)
+		pl = newPlacer(d, cmp.Or(d.placementWork, maxPlacementWork))
 		d.placer = pl
 		if u := res.Upstream; u != nil {
-			pl.placeVictims(u)
+			// Exact, and the bound every node's choice must meet.
 			pl.explain(u)
+			pl.best = u.Unplaceable
 		}
 	}
 	var nonViolating, violating []*Candidate

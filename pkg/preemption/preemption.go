@@ -68,6 +68,9 @@ type Options struct {
 	Features Features
 	// Policy chooses the victims; the zero value is Upstream.
 	Policy Policy
+
+	// placementWork replaces maxPlacementWork when positive (tests).
+	placementWork int
 }
 
 // Candidate is a node where preemption would make the pod fit.
@@ -93,7 +96,10 @@ type Candidate struct {
 	// of Victims) where it could run right after the eviction (the reasons
 	// of those that could not are filled for Result.Chosen and
 	// Result.Upstream only), and Unplaceable counts the victims that could
-	// run nowhere else.
+	// run nowhere else. Both are exact for Result.Chosen and
+	// Result.Upstream; for another candidate the count may be an upper
+	// bound (victims not tried count as unplaceable), when it stopped
+	// because the set could no longer win or at the work bound.
 	Placements  []Placement
 	Unplaceable int
 
@@ -338,8 +344,10 @@ type dryRun struct {
 	// sums alone (see sumsFit); req is then the request.
 	byResources bool
 	req         snapshot.Resources
-	// placer, under Reschedulable, tries victims elsewhere.
-	placer *placer
+	// placer, under Reschedulable, tries victims elsewhere, within
+	// placementWork.
+	placer        *placer
+	placementWork int
 }
 
 func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {
@@ -350,7 +358,7 @@ func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {
 	for i := range e.workers {
 		e.workers[i].slab.reset()
 	}
-	d := &dryRun{c: c, e: e, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano()}
+	d := &dryRun{c: c, e: e, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), placementWork: opts.placementWork}
 	if opts.Features.GenericWorkload {
 		d.groups = newGroupIndex(c.Snapshot(), opts.Features)
 	}

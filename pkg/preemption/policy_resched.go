@@ -443,7 +443,7 @@ func (d *dryRun) reschedule(w *worker, pl *placer, node *snapshot.Node, base, mi
 		}
 		return best
 	}
-	minSet := s.setOf(minimal)
+	minSet := s.setOf(&s.buf.minimal, minimal)
 	minCost := s.costOf(minSet)
 	s.keep = maxAlternatives
 	s.bestCost = setCost{violations: math.MaxInt}

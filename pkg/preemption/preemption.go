@@ -196,6 +196,8 @@ type worker struct {
 	overlay overlayFit
 	sums    sumsFit
 	why     filter.Status
+	// search is a victim policy's search on the node, its memory reused.
+	search search
 }
 
 // indexes returns *buf resized to n, holding 0..n-1.

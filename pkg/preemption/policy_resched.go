@@ -51,7 +51,7 @@ func criteriaFor(p Policy) []criterion {
 // Once the bound is reached, a victim whose placement is still unknown
 // counts as unplaceable (so a count is never below the truth) and the
 // candidate it belongs to is not proven.
-const maxPlacementWork = 200_000
+const maxPlacementWork = 50_000
 
 // maxShapes bounds how many request shapes the placer remembers the roomy
 // nodes of.
@@ -436,6 +436,14 @@ func (d *dryRun) reschedule(w *worker, pl *placer, node *snapshot.Node, base, mi
 			best.Proven = false
 		}
 	}()
+	if cut && pl.work >= pl.budget {
+		// No other set can be counted: only upstream's, when it is
+		// counted in full, can still do better.
+		if pl.exact[base] && base.Unplaceable < minimal.Unplaceable {
+			best = base
+		}
+		return best
+	}
 	s := d.newSearch(w, node, base)
 	if s == nil {
 		if pl.exact[base] && base.Unplaceable < minimal.Unplaceable {

@@ -240,7 +240,7 @@ type policyStats struct {
 
 // policyTally is one policy's share of policyStats.
 type policyTally struct {
-	fewer, lower, refused, broken, candidates, proven, chosenProven, fewerPending, pending int
+	fewer, lower, more, higher, refused, broken, candidates, proven, chosenProven, fewerPending, pending int
 	// podsSaved and prioritySaved hold the savings of the scenarios where
 	// the policy evicts fewer pods, respectively lower-priority ones.
 	podsSaved     []int
@@ -278,6 +278,12 @@ func (s *policyStats) add(c policyCheck) {
 			t.lower++
 			t.prioritySaved = append(t.prioritySaved, o.prioritySaved)
 		}
+		if o.podsSaved < 0 {
+			t.more++
+		}
+		if o.prioritySaved < 0 {
+			t.higher++
+		}
 		if o.violations > 0 {
 			t.broken++
 		}
@@ -307,9 +313,9 @@ func (s *policyStats) report(profile gen.Profile) string {
 		slices.Sort(t.podsSaved)
 		slices.Sort(t.prioritySaved)
 		fmt.Fprintf(&b, "\n  %s: evicts fewer pods in %s, pods saved median %d p90 %d max %d; lower-priority pods in %s, highest priority lower by median %d p90 %d; "+
-			"%d of %d candidates and %d of %d choices proven optimal; breaks a budget in %d; refuses %d",
+			"more pods in %d, higher-priority pods in %d; %d of %d candidates and %d of %d choices proven optimal; breaks a budget in %d; refuses %d",
 			p, pct(t.fewer), quantile(t.podsSaved, 0.5), quantile(t.podsSaved, 0.9), quantile(t.podsSaved, 1),
-			pct(t.lower), quantile(t.prioritySaved, 0.5), quantile(t.prioritySaved, 0.9),
+			pct(t.lower), quantile(t.prioritySaved, 0.5), quantile(t.prioritySaved, 0.9), t.more, t.higher,
 			t.proven, t.candidates, t.chosenProven, s.preempting-t.refused, t.broken, t.refused)
 		if p == preemption.Reschedulable {
 			fmt.Fprintf(&b, "; leaves fewer victims pending in %s (%d pending in all)", pct(t.fewerPending), t.pending)

@@ -75,9 +75,10 @@ type placer struct {
 	// whose pods a candidate does not change, that is the answer.
 	feasible map[*snapshot.Pod][]int32
 	// requests are the victims' requests as pending pods (cpu, memory,
-	// ephemeral storage, one pod), and roomy the nodes, in snapshot order,
-	// with room for each such shape as the snapshot is.
-	requests map[*snapshot.Pod]snapshot.Usage
+	// ephemeral storage, one pod; zero until computed), by snapshot.Pod.Seq,
+	// and roomy the nodes, in snapshot order, with room for each such shape
+	// as the snapshot is.
+	requests []snapshot.Usage
 	roomy    map[snapshot.Usage][]int32
 	// exact marks the candidates whose placements are known in full.
 	exact map[*Candidate]bool
@@ -91,7 +92,7 @@ type placer struct {
 
 func newPlacer(d *dryRun, budget int) *placer {
 	return &placer{d: d, cycles: map[*snapshot.Pod]*filter.Cycle{}, errs: map[*snapshot.Pod]string{},
-		feasible: map[*snapshot.Pod][]int32{}, requests: map[*snapshot.Pod]snapshot.Usage{},
+		feasible: map[*snapshot.Pod][]int32{},
 		roomy: map[snapshot.Usage][]int32{}, exact: map[*Candidate]bool{}, budget: budget, best: math.MaxInt}
 }
 
@@ -199,12 +200,18 @@ func (pl *placer) cycle(victim *snapshot.Pod) (*filter.Cycle, string) {
 // request is what victim asks of a node as a pending pod, in the terms
 // of the roomy check.
 func (pl *placer) request(victim *snapshot.Pod) snapshot.Usage {
-	if r, ok := pl.requests[victim]; ok {
-		return r
+	i := victim.Seq
+	if i >= 0 && i < len(pl.requests) && pl.requests[i].Pods == 1 {
+		return pl.requests[i]
 	}
 	req := snapshot.IncomingPodRequests(victim.Obj)
 	r := snapshot.Usage{MilliCPU: max(req.MilliCPU, 0), Memory: max(req.Memory, 0), EphemeralStorage: max(req.EphemeralStorage, 0), Pods: 1}
-	pl.requests[victim] = r
+	if i >= 0 {
+		if i >= len(pl.requests) {
+			pl.requests = slices.Grow(pl.requests, i+1-len(pl.requests))[:i+1]
+		}
+		pl.requests[i] = r
+	}
 	return r
 }
 

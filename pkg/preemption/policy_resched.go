@@ -93,7 +93,7 @@ type placer struct {
 func newPlacer(d *dryRun, budget int) *placer {
 	return &placer{d: d, cycles: map[*snapshot.Pod]*filter.Cycle{}, errs: map[*snapshot.Pod]string{},
 		feasible: map[*snapshot.Pod][]int32{},
-		roomy: map[snapshot.Usage][]int32{}, exact: map[*Candidate]bool{}, budget: budget, best: math.MaxInt}
+		roomy:    map[snapshot.Usage][]int32{}, exact: map[*Candidate]bool{}, budget: budget, best: math.MaxInt}
 }
 
 // placeVictims tries the victims of cand, setting its Placements (without

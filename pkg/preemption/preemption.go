@@ -90,7 +90,8 @@ type Candidate struct {
 	Broken map[*Victim][]*policyv1.PodDisruptionBudget
 	// Proven reports, under a policy other than Upstream, that the search
 	// for the node's victims finished: no better set exists. Otherwise it
-	// stopped at its work bound with the best set found.
+	// stopped at its work bound with the best set found (under
+	// Reschedulable also: the placement work bound cut its count).
 	Proven bool
 	// Placements, under Reschedulable, say for each victim (in the order
 	// of Victims) where it could run right after the eviction (the reasons

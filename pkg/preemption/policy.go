@@ -1,6 +1,7 @@
 package preemption
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -34,7 +35,12 @@ const (
 	// not run anywhere else right after the eviction (see Placement):
 	// among upstream's set, Minimal's and the next best sets its search
 	// finds on each node, and then across nodes, fewer such victims wins
-	// before upstream's criteria.
+	// before upstream's criteria. Its placements are bounded: at most
+	// maxPlacementWork node filterings per evaluation beyond those of
+	// upstream's choice and its own, which are always counted in full. A
+	// candidate whose count the bound cut is not proven (its count is then
+	// an upper bound), but the choice is never worse than upstream's by
+	// (victims that fit nowhere else, upstream's order).
 	Reschedulable Policy = "reschedulable"
 )
 
@@ -135,6 +141,8 @@ type search struct {
 	// it reaches in alts (best first) and prune against the worst of them.
 	keep int
 	alts []altSet
+
+	buf searchBuffers
 }
 
 // altSet is a feasible victim set and its cost.
@@ -168,11 +176,12 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 	}
 	var pl *placer
 	if policy == Reschedulable {
-		pl = newPlacer(d)
+		pl = newPlacer(d, cmp.Or(d.placementWork, maxPlacementWork))
 		d.placer = pl
 		if u := res.Upstream; u != nil {
-			pl.placeVictims(u)
+			// Exact, and the bound every node's choice must meet.
 			pl.explain(u)
+			pl.best = u.Unplaceable
 		}
 	}
 	var nonViolating, violating []*Candidate
@@ -238,37 +247,84 @@ func (d *dryRun) newSearch(w *worker, node *snapshot.Node, base *Candidate) *sea
 	if !units.sorted {
 		units.sortUnits(order)
 	}
-	s := &search{units: units, budgets: d.budgets, order: order, fit: fit, now: d.nowNanos,
-		monotone: d.byResources || (len(d.c.Pod().RequiredAffinity()) == 0 && units.memberNodes == nil)}
-	s.matches = make([][]int, len(units.members))
-	s.allowed = make([]int32, len(d.budgets))
+	// The search and its slices are the worker's, reused node after node.
+	s := &w.search
+	*s = search{units: units, budgets: d.budgets, order: order, fit: fit, now: d.nowNanos,
+		monotone: d.byResources || (len(d.c.Pod().RequiredAffinity()) == 0 && units.memberNodes == nil),
+		buf:      s.buf, evicted: s.evicted[:0], alts: s.alts[:0]}
+	b := &s.buf
+	s.matches = grow(&b.matches, len(units.members))
+	s.allowed = grow(&b.allowed, len(d.budgets))
 	for i := range d.budgets {
 		s.allowed[i] = d.budgets[i].pdb.Status.DisruptionsAllowed
 	}
-	for m := range units.members {
-		s.matches[m] = matchingBudgets(units.members[m].Pod, d.budgets)
+	if len(d.budgets) > 0 {
+		flat := b.matched[:0]
+		ends := grow(&b.ends, len(units.members))
+		for m := range units.members {
+			flat = appendMatchingBudgets(flat, units.members[m].Pod, d.budgets)
+			ends[m] = len(flat)
+		}
+		b.matched = flat
+		start := 0
+		for m := range units.members {
+			s.matches[m] = flat[start:ends[m]:ends[m]]
+			start = ends[m]
+		}
 	}
 	// Upstream's set is the incumbent.
-	baseSet := s.setOf(base)
+	baseSet := s.setOf(&b.base, base)
 	s.best, s.bestCost, s.found = baseSet, s.costOf(baseSet), true
 	s.relax(d, node)
 	return s
 }
 
-// setOf lists the units of the candidate's victims, in importance order.
-func (s *search) setOf(c *Candidate) []int32 {
-	in := make(map[*snapshot.Pod]bool, len(c.Victims))
+// setOf lists, in *buf, the units of the candidate's victims, in
+// importance order.
+func (s *search) setOf(buf *[]int32, c *Candidate) []int32 {
+	in := s.buf.in
+	if in == nil {
+		in = map[*snapshot.Pod]bool{}
+		s.buf.in = in
+	}
+	clear(in)
 	for _, v := range c.Victims {
 		in[v.Pod] = true
 	}
-	var set []int32
+	set := (*buf)[:0]
 	for _, u := range s.order {
 		lo, _ := s.units.bounds(int(u))
 		if in[s.units.members[lo].Pod] {
 			set = append(set, u)
 		}
 	}
+	*buf = set
 	return set
+}
+
+// searchBuffers are the slices of a search, kept by the worker from one
+// node's search to the next.
+type searchBuffers struct {
+	matches                  [][]int
+	matched                  []int
+	ends                     []int
+	allowed, saved, minPrio  []int32
+	base, minimal            []int32
+	contrib, suffix, largest []snapshot.Usage
+	same, evictedAt          []bool
+	in                       map[*snapshot.Pod]bool
+}
+
+// grow returns *buf resized to n and zeroed, reallocated only when it is
+// too small.
+func grow[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n, n+n/2)
+	}
+	s := (*buf)[:n]
+	clear(s)
+	*buf = s
+	return s
 }
 
 // relax prepares the resource relaxation of the search and, when the fit is
@@ -282,7 +338,7 @@ func (s *search) relax(d *dryRun, node *snapshot.Node) {
 		r := &p.Requests
 		s.used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
 	}
-	s.contrib = make([]snapshot.Usage, n)
+	s.contrib = grow(&s.buf.contrib, n)
 	for u := range n {
 		lo, hi := units.bounds(u)
 		for m := lo; m < hi; m++ {
@@ -308,9 +364,9 @@ func (s *search) relax(d *dryRun, node *snapshot.Node) {
 	if req.EphemeralStorage > 0 {
 		s.avail.EphemeralStorage = alloc.EphemeralStorage - req.EphemeralStorage
 	}
-	s.suffix = make([]snapshot.Usage, n+1)
-	s.largest = make([]snapshot.Usage, n+1)
-	s.minPrio = make([]int32, n+1)
+	s.suffix = grow(&s.buf.suffix, n+1)
+	s.largest = grow(&s.buf.largest, n+1)
+	s.minPrio = grow(&s.buf.minPrio, n+1)
 	s.minPrio[n] = math.MaxInt32
 	for i := n - 1; i >= 0; i-- {
 		c := &s.contrib[s.order[i]]
@@ -326,8 +382,8 @@ func (s *search) relax(d *dryRun, node *snapshot.Node) {
 			s.minPrio[i] = min(s.minPrio[i], units.members[m].Priority)
 		}
 	}
-	s.evictedAt = make([]bool, n)
-	s.same = make([]bool, n)
+	s.evictedAt = grow(&s.buf.evictedAt, n)
+	s.same = grow(&s.buf.same, n)
 	if !d.byResources || !s.singles {
 		return
 	}
@@ -388,9 +444,8 @@ func (s *search) hopeless(i int, more int64) bool {
 	return s.bestCost.prefixLess(lb)
 }
 
-// matchingBudgets lists the budgets that evicting p charges.
-func matchingBudgets(p *snapshot.Pod, budgets []budget) []int {
-	var out []int
+// appendMatchingBudgets appends to out the budgets that evicting p charges.
+func appendMatchingBudgets(out []int, p *snapshot.Pod, budgets []budget) []int {
 	for i := range budgets {
 		b := &budgets[i]
 		if b.matches(p) {
@@ -496,7 +551,8 @@ func (s *search) unevict(u int32) {
 
 // costOf is the cost of evicting set, in importance order.
 func (s *search) costOf(set []int32) setCost {
-	saved := append([]int32(nil), s.allowed...)
+	saved := append(s.buf.saved[:0], s.allowed...)
+	s.buf.saved = saved
 	s.cost = setCost{}
 	for _, u := range set {
 		s.evict(u)
@@ -534,7 +590,8 @@ func (s *search) startOf(set []int32) int64 {
 // violations counts the candidate's victims whose eviction breaks a budget,
 // charging them in order, and says which budget each breaks.
 func (s *search) violations(set []int32, cand *Candidate) (int, map[*Victim][]*policyv1.PodDisruptionBudget) {
-	allowed := append([]int32(nil), s.allowed...)
+	allowed := append(s.buf.saved[:0], s.allowed...)
+	s.buf.saved = allowed
 	count := 0
 	var broken map[*Victim][]*policyv1.PodDisruptionBudget
 	k := 0

@@ -42,46 +42,119 @@ func criteriaFor(p Policy) []criterion {
 	return criteria[:]
 }
 
+// maxPlacementWork bounds the work of one evaluation's placements, in
+// node filterings: filtering a victim on one node counts one, building a
+// victim's filter cycle (which reads every node's pods) counts one per
+// node of the snapshot, and listing the nodes with room for a new request
+// shape one per 16 nodes. The placements of upstream's choice and of the
+// policy's final choice are always computed in full and not charged.
+// Once the bound is reached, a victim whose placement is still unknown
+// counts as unplaceable (so a count is never below the truth) and the
+// candidate it belongs to is not proven.
+const maxPlacementWork = 50_000
+
+// maxShapes bounds how many request shapes the placer remembers the roomy
+// nodes of.
+const maxShapes = 256
+
 // placer tries victims elsewhere; it keeps each victim's cycle, which
 // does not depend on the candidate, for the whole evaluation.
+//
+// Only nodes that a candidate changes (its own and its victims') or that
+// have room for the victim's cpu, memory, ephemeral storage and pod slot
+// as the snapshot is can take it: NodeResourcesFit reads only the node's
+// own pods, and every filter must pass. So a victim is filtered on those
+// alone, and its filter cycle, which costs a pass over every pod with
+// affinity terms, is only built when there is one.
 type placer struct {
 	d      *dryRun
 	cycles map[*snapshot.Pod]*filter.Cycle
 	errs   map[*snapshot.Pod]string
 	// feasible holds, for a victim whose cycle is resources-only, the
-	// indexes of the nodes it fits on as the snapshot is: on a node whose
-	// pods a candidate does not change, that is the answer.
-	feasible map[*snapshot.Pod][]int
+	// indexes of the roomy nodes it fits on as the snapshot is: on a node
+	// whose pods a candidate does not change, that is the answer.
+	feasible map[*snapshot.Pod][]int32
+	// requests are the victims' requests as pending pods (cpu, memory,
+	// ephemeral storage, one pod; zero until computed), by snapshot.Pod.Seq,
+	// and roomy the nodes, in snapshot order, with room for each such shape
+	// as the snapshot is.
+	requests []snapshot.Usage
+	roomy    map[snapshot.Usage][]int32
+	// exact marks the candidates whose placements are known in full.
+	exact map[*Candidate]bool
+	// work is spent of maxPlacementWork (budget, settable by tests);
+	// best is the fewest unplaceable victims of a node's choice so far,
+	// an upper bound for that node, so that counting stops for a set that
+	// already has more.
+	work, budget int
+	best         int
 }
 
-func newPlacer(d *dryRun) *placer {
+func newPlacer(d *dryRun, budget int) *placer {
 	return &placer{d: d, cycles: map[*snapshot.Pod]*filter.Cycle{}, errs: map[*snapshot.Pod]string{},
-		feasible: map[*snapshot.Pod][]int{}}
+		feasible: map[*snapshot.Pod][]int32{},
+		roomy:    map[snapshot.Usage][]int32{}, exact: map[*Candidate]bool{}, budget: budget, best: math.MaxInt}
 }
 
-// placeVictims tries every victim of cand, setting its Placements (without
+// placeVictims tries the victims of cand, setting its Placements (without
 // reasons; see explain) and Unplaceable, and dropping a cached score,
-// which reads the latter.
-func (pl *placer) placeVictims(cand *Candidate) {
+// which reads the latter. With bounded, it charges the work bound and
+// stops counting once more than limit victims are unplaceable: victims
+// not tried then count as unplaceable, so that the count is never below
+// the truth. It reports whether the work bound left some victim untried.
+// A candidate placed exactly before is not placed again.
+func (pl *placer) placeVictims(cand *Candidate, bounded bool, limit int) (cut bool) {
+	if pl.exact[cand] {
+		return false
+	}
 	out := make([]Placement, len(cand.Victims))
 	n := 0
+	exact := true
 	changed := pl.changedNodes(cand)
 	for i, v := range cand.Victims {
-		out[i].Node = pl.place(cand, changed, v.Pod)
-		if out[i].Node == nil {
+		if bounded && n > limit {
+			n += len(cand.Victims) - i
+			exact = false
+			break
+		}
+		node, ok := pl.place(cand, changed, v.Pod, bounded)
+		out[i].Node = node
+		if !ok {
+			exact, cut = false, true
+		}
+		if node == nil {
 			n++
 		}
 	}
 	cand.Placements, cand.Unplaceable, cand.scored = out, n, false
+	if exact {
+		pl.exact[cand] = true
+	}
+	return cut
 }
 
-// explain fills the reasons of the victims of cand that fit nowhere else.
+// explain fills the reasons of the victims of cand that fit nowhere else,
+// placing them in full first if they were counted within the work bound.
 func (pl *placer) explain(cand *Candidate) {
+	pl.placeVictims(cand, false, 0)
 	for i := range cand.Placements {
 		if p := &cand.Placements[i]; p.Node == nil && p.Reason == "" {
 			p.Reason = pl.reason(cand, cand.Victims[i].Pod)
 		}
 	}
+}
+
+// spend charges units of work when bounded; false when the bound is
+// reached.
+func (pl *placer) spend(bounded bool, units int) bool {
+	if !bounded {
+		return true
+	}
+	if pl.work >= pl.budget {
+		return false
+	}
+	pl.work += units
+	return true
 }
 
 // changedNodes are the nodes whose pods cand changes: its own and its
@@ -124,19 +197,67 @@ func (pl *placer) cycle(victim *snapshot.Pod) (*filter.Cycle, string) {
 	return c, msg
 }
 
-// feasibleAsIs returns the victim's cached feasible nodes as the snapshot
-// is; ok is false when its filters read more than a node's own pods.
-func (pl *placer) feasibleAsIs(c *filter.Cycle, victim *snapshot.Pod) (nodes []int, ok bool) {
+// request is what victim asks of a node as a pending pod, in the terms
+// of the roomy check.
+func (pl *placer) request(victim *snapshot.Pod) snapshot.Usage {
+	i := victim.Seq
+	if i >= 0 && i < len(pl.requests) && pl.requests[i].Pods == 1 {
+		return pl.requests[i]
+	}
+	req := snapshot.IncomingPodRequests(victim.Obj)
+	r := snapshot.Usage{MilliCPU: max(req.MilliCPU, 0), Memory: max(req.Memory, 0), EphemeralStorage: max(req.EphemeralStorage, 0), Pods: 1}
+	if i >= 0 {
+		if i >= len(pl.requests) {
+			pl.requests = slices.Grow(pl.requests, i+1-len(pl.requests))[:i+1]
+		}
+		pl.requests[i] = r
+	}
+	return r
+}
+
+// roomyNodes lists, in snapshot order, the nodes with room for shape r as
+// the snapshot is; ok is false when the work bound is reached first.
+func (pl *placer) roomyNodes(r snapshot.Usage, bounded bool) (nodes []int32, ok bool) {
+	if f, ok := pl.roomy[r]; ok {
+		return f, true
+	}
+	snap := pl.d.c.Snapshot()
+	if !pl.spend(bounded, len(snap.Nodes)/16+1) {
+		return nil, false
+	}
+	req := snapshot.Resources{MilliCPU: r.MilliCPU, Memory: r.Memory, EphemeralStorage: r.EphemeralStorage}
+	f := []int32{}
+	for i, m := range snap.Nodes {
+		used := m.Requested.Usage(int64(len(m.Pods)))
+		alloc := m.Allocatable.Usage(m.Allocatable.AllowedPods)
+		if used.Fits(&req, &alloc) {
+			f = append(f, int32(i))
+		}
+	}
+	if len(pl.roomy) < maxShapes {
+		pl.roomy[r] = f
+	}
+	return f, true
+}
+
+// feasibleAsIs returns the roomy nodes the victim fits on as the snapshot
+// is, cached; ok is false when its filters read more than a node's own
+// pods, or when the work bound is reached first.
+func (pl *placer) feasibleAsIs(c *filter.Cycle, victim *snapshot.Pod, roomy []int32, bounded bool) (nodes []int32, ok bool) {
 	if !c.ResourcesOnly() {
 		return nil, false
 	}
 	if f, ok := pl.feasible[victim]; ok {
 		return f, true
 	}
+	if !pl.spend(bounded, len(roomy)) {
+		return nil, false
+	}
 	state := c.StateOf()
-	f := []int{}
-	for i, m := range pl.d.c.Snapshot().Nodes {
-		nv := c.NodeViewOf(m)
+	snap := pl.d.c.Snapshot()
+	f := []int32{}
+	for _, i := range roomy {
+		nv := c.NodeViewOf(snap.Nodes[i])
 		if c.FilterWithNominatedPods(&state, &nv, false).IsSuccess() {
 			f = append(f, i)
 		}
@@ -164,20 +285,44 @@ func (pl *placer) filterOn(c *filter.Cycle, cand *Candidate, m *snapshot.Node, c
 }
 
 // place returns the first node, in snapshot order and not its own, where
-// victim fits with cand applied; nil when there is none.
-func (pl *placer) place(cand *Candidate, changed []*snapshot.Node, victim *snapshot.Pod) *snapshot.Node {
-	c, msg := pl.cycle(victim)
-	if msg != "" {
-		return nil
-	}
+// victim fits with cand applied; nil when there is none. ok is false when
+// the work bound was reached before the answer was known (node is nil
+// then).
+func (pl *placer) place(cand *Candidate, changed []*snapshot.Node, victim *snapshot.Pod, bounded bool) (node *snapshot.Node, ok bool) {
 	snap := pl.d.c.Snapshot()
 	own := pl.nodeOf(victim)
-	if f, ok := pl.feasibleAsIs(c, victim); ok {
+	roomy, ok := pl.roomyNodes(pl.request(victim), bounded)
+	if !ok {
+		return nil, false
+	}
+	// The nodes that can take the victim at all: roomy or changed, not
+	// its own.
+	hope := false
+	for _, i := range roomy {
+		if m := snap.Nodes[i]; m != own {
+			hope = true
+			break
+		}
+	}
+	for _, m := range changed {
+		hope = hope || m != own
+	}
+	if !hope {
+		return nil, true
+	}
+	if _, built := pl.cycles[victim]; !built && !pl.spend(bounded, len(snap.Nodes)) {
+		return nil, false
+	}
+	c, msg := pl.cycle(victim)
+	if msg != "" {
+		return nil, true
+	}
+	if f, ok := pl.feasibleAsIs(c, victim, roomy, bounded); ok {
 		// Only the nodes cand changes need filtering again.
 		best := -1
 		for _, i := range f {
 			if m := snap.Nodes[i]; m != own && !slices.Contains(changed, m) {
-				best = i
+				best = int(i)
 				break
 			}
 		}
@@ -185,20 +330,60 @@ func (pl *placer) place(cand *Candidate, changed []*snapshot.Node, victim *snaps
 			if m == own || (best >= 0 && m.Index > best) {
 				continue
 			}
+			if !pl.spend(bounded, 1) {
+				return nil, false
+			}
 			if pl.filterOn(c, cand, m, true, nil).IsSuccess() {
 				best = m.Index
 			}
 		}
 		if best < 0 {
-			return nil
+			return nil, true
 		}
-		return snap.Nodes[best]
+		return snap.Nodes[best], true
+	} else if c.ResourcesOnly() {
+		return nil, false
 	}
+	// The roomy and the changed nodes, in snapshot order.
 	shared := pl.sharedState(c, cand)
-	for _, m := range snap.Nodes {
-		if m != own && pl.filterOn(c, cand, m, slices.Contains(changed, m), &shared).IsSuccess() {
-			return m
+	try := func(m *snapshot.Node) (fits, ok bool) {
+		if m == own {
+			return false, true
 		}
+		if !pl.spend(bounded, 1) {
+			return false, false
+		}
+		return pl.filterOn(c, cand, m, slices.Contains(changed, m), &shared).IsSuccess(), true
+	}
+	order := slices.Clone(changed)
+	slices.SortFunc(order, func(a, b *snapshot.Node) int { return a.Index - b.Index })
+	k := 0
+	for _, i := range roomy {
+		m := snap.Nodes[i]
+		for ; k < len(order) && order[k].Index < m.Index; k++ {
+			if fits, ok := try(order[k]); !ok || fits {
+				return pickIf(order[k], fits), ok
+			}
+		}
+		if k < len(order) && order[k] == m {
+			k++
+		}
+		if fits, ok := try(m); !ok || fits {
+			return pickIf(m, fits), ok
+		}
+	}
+	for ; k < len(order); k++ {
+		if fits, ok := try(order[k]); !ok || fits {
+			return pickIf(order[k], fits), ok
+		}
+	}
+	return nil, true
+}
+
+// pickIf is m when fits, else nil.
+func pickIf(m *snapshot.Node, fits bool) *snapshot.Node {
+	if fits {
+		return m
 	}
 	return nil
 }
@@ -242,35 +427,69 @@ func (pl *placer) reason(cand *Candidate, victim *snapshot.Pod) string {
 // and base upstream's. When some of minimal's victims fit nowhere else, a
 // second search collects the maxAlternatives best sets (upstream's among
 // them unless better ones fill the list) and the one with the fewest such
-// victims wins, then the best under upstream's criteria. The choice is
-// never claimed proven when it is not Minimal's own.
+// victims wins, then the best under upstream's criteria. A set is only
+// counted until it has more such victims than the best of a node so far
+// (it cannot win then). The choice is never claimed proven when it is not
+// Minimal's own, nor when the work bound cut a count on the node.
 func (d *dryRun) reschedule(w *worker, pl *placer, node *snapshot.Node, base, minimal *Candidate) *Candidate {
-	pl.placeVictims(minimal)
+	cut := pl.placeVictims(minimal, true, pl.best)
 	if minimal.Unplaceable == 0 {
 		return minimal
 	}
+	best := minimal
+	defer func() {
+		pl.best = min(pl.best, best.Unplaceable)
+		if cut {
+			best.Proven = false
+		}
+	}()
+	if cut && pl.work >= pl.budget {
+		// No other set can be counted: only upstream's, when it is
+		// counted in full, can still do better.
+		if pl.exact[base] && base.Unplaceable < minimal.Unplaceable {
+			best = base
+		}
+		return best
+	}
 	s := d.newSearch(w, node, base)
 	if s == nil {
-		return minimal
+		if pl.exact[base] && base.Unplaceable < minimal.Unplaceable {
+			best = base
+		}
+		return best
 	}
-	minSet := s.setOf(minimal)
+	minSet := s.setOf(&s.buf.minimal, minimal)
 	minCost := s.costOf(minSet)
 	s.keep = maxAlternatives
 	s.bestCost = setCost{violations: math.MaxInt}
-	// Interchangeable pods on resources may differ in where they can go.
-	clear(s.same)
+	if !pl.somePlaceable(node, s.units) {
+		// Every victim of every set would stay pending: a set's count is
+		// its size, and no set is smaller than the resource bound. When
+		// Minimal's set, proven best on upstream's order, is that small,
+		// no set beats it.
+		if minimal.Proven && int64(len(minimal.Victims)) <= s.needed(0) {
+			return minimal
+		}
+	} else {
+		// Interchangeable pods on resources may differ in where they can
+		// go.
+		clear(s.same)
+	}
 	s.dfs(0)
-	best, bestCost := minimal, minCost
+	bestCost := minCost
 	consider := func(cand *Candidate, cost setCost) {
-		pl.placeVictims(cand)
+		if pl.placeVictims(cand, true, min(pl.best, best.Unplaceable)) {
+			cut = true
+		}
 		if cand.Unplaceable < best.Unplaceable || (cand.Unplaceable == best.Unplaceable && cost.less(bestCost)) {
 			best, bestCost = cand, cost
 		}
 	}
 	// Upstream's set always competes, so that the choice is never worse
-	// than it on the node.
+	// than it on the node (also when it is Minimal's, whose count the
+	// bound may have cut where upstream's choice is counted in full).
 	baseSet := s.best
-	if !slices.Equal(baseSet, minSet) {
+	if !slices.Equal(baseSet, minSet) || pl.exact[base] {
 		consider(base, s.costOf(baseSet))
 	}
 	for _, a := range s.alts {
@@ -282,6 +501,28 @@ func (d *dryRun) reschedule(w *worker, pl *placer, node *snapshot.Node, base, mi
 		consider(cand, a.cost)
 	}
 	return best
+}
+
+// somePlaceable reports whether some potential victim of the units on node
+// might fit elsewhere: it is in a unit that spans nodes, or a node other
+// than its own has room for it as the snapshot is.
+func (pl *placer) somePlaceable(node *snapshot.Node, units *unitList) bool {
+	if units.memberNodes != nil || units.spans != nil {
+		return true
+	}
+	snap := pl.d.c.Snapshot()
+	for m := range units.members {
+		roomy, ok := pl.roomyNodes(pl.request(units.members[m].Pod), false)
+		if !ok {
+			return true
+		}
+		for _, i := range roomy {
+			if snap.Nodes[i] != node {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // record keeps set among the keep best sets, best first, and moves the

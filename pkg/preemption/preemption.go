@@ -68,6 +68,9 @@ type Options struct {
 	Features Features
 	// Policy chooses the victims; the zero value is Upstream.
 	Policy Policy
+
+	// placementWork replaces maxPlacementWork when positive (tests).
+	placementWork int
 }
 
 // Candidate is a node where preemption would make the pod fit.
@@ -87,13 +90,17 @@ type Candidate struct {
 	Broken map[*Victim][]*policyv1.PodDisruptionBudget
 	// Proven reports, under a policy other than Upstream, that the search
 	// for the node's victims finished: no better set exists. Otherwise it
-	// stopped at its work bound with the best set found.
+	// stopped at its work bound with the best set found (under
+	// Reschedulable also: the placement work bound cut its count).
 	Proven bool
 	// Placements, under Reschedulable, say for each victim (in the order
 	// of Victims) where it could run right after the eviction (the reasons
 	// of those that could not are filled for Result.Chosen and
 	// Result.Upstream only), and Unplaceable counts the victims that could
-	// run nowhere else.
+	// run nowhere else. Both are exact for Result.Chosen and
+	// Result.Upstream; for another candidate the count may be an upper
+	// bound (victims not tried count as unplaceable), when it stopped
+	// because the set could no longer win or at the work bound.
 	Placements  []Placement
 	Unplaceable int
 
@@ -190,6 +197,8 @@ type worker struct {
 	overlay overlayFit
 	sums    sumsFit
 	why     filter.Status
+	// search is a victim policy's search on the node, its memory reused.
+	search search
 }
 
 // indexes returns *buf resized to n, holding 0..n-1.
@@ -338,8 +347,10 @@ type dryRun struct {
 	// sums alone (see sumsFit); req is then the request.
 	byResources bool
 	req         snapshot.Resources
-	// placer, under Reschedulable, tries victims elsewhere.
-	placer *placer
+	// placer, under Reschedulable, tries victims elsewhere, within
+	// placementWork.
+	placer        *placer
+	placementWork int
 }
 
 func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {
@@ -350,7 +361,7 @@ func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {
 	for i := range e.workers {
 		e.workers[i].slab.reset()
 	}
-	d := &dryRun{c: c, e: e, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano()}
+	d := &dryRun{c: c, e: e, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), placementWork: opts.placementWork}
 	if opts.Features.GenericWorkload {
 		d.groups = newGroupIndex(c.Snapshot(), opts.Features)
 	}

@@ -8,7 +8,10 @@ import (
 )
 
 // FuzzDifferential feeds generated scenarios, chosen by the fuzzer's seed
-// and profile, to both engines: they must agree and neither may panic.
+// and profile, to both engines: they must agree and neither may panic; and
+// every victim policy must keep checkPolicies' promises on them (never
+// worse than upstream under upstream's own order, strict-pdb never breaking
+// a budget).
 //
 //	go test -run XXX -fuzz FuzzDifferential -fuzztime 10m .
 func FuzzDifferential(f *testing.F) {
@@ -18,6 +21,8 @@ func FuzzDifferential(f *testing.F) {
 	profiles := gen.Profiles()
 	f.Fuzz(func(t *testing.T, seed int64, profile uint8) {
 		p := profiles[int(profile)%len(profiles)]
-		compareScenario(t, gen.Generate(seed, p), fmt.Sprintf("fuzz-%s-%d", p, seed))
+		sc, name := gen.Generate(seed, p), fmt.Sprintf("fuzz-%s-%d", p, seed)
+		compareScenario(t, sc, name)
+		checkPolicies(t, sc, seed, name)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -180,6 +181,13 @@ func (o *Options) Run(ctx context.Context) error {
 	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Profiles: o.cfg.Profiles,
 		InitialBackoff: o.cfg.PodInitialBackoff, MaxBackoff: o.cfg.PodMaxBackoff,
 		Parallelism: o.cfg.EffectiveParallelism(), Preemption: o.preemption}
+	if o.ConfigFile != "" && o.ConfigFile != "-" {
+		// The client's rate limits bound the scheduler's API calls
+		// (spec.costs, unless the scenario sets them).
+		if conn, err := config.LoadConnection(o.ConfigFile); err == nil {
+			opts.APIQPS, opts.APIBurst = float64(conn.ClientConnection.QPS), int(conn.ClientConnection.Burst)
+		}
+	}
 	if !o.NoProgress && isTerminal(o.errOut) {
 		opts.Progress = progressBar(o.errOut)
 	}
@@ -330,13 +338,25 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func progressBar(w io.Writer) func(now, end time.Duration) {
-	return func(now, end time.Duration) {
-		const width = 40
-		frac := float64(now) / float64(end)
-		n := int(frac * width)
-		fmt.Fprintf(w, "\r[%s%s] %3.0f%% virtual %s / %s", strings.Repeat("#", n), strings.Repeat(".", width-n), frac*100, now.Truncate(time.Second), end)
+// progressBar draws how many of the scenario's pods are done (bound, or
+// deleted while pending), redrawn at most ten times a second of wall time.
+func progressBar(w io.Writer) func(sim.Progress) {
+	var last time.Time
+	return func(p sim.Progress) {
+		if now := time.Now(); p.Finished || now.Sub(last) >= 100*time.Millisecond {
+			last = now
+			fmt.Fprint(w, "\r"+progressLine(p))
+		}
 	}
+}
+
+// progressLine is one state of the progress bar.
+func progressLine(p sim.Progress) string {
+	const width = 40
+	frac := p.Fraction()
+	n := int(frac * width)
+	return fmt.Sprintf("[%s%s] %3.0f%% %d/%d pods done, virtual %s / %s", strings.Repeat("#", n), strings.Repeat(".", width-n), math.Floor(frac*100),
+		p.Done, p.Expected, p.Virtual.Truncate(time.Second), p.End)
 }
 
 func printEvents(w io.Writer, events []sim.Event) error {

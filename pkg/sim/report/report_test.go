@@ -107,7 +107,7 @@ func TestStory(t *testing.T) {
 		"<h1>story</h1>",
 		`class="timeline"`, `class="pending"`, `class="events"`,
 		"nominations lost", "victim runtime lost", "Time to schedule",
-		"preempted at 0:00:30 by pod/urgent-report", // a victim's tooltip
+		"preempted at 0:00:30.001 by pod/urgent-report", // a victim's tooltip
 		`<tr class="warn">`,
 	} {
 		if !strings.Contains(page, want) {

@@ -79,6 +79,20 @@ func TestSimulateCompare(t *testing.T) {
 			t.Errorf("JSON lacks %s", want)
 		}
 	}
+	// --report writes one page with the policies side by side.
+	page := filepath.Join(t.TempDir(), "policies.html")
+	if _, stderr, code := run("simulate", scenario, "--compare", "upstream,minimal", "--report", page); code != 0 {
+		t.Fatalf("--report: exit %d: %s", code, stderr)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"victim policies compared", `<label for="policy-0">upstream</label>`, `<label for="policy-1">minimal</label>`, `data-series="minimal"`} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the comparison's report lacks %q", want)
+		}
+	}
 	if _, stderr, code := run("simulate", scenario, "--compare", "upstream,best"); code != 2 || !strings.Contains(stderr, "--compare") {
 		t.Errorf("unknown policy: exit %d, stderr %q", code, stderr)
 	}

@@ -86,7 +86,7 @@ seed give the same output byte for byte.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, wide (adds every victim: priority, node, when and by whom preempted), events, json, yaml, name (pod/NAME per victim), jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE (templates apply to the JSON form; with --compare, to the list of runs)")
-	f.StringVar(&o.Report, "report", "", "write a self-contained HTML report with timelines to this file")
+	f.StringVar(&o.Report, "report", "", "write a self-contained HTML report with timelines to this file (with --compare: the policies side by side)")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup); all off by default, as in v1.37")
@@ -146,8 +146,8 @@ func (o *Options) Validate() error {
 		}
 		o.compare = append(o.compare, p)
 	}
-	if len(o.compare) > 0 && (o.format.Kind == kindEvents || o.format.Kind == output.Name || o.Report != "") {
-		return clierr.Usagef("--compare prints a comparison: it takes -o table, wide, json, yaml or a template, and no --report")
+	if len(o.compare) > 0 && (o.format.Kind == kindEvents || o.format.Kind == output.Name) {
+		return clierr.Usagef("--compare prints a comparison: it takes -o table, wide, json, yaml or a template")
 	}
 	if o.ConfigFile == "-" && stdin > 0 {
 		return clierr.Usagef("standard input (-) can be read only once: give it to the scenario or to --config")
@@ -202,15 +202,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	if o.Report != "" {
-		f, err := os.Create(o.Report)
-		if err != nil {
-			return err
-		}
-		if err := report.Write(f, sc, res); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := writeReport(o.Report, func(w io.Writer) error { return report.Write(w, sc, res) }); err != nil {
 			return err
 		}
 	}
@@ -231,6 +223,22 @@ func (o *Options) Run(ctx context.Context) error {
 	return nil
 }
 
+// writeReport creates the file path and writes a report into it.
+func writeReport(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	return nil
+}
+
 // PolicyRun is one victim policy's run of a compared scenario.
 type PolicyRun struct {
 	Policy  preemption.Policy `json:"policy"`
@@ -244,6 +252,7 @@ type PolicyRun struct {
 // it for each run, and prints the runs side by side.
 func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.Options) error {
 	var runs []PolicyRun
+	var reported []report.Run
 	for i, p := range o.compare {
 		sc := first
 		if i > 0 {
@@ -267,6 +276,14 @@ func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.
 			}
 		}
 		runs = append(runs, run)
+		if o.Report != "" {
+			reported = append(reported, report.Run{Policy: string(p), Result: res})
+		}
+	}
+	if o.Report != "" {
+		if err := writeReport(o.Report, func(w io.Writer) error { return report.WriteCompare(w, first, reported) }); err != nil {
+			return err
+		}
 	}
 	if o.format.Generic() {
 		return o.format.Print(o.out, runs)

@@ -60,7 +60,7 @@ func stepChart(all []series, g geometry, label, what string) string {
 	b.WriteString("</g>\n")
 	writeTimeAxis(&b, g, ticks, base+17, "axis-bottom")
 
-	for _, sr := range all {
+	for i, sr := range all {
 		// The points, for the page's script to redraw the line when zoomed.
 		var pts strings.Builder
 		for i, s := range sr.samples {
@@ -73,8 +73,14 @@ func stepChart(all []series, g geometry, label, what string) string {
 		if single {
 			fmt.Fprintf(&b, `<path class="area" d="%sV%sZ" fill="%s" data-pts="%s" data-base="%s"/>`+"\n", path, num(base), mix(sr.color, 0.18), pts.String(), num(base))
 		}
-		fmt.Fprintf(&b, `<path class="step" d="%s" fill="none" stroke="%s" data-pts="%s" data-base="%s" data-series="%s"><title>%s</title></path>`+"\n",
-			path, sr.color, pts.String(), num(base), esc(sr.name), esc(sr.name))
+		// Lines drawn later are thinner, so that equal series show as
+		// nested stripes rather than hiding one another.
+		width := ""
+		if !single {
+			width = fmt.Sprintf(` style="stroke-width:%spx"`, num(2+1.5*float64(len(all)-1-i)))
+		}
+		fmt.Fprintf(&b, `<path class="step" d="%s" fill="none" stroke="%s"%s data-pts="%s" data-base="%s" data-series="%s"><title>%s</title></path>`+"\n",
+			path, sr.color, width, pts.String(), num(base), esc(sr.name), esc(sr.name))
 	}
 	fmt.Fprintf(&b, `<line class="frame" x1="%s" y1="%s" x2="%s" y2="%s"/>`+"\n", num(g.labelW), num(base), num(g.labelW+g.plotW), num(base))
 

@@ -132,7 +132,7 @@ func buildPage(sc *sim.Scenario, res *sim.Result) *page {
 	}
 
 	win := activityWindow(end, res)
-	t := layoutTimeline(res, end, win)
+	t := layoutTimeline(res, end, win, 0)
 	ctx := &svgContext{colors: colors, classes: classes, preemptors: preemptors(res.Events), id: "t-"}
 	p.Legend = template.HTML(legendHTML(swatches))
 	p.Timeline = template.HTML(t.svg(ctx))

@@ -104,8 +104,9 @@ type timeline struct {
 }
 
 // layoutTimeline assigns bars to lanes and rows; win is the time window
-// drawn.
-func layoutTimeline(res *sim.Result, end float64, win window) *timeline {
+// drawn, and minLabelW the least width of the lane names' column (charts
+// drawn one above the other share it).
+func layoutTimeline(res *sim.Result, end float64, win window, minLabelW float64) *timeline {
 	byName := map[string]*lane{}
 	var lanes []*lane
 	laneFor := func(name string) *lane {
@@ -185,7 +186,7 @@ func layoutTimeline(res *sim.Result, end float64, win window) *timeline {
 	for _, l := range lanes {
 		longest = max(longest, len([]rune(l.name)))
 	}
-	labelW := math.Round(math.Max(130, math.Min(280, float64(min(longest, 36))*nameCharW+24)))
+	labelW := math.Max(minLabelW, math.Round(math.Max(130, math.Min(280, float64(min(longest, 36))*nameCharW+24))))
 	t.g = geometry{labelW: labelW, plotW: svgWidth - labelW - rightPad, from: win.from, to: win.to, end: end}
 	shown := map[string]*lane{}
 	for _, l := range lanes {

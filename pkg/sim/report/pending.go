@@ -77,7 +77,7 @@ func stepChart(all []series, g geometry, label, what string) string {
 		// nested stripes rather than hiding one another.
 		width := ""
 		if !single {
-			width = fmt.Sprintf(` style="stroke-width:%spx"`, num(2+1.5*float64(len(all)-1-i)))
+			width = fmt.Sprintf(` style="stroke-width:%spx"`, num(1.5+1.5*float64(len(all)-1-i)))
 		}
 		fmt.Fprintf(&b, `<path class="step" d="%s" fill="none" stroke="%s"%s data-pts="%s" data-base="%s" data-series="%s"><title>%s</title></path>`+"\n",
 			path, sr.color, width, pts.String(), num(base), esc(sr.name), esc(sr.name))

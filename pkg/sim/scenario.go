@@ -43,6 +43,7 @@ var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 //	metadata: {name: story}
 //	spec:
 //	  end: 10m
+//	  costs: {cycle: 500us, apiQPS: 50, apiBurst: 100}
 //	  actions:
 //	  - at: 30s
 //	    create: [{apiVersion: v1, kind: Pod, ...}]

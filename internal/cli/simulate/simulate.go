@@ -66,12 +66,16 @@ func NewCommand(out, errOut io.Writer) *cobra.Command {
 		Long: `simulate runs a scenario — a starting cluster in plain Kubernetes YAML plus a
 Simulation document of timed actions — through reprieve's scheduler in virtual
 time: the scheduling queue, nomination, victims' graceful termination,
-controllers re-creating their pods. It never sleeps, and the same scenario and
+controllers re-creating their pods. The scheduler's own work takes virtual time
+(spec.costs: 500us a cycle, API calls under kube-scheduler's client rate limit
+of 50 per second with a burst of 100, or --config's clientConnection), so a
+queue drains as on a live scheduler. It never sleeps, and the same scenario and
 seed give the same output byte for byte.`,
 		Example: `  reprieve simulate examples/simulate/story.yaml
   cat story.yaml | reprieve simulate -
   reprieve simulate examples/simulate/story.yaml -o events
-  reprieve simulate examples/simulate/story.yaml --report story.html
+  reprieve simulate examples/simulate/story.yaml --report /tmp/story.html
+  reprieve simulate examples/simulate/policies.yaml --compare upstream,minimal --report /tmp/policies.html
   reprieve simulate examples/simulate/story.yaml -o jsonpath='{.summary.victims}{"\n"}'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -244,7 +248,7 @@ type PolicyRun struct {
 	Policy  preemption.Policy `json:"policy"`
 	Summary sim.Summary       `json:"summary"`
 	// ReplacementsPendingAtEnd counts the pods controllers re-created for
-	// victims that were still pending at the end.
+	// victims that were still pending (not bound, not deleted) at the end.
 	ReplacementsPendingAtEnd int `json:"replacementsPendingAtEnd"`
 }
 
@@ -271,7 +275,7 @@ func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.
 		}
 		run := PolicyRun{Policy: p, Summary: res.Summary}
 		for _, h := range res.Pods {
-			if h.Replacement && h.Bound == nil {
+			if h.Replacement && h.Bound == nil && h.Gone == nil {
 				run.ReplacementsPendingAtEnd++
 			}
 		}

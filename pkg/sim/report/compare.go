@@ -93,9 +93,12 @@ func buildCompare(sc *sim.Scenario, runs []Run) *comparePage {
 	if !(end > 0) {
 		end = 1
 	}
+	policies := "1 victim policy"
+	if len(runs) > 1 {
+		policies = fmt.Sprintf("%d victim policies", len(runs))
+	}
 	p.Meta = []string{fmt.Sprintf("seed %d", s0.Seed), "virtual duration " + fmtDur(end), plural(distinctNodes(runs[0].Result), "node"),
-		plural(len(runs), "victim policy") + ", same scenario and seed"}
-	p.Meta[len(p.Meta)-1] = strings.Replace(p.Meta[len(p.Meta)-1], "policys", "policies", 1)
+		policies + ", same scenario and seed"}
 
 	results := make([]*sim.Result, len(runs))
 	var allPods []sim.PodHistory

@@ -233,6 +233,11 @@ func layoutTimeline(res *sim.Result, end float64, win window, minLabelW float64)
 				add(l, &item{kind: kindPod, pod: p, a: *p.Bound, b: podEnd(p, end), x0: t.g.x(*p.Bound), x1: t.g.x(podEnd(p, end)), after: bound})
 			}
 		}
+	}
+	// The waits come after the nodes' bars, so that a crowd of pending pods
+	// does not use up the bars' budget before the nodes' lanes are drawn.
+	for i := range res.Pods {
+		p := &res.Pods[i]
 		waitEnd := end
 		switch {
 		case p.Bound != nil:

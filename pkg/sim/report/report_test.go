@@ -468,3 +468,20 @@ func TestActivityWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetNodesFirst: a crowd of pending pods listed before the bound ones
+// does not use up the bars' budget: the nodes' bars are all drawn.
+func TestBudgetNodesFirst(t *testing.T) {
+	res := &sim.Result{EndSeconds: 600, Nodes: []*sim.NodeHistory{{Name: "n1"}}}
+	for i := range maxBars + 500 {
+		res.Pods = append(res.Pods, sim.PodHistory{Pod: fmt.Sprintf("ns/waiting-%05d", i), Created: float64(i%60) + 1})
+	}
+	for i := range 10 {
+		res.Pods = append(res.Pods, sim.PodHistory{Pod: fmt.Sprintf("ns/bound-%d", i), Created: 1, Bound: ptr(2), Node: "n1"})
+	}
+	res.Events = []sim.Event{{Time: 0}, {Time: 300 * time.Second}}
+	page := render(t, nil, res)
+	if got := strings.Count(page, `<g class="pod" data-pod="ns/bound-`); got != 10 {
+		t.Errorf("%d of the node's 10 bars drawn", got)
+	}
+}

@@ -130,6 +130,16 @@ func TestCosts(t *testing.T) {
 			}
 		})
 	}
+	// The summary says which model the times include.
+	for costs, want := range map[string]string{
+		"":                           "500µs per scheduling cycle, API calls at 50/s with a burst of 100",
+		"{cycle: 2ms, apiQPS: -1}":   "2ms per scheduling cycle, API calls not rate-limited",
+		"{apiQPS: 7.5, apiBurst: 3}": "500µs per scheduling cycle, API calls at 7.5/s with a burst of 3",
+	} {
+		if got := runYAMLWith(t, costsScenario(costs), Options{}).Summary.Costs.String(); got != want {
+			t.Errorf("spec.costs %q: summary says %q, want %q", costs, got, want)
+		}
+	}
 	// Options.APIQPS and APIBurst (a scheduler configuration's
 	// clientConnection) apply when the scenario sets no limit.
 	res := runYAMLWith(t, costsScenario("{cycle: 0s}"), Options{APIQPS: 5, APIBurst: 1})

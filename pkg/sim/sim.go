@@ -232,7 +232,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	}
 	progress(true)
 	res := &Result{
-		Summary:    rec.summary(sc.Name, seed, sc.End),
+		Summary:    rec.summary(sc.Name, seed, sc.End, costs),
 		Events:     rec.events,
 		Pods:       rec.histories(),
 		Nodes:      rec.nodes,

@@ -302,6 +302,7 @@ func printComparison(w io.Writer, sc *sim.Scenario, runs []PolicyRun) error {
 	if sc.Description != "" {
 		fmt.Fprintf(w, "          %s\n", sc.Description)
 	}
+	fmt.Fprintf(w, "COSTS     %s (spec.costs)\n", s0.Costs)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	header := "\t"
@@ -399,6 +400,7 @@ func printSummary(w io.Writer, sc *sim.Scenario, res *sim.Result) error {
 	if sc.Description != "" {
 		fmt.Fprintf(w, "          %s\n", sc.Description)
 	}
+	fmt.Fprintf(w, "COSTS     %s (spec.costs)\n", s.Costs)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	rows := [][2]string{

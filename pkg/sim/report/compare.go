@@ -98,7 +98,7 @@ func buildCompare(sc *sim.Scenario, runs []Run) *comparePage {
 		policies = fmt.Sprintf("%d victim policies", len(runs))
 	}
 	p.Meta = []string{fmt.Sprintf("seed %d", s0.Seed), "virtual duration " + fmtDur(end), plural(distinctNodes(runs[0].Result), "node"),
-		policies + ", same scenario and seed"}
+		policies + ", same scenario and seed", s0.Costs.String()}
 
 	results := make([]*sim.Result, len(runs))
 	var allPods []sim.PodHistory

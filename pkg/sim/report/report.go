@@ -93,7 +93,7 @@ func buildPage(sc *sim.Scenario, res *sim.Result) *page {
 	if sc != nil {
 		p.Meta = append(p.Meta, "starts "+sc.Start.UTC().Format("2006-01-02 15:04:05Z"))
 	}
-	p.Meta = append(p.Meta, plural(distinctNodes(res), "node"), plural(len(res.Pods), "pod"), plural(len(res.Events), "event"))
+	p.Meta = append(p.Meta, plural(distinctNodes(res), "node"), plural(len(res.Pods), "pod"), plural(len(res.Events), "event"), s.Costs.String())
 
 	p.Cards = []card{
 		{Label: "pods (at start + created)", Value: fmt.Sprint(s.PodsCreated), Hint: "pods in the scenario at the start and created during the run"},

@@ -79,6 +79,20 @@ func TestSimulateCompare(t *testing.T) {
 			t.Errorf("JSON lacks %s", want)
 		}
 	}
+	// --report writes one page with the policies side by side.
+	page := filepath.Join(t.TempDir(), "policies.html")
+	if _, stderr, code := run("simulate", scenario, "--compare", "upstream,minimal", "--report", page); code != 0 {
+		t.Fatalf("--report: exit %d: %s", code, stderr)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"victim policies compared", `<label for="policy-0">upstream</label>`, `<label for="policy-1">minimal</label>`, `data-series="minimal"`} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the comparison's report lacks %q", want)
+		}
+	}
 	if _, stderr, code := run("simulate", scenario, "--compare", "upstream,best"); code != 2 || !strings.Contains(stderr, "--compare") {
 		t.Errorf("unknown policy: exit %d, stderr %q", code, stderr)
 	}
@@ -92,4 +106,23 @@ func TestSimulateStatefulSet(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	golden(t, filepath.Join("testdata", "statefulset.table"), stdout)
+}
+
+// TestSimulateClientConnection: --config's clientConnection rate-limits the
+// simulated scheduler's API calls: at QPS 10 with a burst of 1 the story's
+// second service pod waits a tenth of a second for its binding's token.
+func TestSimulateClientConnection(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	doc := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nclientConnection: {qps: 10, burst: 1}\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	limited, stderr, code := run("simulate", "../../examples/simulate/story.yaml", "--config", cfg, "-o", "jsonpath={.summary.timeToSchedule[1].p90Seconds}")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	defaults, _, _ := run("simulate", "../../examples/simulate/story.yaml", "-o", "jsonpath={.summary.timeToSchedule[1].p90Seconds}")
+	if limited != "0.1005" || defaults != "0.001" {
+		t.Errorf("priority 5000's p90: %q with QPS 10 and burst 1, %q with the defaults; want 0.1005 and 0.001", limited, defaults)
+	}
 }

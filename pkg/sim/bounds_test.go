@@ -64,7 +64,7 @@ spec:
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	obs := &cancelAfter{n: 10, cancel: cancel}
-	_, err = Run(ctx, sc, Options{Observer: obs})
+	_, err = Run(ctx, sc, Options{Observer: obs, Costs: free()})
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "simulation stopped at virtual time 1s") {
 		t.Errorf("error %v, want context.Canceled at 1s", err)
 	}
@@ -74,7 +74,7 @@ spec:
 
 	// A context cancelled before the run stops it before any attempt.
 	obs = &cancelAfter{n: -1}
-	if _, err := Run(ctx, sc, Options{Observer: obs}); !errors.Is(err, context.Canceled) || obs.attempts != 0 {
+	if _, err := Run(ctx, sc, Options{Observer: obs, Costs: free()}); !errors.Is(err, context.Canceled) || obs.attempts != 0 {
 		t.Errorf("pre-cancelled: %v after %d attempts", err, obs.attempts)
 	}
 }

@@ -2,7 +2,10 @@ package sim
 
 import (
 	"cmp"
+	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -98,6 +101,27 @@ type Summary struct {
 	TimeToSchedule      []PriorityWaits `json:"timeToSchedule"`
 	PeakPending         int             `json:"peakPending"`
 	SchedulingCyclesRun int             `json:"schedulingCycles"`
+	// Costs is the cost model the run's times include.
+	Costs CostsSummary `json:"costs"`
+}
+
+// CostsSummary is the cost model of a run, as the summary states it.
+type CostsSummary struct {
+	// CycleSeconds is the virtual time of one scheduling cycle.
+	CycleSeconds float64 `json:"cycleSeconds"`
+	// APIQPS and APIBurst rate-limit the scheduler's API calls; APIQPS is
+	// negative when they are not limited.
+	APIQPS   float64 `json:"apiQPS"`
+	APIBurst int     `json:"apiBurst"`
+}
+
+// String says what the model costs, for a summary's header.
+func (c CostsSummary) String() string {
+	cycle := time.Duration(math.Round(c.CycleSeconds * 1e9)).String()
+	if c.APIQPS < 0 {
+		return fmt.Sprintf("%s per scheduling cycle, API calls not rate-limited", cycle)
+	}
+	return fmt.Sprintf("%s per scheduling cycle, API calls at %s/s with a burst of %d", cycle, strconv.FormatFloat(c.APIQPS, 'f', -1, 64), c.APIBurst)
 }
 
 // PriorityWaits are time-to-schedule percentiles for pods of one priority.
@@ -323,8 +347,9 @@ func (r *recorder) Preemption(p *v1.Pod, node string, victims []*v1.Pod, numPDBV
 	}
 }
 
-func (r *recorder) summary(name string, seed uint64, d time.Duration) Summary {
+func (r *recorder) summary(name string, seed uint64, d time.Duration, costs CostModel) Summary {
 	s := Summary{
+		Costs:    CostsSummary{CycleSeconds: costs.Cycle.Seconds(), APIQPS: costs.QPS, APIBurst: costs.Burst},
 		Scenario: name, Seed: seed, Duration: d.String(),
 		PodsCreated: len(r.hist), PodsScheduled: r.scheduled, PodsPendingAtEnd: r.nPend,
 		SchedulingAttempts: r.attempts, SchedulingCyclesRun: r.attempts, PreemptionAttempts: r.preemptionAttempts,

@@ -43,6 +43,7 @@ var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 //	metadata: {name: story}
 //	spec:
 //	  end: 10m
+//	  costs: {cycle: 500us, apiQPS: 50, apiBurst: 100}
 //	  actions:
 //	  - at: 30s
 //	    create: [{apiVersion: v1, kind: Pod, ...}]
@@ -69,6 +70,23 @@ type SimulationSpec struct {
 	// provision a WaitForFirstConsumer claim once the scheduler selected
 	// its node (default 1s); the pod is bound when its claims are.
 	ProvisioningDelay *metav1.Duration `json:"provisioningDelay,omitempty"`
+	// Costs is what the scheduler's own work costs in virtual time.
+	Costs *Costs `json:"costs,omitempty"`
+}
+
+// Costs model the scheduler's own work in virtual time, so that a queue of
+// pods takes time to drain as it does on a live scheduler.
+type Costs struct {
+	// Cycle is how long one scheduling cycle (filter, score or preemption's
+	// dry run) takes; the next cycle starts after it (default
+	// DefaultCycleCost).
+	Cycle *metav1.Duration `json:"cycle,omitempty"`
+	// APIQPS and APIBurst rate-limit the scheduler's API calls (binding,
+	// status updates, each victim's status update and delete) as client-go's
+	// token bucket does, kube-scheduler's clientConnection.qps and burst
+	// (defaults 50 and 100); a negative APIQPS removes the limit.
+	APIQPS   *float64 `json:"apiQPS,omitempty"`
+	APIBurst *int32   `json:"apiBurst,omitempty"`
 }
 
 // Action is something that happens at a given time. Exactly one of its
@@ -137,6 +155,8 @@ type Scenario struct {
 	Estimate Estimate
 	// ProvisioningDelay is spec.provisioningDelay, defaulted.
 	ProvisioningDelay time.Duration
+	// Costs is spec.costs, defaulted.
+	Costs CostModel
 }
 
 // TimedAction is an action with its objects decoded.
@@ -265,6 +285,9 @@ func NewScenarioWith(set *loader.Set, limits Limits) (*Scenario, error) {
 	}
 	fail := func(field, detail string) error {
 		return &loader.InputError{Source: doc.Source, Object: id, Field: field, Detail: detail}
+	}
+	if sc.Costs, err = costModel(simDoc.Spec.Costs, fail); err != nil {
+		return nil, err
 	}
 	created := []*loader.Set{set}
 	for i, a := range simDoc.Spec.Actions {
@@ -396,8 +419,11 @@ func checkDurations(doc loader.RawDocument) error {
 			Name string `json:"name"`
 		} `json:"metadata"`
 		Spec struct {
-			End     json.RawMessage `json:"end"`
-			Start   json.RawMessage `json:"start"`
+			End   json.RawMessage `json:"end"`
+			Start json.RawMessage `json:"start"`
+			Costs struct {
+				Cycle json.RawMessage `json:"cycle"`
+			} `json:"costs"`
 			Actions []struct {
 				At json.RawMessage `json:"at"`
 			} `json:"actions"`
@@ -419,6 +445,9 @@ func checkDurations(doc loader.RawDocument) error {
 		return err
 	}
 	if err := check("spec.start", probe.Spec.Start, new(metav1.Time)); err != nil {
+		return err
+	}
+	if err := check("spec.costs.cycle", probe.Spec.Costs.Cycle, new(metav1.Duration)); err != nil {
 		return err
 	}
 	for i, a := range probe.Spec.Actions {

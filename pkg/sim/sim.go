@@ -9,6 +9,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -25,9 +26,17 @@ type Options struct {
 	// Seed overrides the scenario's seed when SeedSet.
 	Seed    uint64
 	SeedSet bool
-	// Progress, when set, is called now and then with the virtual time
-	// reached and the scenario's end.
-	Progress func(now, end time.Duration)
+	// Progress, when set, is called now and then with how far the run got
+	// (pods done over pods expected), and once at the end.
+	Progress func(Progress)
+	// APIQPS and APIBurst are the scheduler client's rate limits (a
+	// scheduler configuration's clientConnection) for a scenario whose
+	// spec.costs does not set them; 0 means kube-scheduler's defaults.
+	APIQPS   float64
+	APIBurst int
+	// Costs, when set, replaces the scenario's cost model (spec.costs),
+	// e.g. FreeCosts to test a mechanism's timing on its own.
+	Costs *CostModel
 	// Preemption configures the dry run's candidate budget and victim
 	// policy.
 	Preemption preemption.Options
@@ -43,6 +52,30 @@ type Options struct {
 	// Observer, when set, is told about scheduling too (after the report's
 	// own recorder), e.g. to time phases of a run in wall time.
 	Observer scheduler.Observer
+}
+
+// Progress is how far a run has got, by work done.
+type Progress struct {
+	// Done counts the pods that are no longer pending (bound, or deleted
+	// before they were); Expected is the pods the scenario creates over
+	// its run (Estimate.Pods), or as many as were created when more were
+	// (controllers replacing victims).
+	Done, Expected int
+	// Virtual is the virtual time reached; End is the scenario's end.
+	Virtual, End time.Duration
+	// Finished is set on the last call.
+	Finished bool
+}
+
+// Fraction is Done over Expected, 1 once finished and below 1 before.
+func (p Progress) Fraction() float64 {
+	if p.Finished {
+		return 1
+	}
+	if p.Expected <= 0 {
+		return 0
+	}
+	return min(float64(p.Done)/float64(p.Expected), 0.999)
 }
 
 // observers fans scheduler notifications out.
@@ -119,18 +152,64 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	}
 
 	end := sc.Start.Add(sc.End)
-	lastProgress := time.Duration(-1)
+	model := sc.Costs
+	if opts.Costs != nil {
+		model = *opts.Costs
+	}
+	costs := model.resolved(opts.APIQPS, opts.APIBurst)
+	api := newLimiter(costs)
+	progress := func(finished bool) {
+		if opts.Progress == nil {
+			return
+		}
+		done := len(rec.hist) - rec.nPend
+		opts.Progress(Progress{Done: done, Expected: max(int(min(sc.Estimate.Pods, math.MaxInt32)), len(rec.hist)),
+			Virtual: min(w.now().Sub(sc.Start), sc.End), End: sc.End, Finished: finished})
+	}
+	cycles := 0
 	for steps := 0; ; steps++ {
 		if err := ctx.Err(); err != nil {
 			return nil, interrupted(err, w.now().Sub(sc.Start))
 		}
 		w.runDue()
-		for !w.stopped() && w.sched.ScheduleOne(ctx) {
+		for !w.stopped() && (costs.Free() || w.now().Before(end)) {
+			if !costs.Free() {
+				// The cycle computes for costs.Cycle, then its first API
+				// call (the binding, or the status update of a pod that
+				// does not fit) waits for its token: what is due
+				// meanwhile happens first, and the cycle's decisions land
+				// then.
+				if next, ok := w.sched.NextWakeup(); !ok || next.After(w.now()) {
+					break
+				}
+				w.advance(earliest(api.take(w.now().Add(costs.Cycle)), end))
+			}
+			w.calls = 0
+			if !w.sched.ScheduleOne(ctx) {
+				break
+			}
+			cycles++
 			w.reconcile()
+			// The cycle's further calls (a preemption's victims and
+			// nominations) hold the scheduler until they have had their
+			// turn under the client's rate limit.
+			if !costs.Free() {
+				t := w.now()
+				for range w.calls - 1 {
+					t = api.take(t)
+				}
+				w.advance(earliest(t, end))
+			}
 			w.runDue()
+			if cycles%256 == 0 {
+				progress(false)
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, interrupted(err, w.now().Sub(sc.Start))
+		}
+		if !costs.Free() && !w.now().Before(end) {
+			break // the last cycle ran into the end
 		}
 		next, ok := w.sched.NextWakeup()
 		if len(w.timers) > 0 && (!ok || w.timers[0].at.Before(next)) {
@@ -144,19 +223,16 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 			next = w.now().Add(time.Millisecond)
 		}
 		w.clock.SetTime(next)
-		if opts.Progress != nil && steps%64 == 0 {
-			if d := next.Sub(sc.Start); d/time.Second != lastProgress/time.Second {
-				lastProgress = d
-				opts.Progress(d, sc.End)
-			}
+		if steps%64 == 0 {
+			progress(false)
 		}
 	}
-	w.clock.SetTime(end)
-	if opts.Progress != nil {
-		opts.Progress(sc.End, sc.End)
+	if w.now().Before(end) {
+		w.clock.SetTime(end)
 	}
+	progress(true)
 	res := &Result{
-		Summary:    rec.summary(sc.Name, seed, sc.End),
+		Summary:    rec.summary(sc.Name, seed, sc.End, costs),
 		Events:     rec.events,
 		Pods:       rec.histories(),
 		Nodes:      rec.nodes,
@@ -172,6 +248,14 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// earliest returns the earlier of two times.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // interrupted says where a cancelled run stopped.

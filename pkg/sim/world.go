@@ -57,6 +57,10 @@ type world struct {
 	// claims are the ResourceClaims by namespace/name (dra.go).
 	claims map[string]*resourceapi.ResourceClaim
 
+	// calls counts the API calls the scheduler made (binding, status
+	// updates, victims' updates and deletes) since Run last reset it.
+	calls int
+
 	// done is closed when the run must stop (its context's Done); long
 	// loops check it through stopped.
 	done <-chan struct{}
@@ -143,6 +147,22 @@ func (h *timerHeap) Pop() any {
 func (w *world) after(d time.Duration, fn func()) {
 	w.timerSeq++
 	heap.Push(&w.timers, &timer{at: w.now().Add(d), seq: w.timerSeq, fn: fn})
+}
+
+// advance moves the clock to t, running the timers due on the way, each at
+// its own time; it never moves the clock back.
+func (w *world) advance(t time.Time) {
+	for len(w.timers) > 0 && !w.timers[0].at.After(t) && !w.stopped() {
+		if at := w.timers[0].at; at.After(w.now()) {
+			w.clock.SetTime(at)
+		}
+		tm := heap.Pop(&w.timers).(*timer)
+		tm.fn()
+		w.reconcile()
+	}
+	if t.After(w.now()) {
+		w.clock.SetTime(t)
+	}
 }
 
 // runDue runs every timer due now; timers may add more.
@@ -564,6 +584,7 @@ func (w *world) sortedPodKeys() []string {
 // --- scheduler.Cluster
 
 func (w *world) Bind(_ context.Context, pod *v1.Pod, node string) error {
+	w.calls++
 	key := pod.Namespace + "/" + pod.Name
 	p, ok := w.pods[key]
 	if !ok || p.UID != pod.UID {
@@ -608,6 +629,7 @@ func (w *world) finishBind(pod *v1.Pod, node string) {
 }
 
 func (w *world) SetUnschedulable(_ context.Context, pod *v1.Pod, message string, setNominated bool, nominated string) error {
+	w.calls++
 	key := pod.Namespace + "/" + pod.Name
 	p, ok := w.pods[key]
 	if !ok || p.UID != pod.UID {
@@ -636,6 +658,7 @@ func (w *world) Preempt(_ context.Context, victim *v1.Pod, condition v1.PodCondi
 	if !ok || p.UID != victim.UID {
 		return nil // already gone
 	}
+	w.calls += 2 // the DisruptionTarget condition, then the delete
 	old := p
 	p = p.DeepCopy()
 	condition.LastTransitionTime = metav1.NewTime(w.now())
@@ -655,6 +678,7 @@ func (w *world) ClearNominatedNode(_ context.Context, pod *v1.Pod) error {
 	if !ok || p.Status.NominatedNodeName == "" {
 		return nil
 	}
+	w.calls++
 	old := p
 	p = p.DeepCopy()
 	w.rec.nominationEnded(p, "", w.now())

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -65,12 +66,16 @@ func NewCommand(out, errOut io.Writer) *cobra.Command {
 		Long: `simulate runs a scenario — a starting cluster in plain Kubernetes YAML plus a
 Simulation document of timed actions — through reprieve's scheduler in virtual
 time: the scheduling queue, nomination, victims' graceful termination,
-controllers re-creating their pods. It never sleeps, and the same scenario and
+controllers re-creating their pods. The scheduler's own work takes virtual time
+(spec.costs: 500us a cycle, API calls under kube-scheduler's client rate limit
+of 50 per second with a burst of 100, or --config's clientConnection), so a
+queue drains as on a live scheduler. It never sleeps, and the same scenario and
 seed give the same output byte for byte.`,
 		Example: `  reprieve simulate examples/simulate/story.yaml
   cat story.yaml | reprieve simulate -
   reprieve simulate examples/simulate/story.yaml -o events
-  reprieve simulate examples/simulate/story.yaml --report story.html
+  reprieve simulate examples/simulate/story.yaml --report /tmp/story.html
+  reprieve simulate examples/simulate/policies.yaml --compare upstream,minimal --report /tmp/policies.html
   reprieve simulate examples/simulate/story.yaml -o jsonpath='{.summary.victims}{"\n"}'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -85,7 +90,7 @@ seed give the same output byte for byte.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, wide (adds every victim: priority, node, when and by whom preempted), events, json, yaml, name (pod/NAME per victim), jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE (templates apply to the JSON form; with --compare, to the list of runs)")
-	f.StringVar(&o.Report, "report", "", "write a self-contained HTML report with timelines to this file")
+	f.StringVar(&o.Report, "report", "", "write a self-contained HTML report with timelines to this file (with --compare: the policies side by side)")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup); all off by default, as in v1.37")
@@ -145,8 +150,8 @@ func (o *Options) Validate() error {
 		}
 		o.compare = append(o.compare, p)
 	}
-	if len(o.compare) > 0 && (o.format.Kind == kindEvents || o.format.Kind == output.Name || o.Report != "") {
-		return clierr.Usagef("--compare prints a comparison: it takes -o table, wide, json, yaml or a template, and no --report")
+	if len(o.compare) > 0 && (o.format.Kind == kindEvents || o.format.Kind == output.Name) {
+		return clierr.Usagef("--compare prints a comparison: it takes -o table, wide, json, yaml or a template")
 	}
 	if o.ConfigFile == "-" && stdin > 0 {
 		return clierr.Usagef("standard input (-) can be read only once: give it to the scenario or to --config")
@@ -180,6 +185,13 @@ func (o *Options) Run(ctx context.Context) error {
 	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Profiles: o.cfg.Profiles,
 		InitialBackoff: o.cfg.PodInitialBackoff, MaxBackoff: o.cfg.PodMaxBackoff,
 		Parallelism: o.cfg.EffectiveParallelism(), Preemption: o.preemption}
+	if o.ConfigFile != "" && o.ConfigFile != "-" {
+		// The client's rate limits bound the scheduler's API calls
+		// (spec.costs, unless the scenario sets them).
+		if conn, err := config.LoadConnection(o.ConfigFile); err == nil {
+			opts.APIQPS, opts.APIBurst = float64(conn.ClientConnection.QPS), int(conn.ClientConnection.Burst)
+		}
+	}
 	if !o.NoProgress && isTerminal(o.errOut) {
 		opts.Progress = progressBar(o.errOut)
 	}
@@ -194,15 +206,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	if o.Report != "" {
-		f, err := os.Create(o.Report)
-		if err != nil {
-			return err
-		}
-		if err := report.Write(f, sc, res); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := writeReport(o.Report, func(w io.Writer) error { return report.Write(w, sc, res) }); err != nil {
 			return err
 		}
 	}
@@ -223,12 +227,28 @@ func (o *Options) Run(ctx context.Context) error {
 	return nil
 }
 
+// writeReport creates the file path and writes a report into it.
+func writeReport(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	return nil
+}
+
 // PolicyRun is one victim policy's run of a compared scenario.
 type PolicyRun struct {
 	Policy  preemption.Policy `json:"policy"`
 	Summary sim.Summary       `json:"summary"`
 	// ReplacementsPendingAtEnd counts the pods controllers re-created for
-	// victims that were still pending at the end.
+	// victims that were still pending (not bound, not deleted) at the end.
 	ReplacementsPendingAtEnd int `json:"replacementsPendingAtEnd"`
 }
 
@@ -236,6 +256,7 @@ type PolicyRun struct {
 // it for each run, and prints the runs side by side.
 func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.Options) error {
 	var runs []PolicyRun
+	var reported []report.Run
 	for i, p := range o.compare {
 		sc := first
 		if i > 0 {
@@ -254,11 +275,19 @@ func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.
 		}
 		run := PolicyRun{Policy: p, Summary: res.Summary}
 		for _, h := range res.Pods {
-			if h.Replacement && h.Bound == nil {
+			if h.Replacement && h.Bound == nil && h.Gone == nil {
 				run.ReplacementsPendingAtEnd++
 			}
 		}
 		runs = append(runs, run)
+		if o.Report != "" {
+			reported = append(reported, report.Run{Policy: string(p), Result: res})
+		}
+	}
+	if o.Report != "" {
+		if err := writeReport(o.Report, func(w io.Writer) error { return report.WriteCompare(w, first, reported) }); err != nil {
+			return err
+		}
 	}
 	if o.format.Generic() {
 		return o.format.Print(o.out, runs)
@@ -273,6 +302,7 @@ func printComparison(w io.Writer, sc *sim.Scenario, runs []PolicyRun) error {
 	if sc.Description != "" {
 		fmt.Fprintf(w, "          %s\n", sc.Description)
 	}
+	fmt.Fprintf(w, "COSTS     %s (spec.costs)\n", s0.Costs)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	header := "\t"
@@ -330,13 +360,25 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func progressBar(w io.Writer) func(now, end time.Duration) {
-	return func(now, end time.Duration) {
-		const width = 40
-		frac := float64(now) / float64(end)
-		n := int(frac * width)
-		fmt.Fprintf(w, "\r[%s%s] %3.0f%% virtual %s / %s", strings.Repeat("#", n), strings.Repeat(".", width-n), frac*100, now.Truncate(time.Second), end)
+// progressBar draws how many of the scenario's pods are done (bound, or
+// deleted while pending), redrawn at most ten times a second of wall time.
+func progressBar(w io.Writer) func(sim.Progress) {
+	var last time.Time
+	return func(p sim.Progress) {
+		if now := time.Now(); p.Finished || now.Sub(last) >= 100*time.Millisecond {
+			last = now
+			fmt.Fprint(w, "\r"+progressLine(p))
+		}
 	}
+}
+
+// progressLine is one state of the progress bar.
+func progressLine(p sim.Progress) string {
+	const width = 40
+	frac := p.Fraction()
+	n := int(frac * width)
+	return fmt.Sprintf("[%s%s] %3.0f%% %d/%d pods done, virtual %s / %s", strings.Repeat("#", n), strings.Repeat(".", width-n), math.Floor(frac*100),
+		p.Done, p.Expected, p.Virtual.Truncate(time.Second), p.End)
 }
 
 func printEvents(w io.Writer, events []sim.Event) error {
@@ -358,6 +400,7 @@ func printSummary(w io.Writer, sc *sim.Scenario, res *sim.Result) error {
 	if sc.Description != "" {
 		fmt.Fprintf(w, "          %s\n", sc.Description)
 	}
+	fmt.Fprintf(w, "COSTS     %s (spec.costs)\n", s.Costs)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	rows := [][2]string{

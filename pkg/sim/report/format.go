@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reprieve/reprieve/pkg/sim"
 )
 
 // esc escapes text for HTML element content and quoted attribute values.
@@ -75,29 +77,76 @@ var timeSteps = []float64{
 	86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400,
 }
 
-// timeTicks returns tick times from 0 to end, at most maxTicks+1 of them, on
-// a round interval.
-func timeTicks(end float64, maxTicks int) []float64 {
+// timeTicks returns tick times within [from, to], at most maxTicks+1 of
+// them, on a round interval.
+func timeTicks(from, to float64, maxTicks int) []float64 {
 	maxTicks = max(maxTicks, 1)
+	span := to - from
 	step := 0.0
 	for _, s := range timeSteps {
-		if end/s <= float64(maxTicks) {
+		if span/s <= float64(maxTicks) {
 			step = s
 			break
 		}
 	}
 	if step == 0 {
-		step = math.Ceil(end/float64(maxTicks)/86400) * 86400
+		step = math.Ceil(span/float64(maxTicks)/86400) * 86400
 	}
 	var out []float64
-	for k := 0; ; k++ {
-		t := float64(k) * step
-		if t > end*(1+1e-9) {
+	for k := math.Ceil(from/step - 1e-9); ; k++ {
+		t := k * step
+		if t > to+span*1e-9 {
 			break
 		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// window is the span of time, in seconds since the start, that a report's
+// charts show.
+type window struct{ from, to float64 }
+
+// activityWindow is the span from the first event of the results to their
+// last (the pending series too), a little padded, within [0, end]: a run
+// whose activity is over in seconds is not drawn on its hour's axis. It is
+// the whole run when the activity covers most of it.
+func activityWindow(end float64, results ...*sim.Result) window {
+	first, last := math.Inf(1), math.Inf(-1)
+	see := func(t float64) {
+		first, last = math.Min(first, t), math.Max(last, t)
+	}
+	for _, r := range results {
+		for _, e := range r.Events {
+			see(e.Time.Seconds())
+		}
+		for _, s := range r.Pending {
+			see(s.At)
+		}
+	}
+	whole := window{0, end}
+	if math.IsInf(first, 1) {
+		return whole
+	}
+	span := math.Max(last-first, math.Max(end/1000, 0.001))
+	pad := span * 0.04
+	w := window{from: math.Max(0, first-pad), to: math.Min(end, first+span+pad)}
+	// Round the window out to a twentieth of its span, on a round step.
+	unit := timeSteps[0]
+	for _, s := range timeSteps {
+		if s <= span/20 {
+			unit = s
+		}
+	}
+	w.from = math.Floor(w.from/unit) * unit
+	w.to = math.Min(end, math.Ceil(w.to/unit)*unit)
+	if w.from < span*0.15 {
+		w.from = 0
+	}
+	if w.to-w.from > end*0.8 {
+		return whole
+	}
+	return w
 }
 
 // countTicks returns integer ticks from 0 covering peak with at most

@@ -2,6 +2,10 @@ package report
 
 import "html/template"
 
+// zoomBar is the line above a timeline that says which window the charts
+// show and zooms out.
+const zoomBar = `<div class="zoombar"><span class="zoom-label"></span> <button type="button" data-zoom="home">activity</button> <button type="button" data-zoom="all">whole run</button> <span class="zoom-help">drag across a chart to zoom in, double-click to zoom out</span></div>`
+
 var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -44,6 +48,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <h2>Nodes over time</h2>
 <p class="help">One lane per node; each bar is a pod from the moment it was bound until it was gone. Hover over a bar for its details.</p>
 {{.Legend}}
+` + zoomBar + `
 <div class="chart">{{.Timeline}}</div>
 </section>
 <section class="panel">
@@ -63,6 +68,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 </details>
 </section>
 </main>
+<script>` + zoomScript + `</script>
 </body>
 </html>
 `))
@@ -105,6 +111,12 @@ b.x { margin-right: 5px; }
 .key .sub { color: var(--muted); margin-right: 6px; }
 .key i.box + i.box, .key .tick { margin-left: 4px; }
 .chart { overflow-x: auto; margin-top: 8px; }
+.zoombar { display: flex; gap: 8px; align-items: center; font-size: 12.5px; color: var(--muted); margin: 8px 0 0; }
+.zoombar .zoom-label { color: var(--ink); font-variant-numeric: tabular-nums; }
+.zoombar button { font: inherit; font-size: 12px; padding: 1px 9px; border: 1px solid #cbd5e1; border-radius: 5px; background: #f8fafc; cursor: pointer; }
+.zoombar button:hover { background: #eef2f7; }
+svg.zoomable { cursor: crosshair; user-select: none; }
+svg .zoom-sel { fill: rgba(76,120,168,.15); stroke: #4c78a8; stroke-width: 1; pointer-events: none; }
 .notice { background: #fffbeb; border: 1px solid #fcd34d; border-radius: 8px; padding: 8px 14px; margin: 0 0 16px; }
 svg { display: block; font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }
 svg .grid line { stroke: #eceef1; stroke-width: 1; }

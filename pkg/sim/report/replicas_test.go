@@ -23,8 +23,8 @@ func TestPreemptedReplicas(t *testing.T) {
 	page := render(t, sc, res)
 	for _, want := range []string{
 		"<h2>Preempted replicas</h2>",
-		`<td class="obj">shop/db-0</td><td>at 0:01:00 on node-a by shop/urgent</td>`,
-		"<td>re-created at 0:01:20, pending 5m10s, bound to node-a at 0:06:30</td>",
+		`<td class="obj">shop/db-0</td><td>at 0:01:00.001 on node-a by shop/urgent</td>`,
+		"<td>re-created at 0:01:20.001, pending 5m10s, bound to node-a at 0:06:30.001</td>",
 		"1 node(s) didn&#39;t match PersistentVolume&#39;s node affinity",
 		"<div>shop/data-db-0: volume pvc-uid-000004, only on nodes with topology.kubernetes.io/region in (eu), topology.kubernetes.io/zone in (zone-a)</div>",
 	} {

@@ -93,17 +93,18 @@ func buildPage(sc *sim.Scenario, res *sim.Result) *page {
 	if sc != nil {
 		p.Meta = append(p.Meta, "starts "+sc.Start.UTC().Format("2006-01-02 15:04:05Z"))
 	}
-	p.Meta = append(p.Meta, plural(distinctNodes(res), "node"), plural(len(res.Pods), "pod"), plural(len(res.Events), "event"))
+	p.Meta = append(p.Meta, plural(distinctNodes(res), "node"), plural(len(res.Pods), "pod"), plural(len(res.Events), "event"), s.Costs.String())
 
 	p.Cards = []card{
-		{Label: "pods created", Value: fmt.Sprint(s.PodsCreated)},
+		{Label: "pods (at start + created)", Value: fmt.Sprint(s.PodsCreated), Hint: "pods in the scenario at the start and created during the run"},
 		{Label: "pods scheduled", Value: fmt.Sprint(s.PodsScheduled)},
 		{Label: "pending at end", Value: fmt.Sprint(s.PodsPendingAtEnd), Bad: s.PodsPendingAtEnd > 0},
 		{Label: "peak pending", Value: fmt.Sprint(s.PeakPending)},
 		{Label: "scheduling attempts", Value: fmt.Sprint(s.SchedulingAttempts)},
 		{Label: "preemption attempts", Value: fmt.Sprint(s.PreemptionAttempts), Hint: "scheduling attempts that ran preemption"},
 		{Label: "preemptions", Value: fmt.Sprint(s.Preemptions), Hint: "preemption attempts that picked a node"},
-		{Label: "victims", Value: fmt.Sprint(s.Victims)},
+		{Label: "pods preempted", Value: fmt.Sprint(s.PodsPreempted), Hint: "distinct pods evicted by preemption"},
+		{Label: "victims chosen", Value: fmt.Sprint(s.Victims), Hint: "victims of every preemption; a terminating pod chosen again counts again"},
 		{Label: "PDB violations", Value: fmt.Sprint(s.PDBViolations), Bad: s.PDBViolations > 0},
 		{Label: "group disruptions", Value: fmt.Sprint(s.GroupDisruptions), Bad: s.GroupDisruptions > 0},
 		{Label: "nominations lost", Value: fmt.Sprint(s.NominationsLost), Bad: s.NominationsLost > 0, Hint: "nominations cleared or moved before the pod was bound there"},
@@ -130,14 +131,13 @@ func buildPage(sc *sim.Scenario, res *sim.Result) *page {
 		p.Waits = append(p.Waits, row)
 	}
 
-	t := layoutTimeline(res, end)
-	ctx := &svgContext{colors: colors, classes: classes, preemptors: preemptors(res.Events)}
+	win := activityWindow(end, res)
+	t := layoutTimeline(res, end, win, 0)
+	ctx := &svgContext{colors: colors, classes: classes, preemptors: preemptors(res.Events), id: "t-"}
 	p.Legend = template.HTML(legendHTML(swatches))
 	p.Timeline = template.HTML(t.svg(ctx))
 	p.Pending = template.HTML(pendingSVG(res.Pending, t.g))
-	if t.totalNodes > maxLanes {
-		p.Notices = append(p.Notices, fmt.Sprintf("The timeline shows the first %d of %d nodes.", maxLanes, t.totalNodes))
-	}
+	p.Notices = append(p.Notices, windowNotices(t, win, end)...)
 	var left []string
 	if t.hiddenRows > 0 {
 		left = append(left, fmt.Sprintf("%s that would need more than %d rows in a node's lane", plural(t.hiddenRows, "bar"), maxRows))
@@ -162,6 +162,19 @@ func buildPage(sc *sim.Scenario, res *sim.Result) *page {
 	}
 	p.EventsOpen = len(res.Events) <= 500
 	return p
+}
+
+// windowNotices say what the timeline leaves out: nodes beyond maxLanes,
+// and the time outside the window of activity.
+func windowNotices(t *timeline, win window, end float64) []string {
+	var out []string
+	if t.totalNodes > maxLanes {
+		out = append(out, fmt.Sprintf("The timeline shows the %d most preempted of %d nodes (then the most nominated, then the busiest).", maxLanes, t.totalNodes))
+	}
+	if win.from > 0 || win.to < end {
+		out = append(out, fmt.Sprintf("The charts show %s to %s, from the first event to the last, of the %s run; drag across a chart to zoom in, double-click to zoom out.", fmtClock(win.from), fmtClock(win.to), fmtDur(end)))
+	}
+	return out
 }
 
 // distinctNodes counts the node names of the result.
@@ -237,14 +250,17 @@ func legendHTML(swatches []swatch) string {
 	b.WriteString(`<span class="key"><i class="box grace"></i>terminating</span>`)
 	fmt.Fprintf(&b, `<span class="key"><b class="x" style="color:%s">✕</b>preempted</span>`, colorPreempt)
 	b.WriteString(`<span class="key"><i class="box waiting"></i>pending (bottom lane)</span>`)
-	b.WriteString(`<span class="key"><span class="sub">nominated, then:</span>`)
-	for _, o := range []string{"bound", "lost", "open"} {
-		c := outcomeColor(o)
-		fmt.Fprintf(&b, `<i class="box dashed" style="border-color:%s;background:%s"></i>%s `, c, mix(c, 0.07), o)
+	b.WriteString(`</div>` + "\n" + `<div class="legend"><span class="legend-title">nominated</span>`)
+	for _, o := range []struct{ outcome, label string }{
+		{"bound", "kept: the pod was bound there"},
+		{"lost", "lost: cleared, or the room taken by another pod"},
+		{"open", "still nominated at the end"},
+	} {
+		c := outcomeColor(o.outcome)
+		fmt.Fprintf(&b, `<span class="key"><i class="box dashed" style="border-color:%s;background:%s"></i>%s</span>`, c, mix(c, 0.07), o.label)
 	}
-	b.WriteString(`</span>`)
-	b.WriteString(`<span class="key"><span class="sub">nodes:</span>`)
-	fmt.Fprintf(&b, `<i class="tick" style="background:%s"></i>added <i class="tick" style="background:%s"></i>removed <i class="box" style="background:%s;border-color:%s;border-width:3px 0 0 0"></i>cordoned <i class="box absent"></i>absent</span>`, colorAdded, colorRemoved, mix(colorCordon, 0.1), colorCordon)
+	b.WriteString(`</div>` + "\n" + `<div class="legend"><span class="legend-title">nodes</span>`)
+	fmt.Fprintf(&b, `<span class="key"><i class="tick" style="background:%s"></i>added</span><span class="key"><i class="tick" style="background:%s"></i>removed</span><span class="key"><i class="box" style="background:%s;border-color:%s;border-width:3px 0 0 0"></i>cordoned</span><span class="key"><i class="box absent"></i>absent</span>`, colorAdded, colorRemoved, mix(colorCordon, 0.1), colorCordon)
 	b.WriteString(`</div>` + "\n")
 	return b.String()
 }

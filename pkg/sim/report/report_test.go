@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
@@ -67,9 +69,9 @@ func TestStory(t *testing.T) {
 		case n.Data == "g" && hasClass(n, "lane") && attr(n, "data-node") != "pending":
 			lanes = append(lanes, attr(n, "data-node"))
 		case n.Data == "g" && hasClass(n, "pod"):
-			gotBars[attr(n, "data-pod")] = attr(n.Parent, "data-node")
+			gotBars[attr(n, "data-pod")] = attr(laneOf(n), "data-node")
 		case n.Data == "g" && hasClass(n, "nom"):
-			gotNoms[attr(n, "data-pod")] = append(gotNoms[attr(n, "data-pod")], attr(n.Parent, "data-node")+" "+strings.TrimPrefix(attr(n, "class"), "nom nom-"))
+			gotNoms[attr(n, "data-pod")] = append(gotNoms[attr(n, "data-pod")], attr(laneOf(n), "data-node")+" "+strings.TrimPrefix(attr(n, "class"), "nom nom-"))
 		case n.Data == "path" && hasClass(n, "preempt"):
 			marks++
 		}
@@ -105,22 +107,18 @@ func TestStory(t *testing.T) {
 	}
 	for _, want := range []string{
 		"<h1>story</h1>",
-		`class="timeline"`, `class="pending"`, `class="events"`,
+		`class="timeline zoomable"`, `class="pending zoomable"`, `class="events"`,
 		"nominations lost", "victim runtime lost", "Time to schedule",
-		"preempted at 0:00:30 by pod/urgent-report", // a victim's tooltip
+		"preempted at 0:00:30.001 by pod/urgent-report", // a victim's tooltip
 		`<tr class="warn">`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	// Self-contained: no scripts, and the only URLs are SVG namespaces.
-	if strings.Contains(page, "<script") {
-		t.Errorf("page has a script")
-	}
-	if urls, ns := strings.Count(page, "://"), strings.Count(page, `xmlns="http://www.w3.org/2000/svg"`); urls != ns {
-		t.Errorf("page names %d URLs besides the SVG namespace", urls-ns)
-	}
+	// Self-contained: one inline script (the zoom), nothing fetched, and
+	// the only URLs are SVG namespaces.
+	checkSelfContained(t, page)
 }
 
 // TestDeterministic: the same result renders to the same bytes, and so does
@@ -157,9 +155,8 @@ func TestEscaping(t *testing.T) {
 		Pending: []sim.Sample{{At: 0, Pending: 1}, {At: 1, Pending: 0}},
 	}
 	page := render(t, sc, res)
-	if strings.Contains(strings.ToLower(page), "<script") {
-		i := strings.Index(strings.ToLower(page), "<script")
-		t.Fatalf("unescaped <script> in the page: …%s…", page[max(0, i-80):min(len(page), i+80)])
+	if n := strings.Count(strings.ToLower(page), "<script"); n != 1 {
+		t.Fatalf("%d <script> elements in the page, want the zoom's only", n)
 	}
 	if strings.Contains(page, "<b>") {
 		t.Errorf("unescaped <b> from the scenario name")
@@ -184,19 +181,38 @@ func TestEscaping(t *testing.T) {
 	}
 }
 
-// TestLarge: beyond 200 nodes the timeline shows the first 200 lanes and
-// says so; rows per lane are capped; the pending chart is still drawn.
+// TestLarge: beyond 200 nodes the timeline shows the 200 most preempted
+// nodes first and says so; rows per lane are capped; the pending chart is
+// still drawn.
 func TestLarge(t *testing.T) {
 	res := synthetic(250, 6000)
+	// The last node is the most preempted: it comes first.
+	last := res.Nodes[len(res.Nodes)-1].Name
+	for i := range 40 {
+		res.Pods = append(res.Pods, sim.PodHistory{Pod: fmt.Sprintf("x/victim-%d", i), Created: 1, Bound: ptr(2), Node: last, Preempted: ptr(100), Terminating: ptr(100), Gone: ptr(130)})
+	}
 	page := render(t, nil, res)
 	checkWellFormed(t, page)
-	for _, want := range []string{"The timeline shows the first 200 of 250 nodes.", `class="pending"`, `class="step"`} {
+	for _, want := range []string{"The timeline shows the 200 most preempted of 250 nodes", `class="pending zoomable"`, `class="step"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
 	if got := strings.Count(page, `<g class="lane" data-node="node-`); got != maxLanes {
 		t.Errorf("%d node lanes, want %d", got, maxLanes)
+	}
+	doc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lanes []string
+	walk(doc, func(n *html.Node) {
+		if n.Data == "g" && hasClass(n, "lane") {
+			lanes = append(lanes, attr(n, "data-node"))
+		}
+	})
+	if len(lanes) == 0 || lanes[0] != last {
+		t.Errorf("first lane %v, want the most preempted node %s", lanes[:min(3, len(lanes))], last)
 	}
 	if len(page) > 16<<20 {
 		t.Errorf("page is %d MiB", len(page)>>20)
@@ -261,11 +277,14 @@ func TestFormat(t *testing.T) {
 			t.Errorf("fmtClock(%v) = %q, want %q", in, got, want)
 		}
 	}
-	if got, want := timeTicks(600, 12), []float64{0, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600}; !slices.Equal(got, want) {
-		t.Errorf("timeTicks(600) = %v, want %v", got, want)
+	if got, want := timeTicks(0, 600, 12), []float64{0, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600}; !slices.Equal(got, want) {
+		t.Errorf("timeTicks(0, 600) = %v, want %v", got, want)
 	}
-	if got := timeTicks(0.3, 12); len(got) < 3 || len(got) > 13 {
-		t.Errorf("timeTicks(0.3) = %v", got)
+	if got := timeTicks(0, 0.3, 12); len(got) < 3 || len(got) > 13 {
+		t.Errorf("timeTicks(0, 0.3) = %v", got)
+	}
+	if got, want := timeTicks(25, 95, 7), []float64{30, 40, 50, 60, 70, 80, 90}; !slices.Equal(got, want) {
+		t.Errorf("timeTicks(25, 95) = %v, want %v", got, want)
 	}
 	ticks, top := countTicks(4, 5)
 	if !slices.Equal(ticks, []int{0, 1, 2, 3, 4}) || top != 4 {
@@ -356,6 +375,34 @@ func checkWellFormed(t *testing.T, page string) {
 	}
 }
 
+// laneOf is the lane (g.lane) an element is drawn in.
+func laneOf(n *html.Node) *html.Node {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Data == "g" && hasClass(p, "lane") {
+			return p
+		}
+	}
+	return nil
+}
+
+// checkSelfContained: the page's only script is the inline zoom script,
+// nothing refers to another resource, and the only URLs are SVG
+// namespaces.
+func checkSelfContained(t *testing.T, page string) {
+	t.Helper()
+	if n := strings.Count(page, "<script"); n != 1 || !strings.Contains(page, "<script>"+zoomScript+"</script>") {
+		t.Errorf("%d scripts, want the inline zoom script only", n)
+	}
+	for _, bad := range []string{"src=", "href=", "fetch(", "XMLHttpRequest", "@import", "url(http"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page has %q", bad)
+		}
+	}
+	if urls, ns := strings.Count(page, "://"), strings.Count(page, `xmlns="http://www.w3.org/2000/svg"`)+strings.Count(zoomScript, "://"); urls != ns {
+		t.Errorf("page names %d URLs besides the SVG namespace", urls-ns)
+	}
+}
+
 func walk(n *html.Node, f func(*html.Node)) {
 	if n.Type == html.ElementNode {
 		f(n)
@@ -379,4 +426,62 @@ func attr(n *html.Node, key string) string {
 
 func hasClass(n *html.Node, class string) bool {
 	return slices.Contains(strings.Fields(attr(n, "class")), class)
+}
+
+// TestActivityWindow: the charts' window runs from the first event to the
+// last, padded and rounded, not over the run's whole duration.
+func TestActivityWindow(t *testing.T) {
+	events := func(secs ...float64) *sim.Result {
+		r := &sim.Result{}
+		for _, s := range secs {
+			r.Events = append(r.Events, sim.Event{Time: time.Duration(s * float64(time.Second))})
+		}
+		return r
+	}
+	tests := map[string]struct {
+		end  float64
+		res  []*sim.Result
+		want window
+	}{
+		"no events: the whole run":          {end: 600, res: []*sim.Result{events()}, want: window{0, 600}},
+		"busy over most of the run":         {end: 3600, res: []*sim.Result{events(0, 3000)}, want: window{0, 3600}},
+		"the first seconds of an hour":      {end: 3600, res: []*sim.Result{events(0, 2, 10)}, want: window{0, 10.5}},
+		"half the run":                      {end: 600, res: []*sim.Result{events(0, 30, 300)}, want: window{0, 315}},
+		"a burst in the middle":             {end: 3600, res: []*sim.Result{events(600, 605, 610)}, want: window{599.5, 610.5}},
+		"several runs: the union":           {end: 3600, res: []*sim.Result{events(0, 5), events(1, 10)}, want: window{0, 10.5}},
+		"one instant: a sliver, not a zero": {end: 3600, res: []*sim.Result{events(0, 0)}, want: window{0, 3.8}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := activityWindow(tc.end, tc.res...)
+			if math.Abs(got.from-tc.want.from) > 1e-9 || math.Abs(got.to-tc.want.to) > 1e-9 {
+				t.Errorf("window %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	// The story's page: its activity ends at 5m of 10m, and the axis too.
+	sc, res := runStory(t)
+	page := render(t, sc, res)
+	for _, want := range []string{`data-from="0" data-to="315" data-end="600"`, "The charts show 0:00:00 to 0:05:15, from the first event to the last, of the 10m run"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// TestBudgetNodesFirst: a crowd of pending pods listed before the bound ones
+// does not use up the bars' budget: the nodes' bars are all drawn.
+func TestBudgetNodesFirst(t *testing.T) {
+	res := &sim.Result{EndSeconds: 600, Nodes: []*sim.NodeHistory{{Name: "n1"}}}
+	for i := range maxBars + 500 {
+		res.Pods = append(res.Pods, sim.PodHistory{Pod: fmt.Sprintf("ns/waiting-%05d", i), Created: float64(i%60) + 1})
+	}
+	for i := range 10 {
+		res.Pods = append(res.Pods, sim.PodHistory{Pod: fmt.Sprintf("ns/bound-%d", i), Created: 1, Bound: ptr(2), Node: "n1"})
+	}
+	res.Events = []sim.Event{{Time: 0}, {Time: 300 * time.Second}}
+	page := render(t, nil, res)
+	if got := strings.Count(page, `<g class="pod" data-pod="ns/bound-`); got != 10 {
+		t.Errorf("%d of the node's 10 bars drawn", got)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/reprieve/reprieve/pkg/sim"
@@ -33,14 +34,25 @@ const (
 	maxBars  = 20000
 )
 
-// geometry maps virtual time to x.
+// geometry maps virtual time to x: the window [from, to] of the run's
+// activity fills the plot; end is the run's end.
 type geometry struct {
-	labelW, plotW, end float64
+	labelW, plotW float64
+	from, to, end float64
 }
 
 func (g geometry) x(t float64) float64 {
-	t = math.Max(0, math.Min(t, g.end))
-	return g.labelW + t/g.end*g.plotW
+	t = math.Max(g.from, math.Min(t, g.to))
+	return g.labelW + (t-g.from)/(g.to-g.from)*g.plotW
+}
+
+// span is the window's length in seconds.
+func (g geometry) span() float64 { return g.to - g.from }
+
+// zoomAttrs are the attributes by which the page's script redraws a chart
+// for another window.
+func (g geometry) zoomAttrs() string {
+	return fmt.Sprintf(`data-label-w="%s" data-plot-w="%s" data-from="%s" data-to="%s" data-end="%s"`, num(g.labelW), num(g.plotW), secNum(g.from), secNum(g.to), secNum(g.end))
 }
 
 type itemKind int
@@ -57,7 +69,9 @@ type item struct {
 	pod    *sim.PodHistory
 	nom    *sim.Nomination
 	x0, x1 float64
-	row    int
+	// a and b are the bar's times in seconds.
+	a, b float64
+	row  int
 	// after is the pod's nomination on this lane that ended when it was
 	// bound: the bar continues that row when it can.
 	after *item
@@ -82,13 +96,17 @@ type timeline struct {
 	g          geometry
 	lanes      []*lane // shown node lanes, then the pending lane if any
 	totalNodes int
+	// ordered is set when the lanes shown are the most preempted nodes.
+	ordered bool
 	// Bars left out: beyond maxRows in their lane (pending: in the pending
 	// lane), or beyond maxBars in all.
 	hiddenRows, hiddenPending, hiddenBudget int
 }
 
-// layoutTimeline assigns bars to lanes and rows.
-func layoutTimeline(res *sim.Result, end float64) *timeline {
+// layoutTimeline assigns bars to lanes and rows; win is the time window
+// drawn, and minLabelW the least width of the lane names' column (charts
+// drawn one above the other share it).
+func layoutTimeline(res *sim.Result, end float64, win window, minLabelW float64) *timeline {
 	byName := map[string]*lane{}
 	var lanes []*lane
 	laneFor := func(name string) *lane {
@@ -146,14 +164,30 @@ func layoutTimeline(res *sim.Result, end float64) *timeline {
 	}
 	t := &timeline{totalNodes: len(lanes)}
 	if len(lanes) > maxLanes {
+		// Most preempted first, then most nominated, then busiest; the
+		// rest in the order the nodes came.
+		victims, noms := map[string]int{}, map[string]int{}
+		for i := range res.Pods {
+			p := &res.Pods[i]
+			if p.Preempted != nil && p.Node != "" {
+				victims[p.Node]++
+			}
+			for _, n := range p.Nominations {
+				noms[n.Node]++
+			}
+		}
+		slices.SortStableFunc(lanes, func(a, b *lane) int {
+			return cmp.Or(cmp.Compare(victims[b.name], victims[a.name]), cmp.Compare(noms[b.name], noms[a.name]), cmp.Compare(b.pods, a.pods))
+		})
 		lanes = lanes[:maxLanes]
+		t.ordered = true
 	}
 	longest := 8
 	for _, l := range lanes {
 		longest = max(longest, len([]rune(l.name)))
 	}
-	labelW := math.Round(math.Max(130, math.Min(280, float64(min(longest, 36))*nameCharW+24)))
-	t.g = geometry{labelW: labelW, plotW: svgWidth - labelW - rightPad, end: end}
+	labelW := math.Max(minLabelW, math.Round(math.Max(130, math.Min(280, float64(min(longest, 36))*nameCharW+24))))
+	t.g = geometry{labelW: labelW, plotW: svgWidth - labelW - rightPad, from: win.from, to: win.to, end: end}
 	shown := map[string]*lane{}
 	for _, l := range lanes {
 		shown[l.name] = l
@@ -161,6 +195,9 @@ func layoutTimeline(res *sim.Result, end float64) *timeline {
 
 	budget := maxBars
 	add := func(l *lane, it *item) bool {
+		if it.b < win.from || it.a > win.to {
+			return false // outside the window
+		}
 		if budget == 0 {
 			l.hidden++
 			t.hiddenBudget++
@@ -186,16 +223,21 @@ func layoutTimeline(res *sim.Result, end float64) *timeline {
 			if n.To != nil {
 				to = *n.To
 			}
-			it := &item{kind: kindNomination, pod: p, nom: n, x0: t.g.x(n.From), x1: t.g.x(to)}
+			it := &item{kind: kindNomination, pod: p, nom: n, a: n.From, b: to, x0: t.g.x(n.From), x1: t.g.x(to)}
 			if add(l, it) && n.Outcome == "bound" && n.Node == p.Node {
 				bound = it
 			}
 		}
 		if p.Bound != nil {
 			if l := shown[p.Node]; l != nil {
-				add(l, &item{kind: kindPod, pod: p, x0: t.g.x(*p.Bound), x1: t.g.x(podEnd(p, end)), after: bound})
+				add(l, &item{kind: kindPod, pod: p, a: *p.Bound, b: podEnd(p, end), x0: t.g.x(*p.Bound), x1: t.g.x(podEnd(p, end)), after: bound})
 			}
 		}
+	}
+	// The waits come after the nodes' bars, so that a crowd of pending pods
+	// does not use up the bars' budget before the nodes' lanes are drawn.
+	for i := range res.Pods {
+		p := &res.Pods[i]
 		waitEnd := end
 		switch {
 		case p.Bound != nil:
@@ -204,7 +246,7 @@ func layoutTimeline(res *sim.Result, end float64) *timeline {
 			waitEnd = *p.Gone
 		}
 		if waitEnd > p.Created {
-			add(wait, &item{kind: kindWait, pod: p, x0: t.g.x(p.Created), x1: t.g.x(waitEnd)})
+			add(wait, &item{kind: kindWait, pod: p, a: p.Created, b: waitEnd, x0: t.g.x(p.Created), x1: t.g.x(waitEnd)})
 		}
 	}
 	if len(wait.items) > 0 || wait.hidden > 0 {
@@ -323,6 +365,8 @@ type svgContext struct {
 	colors     map[int32]swatch
 	classes    map[int32][]string
 	preemptors map[string][]string // victim → related objects of its Preempted events
+	// id prefixes the chart's ids (patterns, clip), unique in the page.
+	id string
 }
 
 // svg draws the timeline.
@@ -337,18 +381,21 @@ func (t *timeline) svg(c *svgContext) string {
 	}
 	height += axisH
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="Per-node timeline">`+"\n", svgWidth, height, svgWidth, height)
+	fmt.Fprintf(&b, `<svg class="timeline zoomable" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="Per-node timeline" %s>`+"\n", svgWidth, height, svgWidth, height, g.zoomAttrs())
 	b.WriteString("<defs>\n")
 	for _, p := range sortedSwatches(c.colors) {
-		fmt.Fprintf(&b, `<pattern id="grace%d" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#fff"/><rect width="3" height="6" fill="%s"/></pattern>`+"\n", p.index, p.Light)
+		fmt.Fprintf(&b, `<pattern id="%sgrace%d" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#fff"/><rect width="3" height="6" fill="%s"/></pattern>`+"\n", c.id, p.index, p.Light)
 	}
-	b.WriteString(`<pattern id="absent" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f1f3f5"/><rect width="2" height="8" fill="#dde1e6"/></pattern>` + "\n")
+	fmt.Fprintf(&b, `<pattern id="%sabsent" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f1f3f5"/><rect width="2" height="8" fill="#dde1e6"/></pattern>`+"\n", c.id)
+	fmt.Fprintf(&b, `<clipPath id="%sclip"><rect x="%s" y="0" width="%s" height="%d"/></clipPath>`+"\n", c.id, num(g.labelW), num(g.plotW+1), height)
 	b.WriteString("</defs>\n")
+	clip := fmt.Sprintf(`clip-path="url(#%sclip)"`, c.id)
 
-	ticks := timeTicks(g.end, int(g.plotW/90))
+	ticks := timeTicks(g.from, g.to, int(g.plotW/90))
 	// Lane backgrounds first, then the grid over them, then the bars.
 	y := float64(axisH)
 	tops := make([]float64, len(t.lanes))
+	fmt.Fprintf(&b, `<g class="backdrop">`)
 	for i, l := range t.lanes {
 		if l.pending {
 			y += laneGap
@@ -362,22 +409,21 @@ func (t *timeline) svg(c *svgContext) string {
 			fill = "#fafbfc"
 		}
 		fmt.Fprintf(&b, `<rect class="lane-bg" x="0" y="%s" width="%d" height="%s" fill="%s"/>`+"\n", num(y), svgWidth, num(h), fill)
+		fmt.Fprintf(&b, `<g %s>`, clip)
 		for _, a := range l.absent(g.end) {
-			fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="url(#absent)"><title>%s did not exist from %s to %s</title></rect>`+"\n",
-				num(g.x(a[0])), num(y), num(g.x(a[1])-g.x(a[0])), num(h), esc(l.name), fmtClock(a[0]), fmtClock(a[1]))
+			fmt.Fprintf(&b, `<rect %s y="%s" height="%s" fill="url(#%sabsent)"><title>%s did not exist from %s to %s</title></rect>`+"\n",
+				spanAttrs(g, a[0], a[1], 0), num(y), num(h), c.id, esc(l.name), fmtClock(a[0]), fmtClock(a[1]))
 		}
-		for _, c := range l.cordons {
-			fmt.Fprintf(&b, `<g class="cordon"><title>%s cordoned (unschedulable) from %s to %s</title><rect x="%s" y="%s" width="%s" height="%s" fill="%s"/><rect x="%s" y="%s" width="%s" height="3" fill="%s"/></g>`+"\n",
-				esc(l.name), fmtClock(c[0]), fmtClock(c[1]), num(g.x(c[0])), num(y), num(g.x(c[1])-g.x(c[0])), num(h), mix(colorCordon, 0.1), num(g.x(c[0])), num(y), num(g.x(c[1])-g.x(c[0])), colorCordon)
+		for _, cd := range l.cordons {
+			fmt.Fprintf(&b, `<g class="cordon"><title>%s cordoned (unschedulable) from %s to %s</title><rect %s y="%s" height="%s" fill="%s"/><rect %s y="%s" height="3" fill="%s"/></g>`+"\n",
+				esc(l.name), fmtClock(cd[0]), fmtClock(cd[1]), spanAttrs(g, cd[0], cd[1], 0), num(y), num(h), mix(colorCordon, 0.1), spanAttrs(g, cd[0], cd[1], 0), num(y), colorCordon)
 		}
+		b.WriteString("</g>\n")
 		y += h
 	}
-	bottom := y
-	b.WriteString(`<g class="grid">`)
-	for _, tk := range ticks {
-		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%s"/>`, num(g.x(tk)), axisH, num(g.x(tk)), num(bottom))
-	}
 	b.WriteString("</g>\n")
+	bottom := y
+	writeGrid(&b, g, ticks, axisH, bottom)
 	fmt.Fprintf(&b, `<line class="frame" x1="%s" y1="%d" x2="%s" y2="%s"/>`+"\n", num(g.labelW), axisH, num(g.labelW), num(bottom))
 	writeTimeAxis(&b, g, ticks, axisH-7, "axis-top")
 	writeTimeAxis(&b, g, ticks, bottom+15, "axis-bottom")
@@ -389,27 +435,54 @@ func (t *timeline) svg(c *svgContext) string {
 			fmt.Fprintf(&b, `<line class="lane-sep" x1="0" y1="%s" x2="%d" y2="%s"/>`+"\n", num(top), svgWidth, num(top))
 		}
 		t.writeLaneLabel(&b, l, top)
+		fmt.Fprintf(&b, `<g class="bars" %s>`+"\n", clip)
 		for _, it := range l.items {
 			by := top + lanePad + float64(it.row*rowH) + (rowH-barH)/2
 			switch it.kind {
 			case kindPod:
 				writePod(&b, c, g, it, by)
 			case kindNomination:
-				writeNomination(&b, it, by)
+				writeNomination(&b, g, it, by)
 			case kindWait:
 				writeWait(&b, c, g, it, by)
 			}
 		}
 		for _, a := range l.added {
-			writeNodeMark(&b, g.x(a), top, l.height(), colorAdded, fmt.Sprintf("%s added at %s", l.name, fmtClock(a)))
+			writeNodeMark(&b, g, a, top, l.height(), colorAdded, fmt.Sprintf("%s added at %s", l.name, fmtClock(a)))
 		}
 		for _, r := range l.removed {
-			writeNodeMark(&b, g.x(r), top, l.height(), colorRemoved, fmt.Sprintf("%s removed at %s", l.name, fmtClock(r)))
+			writeNodeMark(&b, g, r, top, l.height(), colorRemoved, fmt.Sprintf("%s removed at %s", l.name, fmtClock(r)))
 		}
-		b.WriteString("</g>\n")
+		b.WriteString("</g>\n</g>\n")
 	}
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// spanAttrs places a rectangle over the times [a, b], less gap pixels at
+// its right: its x and width, and the times the page's script redraws it
+// from.
+func spanAttrs(g geometry, a, b, gap float64) string {
+	x0, x1 := g.x(a), g.x(b)
+	s := fmt.Sprintf(`x="%s" width="%s" data-a="%s" data-b="%s"`, num(x0), num(math.Max(x1-x0-gap, 1)), secNum(a), secNum(b))
+	if gap != 0 {
+		s += fmt.Sprintf(` data-gap="%s"`, num(gap))
+	}
+	return s
+}
+
+// secNum formats seconds for a data attribute: to the microsecond.
+func secNum(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
+}
+
+// writeGrid draws the vertical grid lines at the ticks.
+func writeGrid(b *strings.Builder, g geometry, ticks []float64, top, bottom float64) {
+	fmt.Fprintf(b, `<g class="grid" data-y1="%s" data-y2="%s">`, num(top), num(bottom))
+	for _, tk := range ticks {
+		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(g.x(tk)), num(top), num(g.x(tk)), num(bottom))
+	}
+	b.WriteString("</g>\n")
 }
 
 func sortedSwatches(m map[int32]swatch) []swatch {
@@ -422,7 +495,7 @@ func sortedSwatches(m map[int32]swatch) []swatch {
 }
 
 func writeTimeAxis(b *strings.Builder, g geometry, ticks []float64, y float64, class string) {
-	fmt.Fprintf(b, `<g class="axis %s">`, class)
+	fmt.Fprintf(b, `<g class="axis %s" data-y="%s">`, class, num(y))
 	for _, tk := range ticks {
 		fmt.Fprintf(b, `<text x="%s" y="%s">%s</text>`, num(g.x(tk)), num(y), fmtDur(tk))
 	}
@@ -513,11 +586,19 @@ func ellipsize(s string, n int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
-func writeLabel(b *strings.Builder, x, barY float64, text, class string) {
+// writeLabel writes a bar's label at x, or an empty one (that the page's
+// script may fill when zoomed in) when none fits; a and b are the bar's
+// times, cands the labels to try, longest first.
+func writeLabel(b *strings.Builder, x, barY, a, bt float64, text string, cands []string, class, fill string) {
+	attrs := fmt.Sprintf(`class="%s" x="%s" y="%s" data-a="%s" data-b="%s" data-labels="%s"`, class, num(x), num(barY+barH/2+3.8), secNum(a), secNum(bt), esc(strings.Join(cands, "|")))
+	if fill != "" {
+		attrs += ` fill="` + fill + `"`
+	}
 	if text == "" {
+		fmt.Fprintf(b, `<text %s display="none"></text>`, attrs)
 		return
 	}
-	fmt.Fprintf(b, `<text class="%s" x="%s" y="%s">%s</text>`, class, num(x), num(barY+barH/2+3.8), esc(text))
+	fmt.Fprintf(b, `<text %s>%s</text>`, attrs, esc(text))
 }
 
 func writePod(b *strings.Builder, c *svgContext, g geometry, it *item, y float64) {
@@ -529,25 +610,27 @@ func writePod(b *strings.Builder, c *svgContext, g geometry, it *item, y float64
 	if p.Terminating != nil && *p.Terminating < stop {
 		stop = *p.Terminating
 	}
+	stop = math.Max(stop, it.a)
 	xs := math.Max(g.x(stop), it.x0)
 	fmt.Fprintf(b, `<g class="pod" data-pod="%s"><title>%s</title>`, esc(p.Pod), esc(podTooltip(c, p, g.end)))
 	if xs > it.x0 {
-		fmt.Fprintf(b, `<rect class="run" x="%s" y="%s" width="%s" height="%d" fill="%s" stroke="%s"/>`,
-			num(it.x0), num(y), num(math.Max(xs-it.x0-1, 1)), barH, sw.Fill, sw.Base)
+		fmt.Fprintf(b, `<rect class="run" %s y="%s" height="%d" fill="%s" stroke="%s"/>`,
+			spanAttrs(g, it.a, stop, 1), num(y), barH, sw.Fill, sw.Base)
 	}
 	if it.x1-xs > 0.5 {
-		fmt.Fprintf(b, `<rect class="grace" x="%s" y="%s" width="%s" height="%d" fill="url(#grace%d)" stroke="%s"/>`,
-			num(xs), num(y), num(math.Max(it.x1-xs-1, 1)), barH, sw.index, sw.Base)
+		fmt.Fprintf(b, `<rect class="grace" %s y="%s" height="%d" fill="url(#%sgrace%d)" stroke="%s"/>`,
+			spanAttrs(g, stop, it.b, 1), num(y), barH, c.id, sw.index, sw.Base)
 	}
 	var marks []float64
 	if p.Preempted != nil {
 		marks = append(marks, g.x(*p.Preempted))
 	}
-	x, text := fitLabel([]string{p.Pod, shortName(p.Pod)}, it.x0, it.x1, marks)
-	writeLabel(b, x, y, text, "bar-label")
-	for _, m := range marks {
-		d := fmt.Sprintf("M%s %sl8 8m0 -8l-8 8", num(m-4), num(y+barH/2-4))
-		fmt.Fprintf(b, `<path class="preempt-halo" d="%s"/><path class="preempt" d="%s"/>`, d, d)
+	cands := []string{p.Pod, shortName(p.Pod)}
+	x, text := fitLabel(cands, it.x0, it.x1, marks)
+	writeLabel(b, x, y, it.a, it.b, text, cands, "bar-label", "")
+	if p.Preempted != nil {
+		d := fmt.Sprintf("M-4 %sl8 8m0 -8l-8 8", num(y+barH/2-4))
+		fmt.Fprintf(b, `<g class="mark" transform="translate(%s 0)" data-t="%s"><path class="preempt-halo" d="%s"/><path class="preempt" d="%s"/></g>`, num(marks[0]), secNum(*p.Preempted), d, d)
 	}
 	b.WriteString("</g>\n")
 }
@@ -606,22 +689,39 @@ func outcomeColor(outcome string) string {
 	return colorOpen
 }
 
-func writeNomination(b *strings.Builder, it *item, y float64) {
+func writeNomination(b *strings.Builder, g geometry, it *item, y float64) {
 	n, p := it.nom, it.pod
 	col := outcomeColor(n.Outcome)
 	to := "the end"
 	if n.To != nil {
 		to = fmtClock(*n.To)
 	}
-	tip := fmt.Sprintf("%s nominated to %s\nfrom %s to %s\noutcome: %s", p.Pod, n.Node, fmtClock(n.From), to, n.Outcome)
+	tip := fmt.Sprintf("%s nominated to %s\nfrom %s to %s\noutcome: %s", p.Pod, n.Node, fmtClock(n.From), to, outcomeText(n.Outcome))
 	fmt.Fprintf(b, `<g class="nom nom-%s" data-pod="%s"><title>%s</title>`, esc(n.Outcome), esc(p.Pod), esc(tip))
-	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%d" fill="%s" stroke="%s"/>`,
-		num(it.x0+0.75), num(y+0.75), num(math.Max(it.x1-it.x0-2.5, 1)), barH-1, mix(col, 0.07), col)
-	x, text := fitLabel([]string{"nominated: " + p.Pod, "nom: " + p.Pod, "nom: " + shortName(p.Pod), shortName(p.Pod)}, it.x0, it.x1, nil)
-	if text != "" {
-		fmt.Fprintf(b, `<text class="nom-label" x="%s" y="%s" fill="%s">%s</text>`, num(x), num(y+barH/2+3.8), col, esc(text))
+	x0 := it.x0 + 0.75
+	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%d" data-a="%s" data-b="%s" data-gap="2.5" data-dx="0.75" fill="%s" stroke="%s"/>`,
+		num(x0), num(y+0.75), num(math.Max(it.x1-it.x0-2.5, 1)), barH-1, secNum(it.a), secNum(it.b), mix(col, 0.07), col)
+	cands := []string{"nominated: " + p.Pod, "nom: " + p.Pod, "nom: " + shortName(p.Pod), shortName(p.Pod)}
+	if n.Outcome == "lost" {
+		cands = []string{"nomination lost: " + p.Pod, "lost: " + p.Pod, "lost: " + shortName(p.Pod), "lost"}
 	}
+	x, text := fitLabel(cands, it.x0, it.x1, nil)
+	if text == "" && n.Outcome == "lost" && it.x1-it.x0 >= 20 {
+		x, text = it.x0+3, "✕"
+	}
+	writeLabel(b, x, y, it.a, it.b, text, cands, "nom-label", col)
 	b.WriteString("</g>\n")
+}
+
+// outcomeText says what a nomination's outcome means.
+func outcomeText(outcome string) string {
+	switch outcome {
+	case "bound":
+		return "bound (the pod got the node)"
+	case "lost":
+		return "lost (cleared, or another pod took the room)"
+	}
+	return "open at the end"
 }
 
 func writeWait(b *strings.Builder, c *svgContext, g geometry, it *item, y float64) {
@@ -640,14 +740,15 @@ func writeWait(b *strings.Builder, c *svgContext, g geometry, it *item, y float6
 		tip += "\nreplacement for a preempted pod"
 	}
 	fmt.Fprintf(b, `<g class="wait" data-pod="%s"><title>%s</title>`, esc(p.Pod), esc(tip))
-	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%d" fill="%s" stroke="%s"/>`,
-		num(it.x0+0.5), num(y+0.5), num(math.Max(it.x1-it.x0-2, 1)), barH-1, mix(sw.Base, 0.12), sw.Base)
-	x, text := fitLabel([]string{p.Pod, shortName(p.Pod)}, it.x0, it.x1, nil)
-	writeLabel(b, x, y, text, "bar-label")
+	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%d" data-a="%s" data-b="%s" data-gap="2" data-dx="0.5" fill="%s" stroke="%s"/>`,
+		num(it.x0+0.5), num(y+0.5), num(math.Max(it.x1-it.x0-2, 1)), barH-1, secNum(it.a), secNum(it.b), mix(sw.Base, 0.12), sw.Base)
+	cands := []string{p.Pod, shortName(p.Pod)}
+	x, text := fitLabel(cands, it.x0, it.x1, nil)
+	writeLabel(b, x, y, it.a, it.b, text, cands, "bar-label", "")
 	b.WriteString("</g>\n")
 }
 
-func writeNodeMark(b *strings.Builder, x, top, h float64, color, tip string) {
-	fmt.Fprintf(b, `<g class="node-mark"><title>%s</title><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/><path d="M%s %sh10l-5 7z" fill="%s"/></g>`+"\n",
-		esc(tip), num(x), num(top), num(x), num(top+h), color, num(x-5), num(top), color)
+func writeNodeMark(b *strings.Builder, g geometry, t, top, h float64, color, tip string) {
+	fmt.Fprintf(b, `<g class="node-mark" transform="translate(%s 0)" data-t="%s"><title>%s</title><line x1="0" y1="%s" x2="0" y2="%s" stroke="%s"/><path d="M-5 %sh10l-5 7z" fill="%s"/></g>`+"\n",
+		num(g.x(t)), secNum(t), esc(tip), num(top), num(top+h), color, num(top), color)
 }

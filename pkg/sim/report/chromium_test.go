@@ -125,7 +125,7 @@ func TestInChromium(t *testing.T) {
 	if err := os.WriteFile(compare, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	doc = dumpDOM(t, bin, "file://"+compare+"#zoom=50-80")
+	doc = dumpDOM(t, bin, "file://"+compare+"#policy=minimal&zoom=50-80")
 	var firstTicks []string
 	walk(doc, func(n *html.Node) {
 		if n.Data == "g" && hasClass(n, "axis-top") {
@@ -141,7 +141,28 @@ func TestInChromium(t *testing.T) {
 	if len(firstTicks) != 2 || firstTicks[0] != "50s" || firstTicks[1] != "50s" {
 		t.Errorf("first ticks of the policies' timelines %v, want 50s for both", firstTicks)
 	}
-	if !strings.Contains(b.String(), "policy-1") {
-		t.Errorf("no second tab")
+	// #policy=minimal opened minimal's tab.
+	checked := map[string]bool{}
+	walk(doc, func(n *html.Node) {
+		if n.Data == "input" && attr(n, "name") == "policy" {
+			_, on := attrOK(n, "checked")
+			checked[attr(n, "id")] = on
+		}
+	})
+	if !checked["policy-1"] || checked["policy-0"] || len(checked) != 2 {
+		t.Errorf("tabs checked %v, want minimal's (policy-1) only", checked)
 	}
+	if !strings.Contains(b.String(), `id="policy-0" checked`) {
+		t.Errorf("the first tab is not the one open without #policy")
+	}
+}
+
+// attrOK returns an attribute's value and whether the element has it.
+func attrOK(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
 }

@@ -320,9 +320,24 @@ var compareTemplate = template.Must(template.New("compare").Parse(`<!DOCTYPE htm
 </section>
 </main>
 <script>` + zoomScript + `</script>
+<script>` + tabScript + `</script>
 </body>
 </html>
 `))
+
+// tabScript opens the tab that #policy=NAME in the address names (with
+// #policy=NAME&zoom=FROM-TO both apply), so a link can show one policy.
+const tabScript = `(function () {
+"use strict";
+var m = /policy=([^&]+)/.exec(location.hash);
+if (!m) { return; }
+var name = decodeURIComponent(m[1]);
+document.querySelectorAll(".tab-panel").forEach(function (p, i) {
+  var input = document.getElementById("policy-" + i);
+  if (!input) { return; }
+  if (p.dataset.policy === name) { input.checked = true; input.setAttribute("checked", ""); } else { input.removeAttribute("checked"); }
+});
+})();`
 
 const compareCSS = `
 table.compare { margin-top: 4px; font-size: 13.5px; }

@@ -390,8 +390,12 @@ func laneOf(n *html.Node) *html.Node {
 // namespaces.
 func checkSelfContained(t *testing.T, page string) {
 	t.Helper()
-	if n := strings.Count(page, "<script"); n != 1 || !strings.Contains(page, "<script>"+zoomScript+"</script>") {
-		t.Errorf("%d scripts, want the inline zoom script only", n)
+	want := 1
+	if strings.Contains(page, tabScript) {
+		want = 2 // the comparison's tabs
+	}
+	if n := strings.Count(page, "<script"); n != want || !strings.Contains(page, "<script>"+zoomScript+"</script>") {
+		t.Errorf("%d scripts, want the inline zoom script (and the comparison's tab script) only", n)
 	}
 	for _, bad := range []string{"src=", "href=", "fetch(", "XMLHttpRequest", "@import", "url(http"} {
 		if strings.Contains(page, bad) {

@@ -248,6 +248,18 @@ type decision struct {
 	claims *filter.DRAAllocation
 }
 
+// cycleState is what one cycle allocates, at once: its decision and plan,
+// and the Actions and their parts that Cycle hands out.
+type cycleState struct {
+	decision
+	attempt    attempt
+	plan       preemptionPlan
+	actions    Actions
+	binding    Binding
+	preemption Preemption
+	failure    Failure
+}
+
 // preemptionPlan is what actuating a preemption needs of the dry run.
 type preemptionPlan struct {
 	node             string
@@ -262,22 +274,27 @@ type preemptionPlan struct {
 // it; a preemptor is nominated in the cache and gated (Queue.Gate). nil
 // means no pod was ready.
 func (s *Core) Cycle() *Actions {
-	d := s.decide()
-	if d == nil {
+	cs := s.decide()
+	if cs == nil {
 		return nil
 	}
+	d := &cs.decision
 	pod := d.pod.Obj
 	if do := s.detail(); do != nil {
 		do.Cycle(pod, d.report)
 	}
-	at := &attempt{qp: d.qp, pod: d.pod, started: d.started}
-	a := &Actions{Pod: pod}
+	at := &cs.attempt
+	*at = attempt{qp: d.qp, pod: d.pod, started: d.started}
+	a := &cs.actions
+	a.Pod = pod
 	if d.node != "" {
-		a.Binding = &Binding{Pod: pod, Node: d.node, Profile: d.report.Profile, Volumes: d.volumes, Claims: d.claims, attempt: at}
+		cs.binding = Binding{Pod: pod, Node: d.node, Profile: d.report.Profile, Volumes: d.volumes, Claims: d.claims, attempt: at}
+		a.Binding = &cs.binding
 		return a
 	}
 	if plan := d.plan; plan != nil {
-		p := &Preemption{
+		p := &cs.preemption
+		*p = Preemption{
 			Preemptor:        pod,
 			Node:             plan.node,
 			ClearNominated:   d.clearNominated,
@@ -293,6 +310,7 @@ func (s *Core) Cycle() *Actions {
 			evaluation: d.evaluation,
 		}
 		// Victims already terminating get no call.
+		p.Delete = make([]*v1.Pod, 0, len(plan.victims))
 		for _, v := range plan.victims {
 			if v.DeletionTimestamp == nil {
 				p.Delete = append(p.Delete, v)
@@ -302,7 +320,8 @@ func (s *Core) Cycle() *Actions {
 	} else if obs := s.opts.Observer; obs != nil && d.evaluated {
 		obs.Preemption(pod, "", nil, 0, d.evaluation)
 	}
-	a.Failure = &Failure{Pod: pod, Message: d.message, SetNominated: d.setNominated, Nominated: d.nominated, attempt: at}
+	cs.failure = Failure{Pod: pod, Message: d.message, SetNominated: d.setNominated, Nominated: d.nominated, attempt: at}
+	a.Failure = &cs.failure
 	return a
 }
 
@@ -354,7 +373,7 @@ func (s *Core) FailureDone(f *Failure) {
 
 // decide pops a pod and runs Filter, PostFilter and Score on the cache. It
 // assumes a bound pod in the cache at once, so that the next cycle sees it.
-func (s *Core) decide() *decision {
+func (s *Core) decide() *cycleState {
 	for {
 		qp := s.queue.Pop()
 		if qp == nil {
@@ -369,8 +388,9 @@ func (s *Core) decide() *decision {
 	}
 }
 
-func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
-	d := &decision{qp: qp, pod: p, started: s.clock.Now()}
+func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
+	cs := &cycleState{decision: decision{qp: qp, pod: p, started: s.clock.Now()}}
+	d := &cs.decision
 	d.report.Profile = p.Obj.Spec.SchedulerName
 	defer func() { d.report.Algorithm = s.clock.Since(d.started) }()
 	prof := s.profiles[p.Obj.Spec.SchedulerName]
@@ -388,7 +408,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 		// As upstream, a failure that is not a fit error clears the
 		// nomination: the nominated node is no use any more.
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
-		return d
+		return cs
 	}
 
 	// A nominated node is likely the one the pod was preempting for: try it first.
@@ -397,12 +417,12 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 			var err error
 			if d.claims, err = s.reserveClaims(c, p, n); err != nil {
 				d.message = err.Error()
-				return d
+				return cs
 			}
 			d.node = nnn
 			d.volumes = volumeBindings(c, n)
 			s.assume(p, nnn)
-			return d
+			return cs
 		}
 	}
 	want := score.NumFeasibleNodesToFindPercentage(len(nodes), prof.PercentageOfNodesToScore)
@@ -433,12 +453,12 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 		var err error
 		if d.claims, err = s.reserveClaims(c, p, node); err != nil {
 			d.message = err.Error()
-			return d
+			return cs
 		}
 		d.node = node.Name
 		d.volumes = volumeBindings(c, node)
 		s.assume(p, node.Name)
-		return d
+		return cs
 	}
 
 	// PostFilter: preemption.
@@ -446,7 +466,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	if c.PreFilterStatus().Code == filter.Error {
 		d.message = c.PreFilterStatus().Message()
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
-		return d
+		return cs
 	}
 	if !prof.Preemption {
 		// No DefaultPreemption: the fit error alone. The nomination is
@@ -457,7 +477,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 		if !prof.HasPostFilter {
 			d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
 		}
-		return d
+		return cs
 	}
 	popts := s.opts.Preemption
 	popts.MinCandidateNodesPercentage = prof.MinCandidateNodesPercentage
@@ -469,7 +489,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	if err != nil {
 		// Only a missing clock fails an evaluation, and popts has one.
 		d.message = err.Error()
-		return d
+		return cs
 	}
 	d.evaluation = s.clock.Since(evalStart)
 	d.evaluated = true
@@ -478,7 +498,8 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 	switch {
 	case res.Chosen != nil:
 		node := res.Chosen.Node.Name
-		d.plan = &preemptionPlan{node: node, numPDBViolations: res.Chosen.NumPDBViolations}
+		cs.plan = preemptionPlan{node: node, numPDBViolations: res.Chosen.NumPDBViolations}
+		d.plan = &cs.plan
 		for _, v := range res.Chosen.Victims {
 			d.plan.victims = append(d.plan.victims, v.Pod.Obj)
 		}
@@ -499,7 +520,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *decision {
 		// No candidate: the pod's nomination, if any, is cleared.
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
 	}
-	return d
+	return cs
 }
 
 // nominate records a nomination in the cache before the API does.

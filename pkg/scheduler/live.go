@@ -99,7 +99,13 @@ func (l *Live) scheduleOne(ctx context.Context) bool {
 	}
 	if b := a.Binding; b != nil {
 		go l.exec.bind(ctx, b, func(r BindResult) {
-			l.do(func(c *Core) { c.BindDone(b, r) })
+			l.mu.Lock()
+			l.core.BindDone(b, r)
+			l.mu.Unlock()
+			if r.Err != nil {
+				// The pod is back in the queue.
+				l.notify()
+			}
 		})
 		return true
 	}

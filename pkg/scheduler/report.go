@@ -62,8 +62,10 @@ type CycleReport struct {
 // DetailObserver is an Observer that also learns the phases of cycles,
 // the queue's arrivals and the scheduler's goroutines, for upstream's
 // finer metrics. The scheduler uses these methods when Options.Observer
-// implements them; they are called with the scheduler's lock held or from
-// actuation goroutines and must neither block nor call the scheduler.
+// implements them: the core calls Cycle and QueueIncoming (under Live's
+// lock), the executor of actions Binding, Goroutines and
+// PreemptionExecuted (under Live, on actuation goroutines without the
+// lock). They must neither block nor call the scheduler.
 type DetailObserver interface {
 	Observer
 	// Cycle is a finished scheduling cycle.
@@ -122,8 +124,7 @@ func queueLabel(qp *QueuedPod) string {
 	return QueueUnschedulable
 }
 
-// reportQueued tells the observer where qp went on event; the caller holds
-// the lock.
+// reportQueued tells the observer where qp went on event.
 func (s *Core) reportQueued(qp *QueuedPod, event string) {
 	do := s.detail()
 	if do == nil || qp == nil || s.queue.pods[qp.Key] != qp {
@@ -132,8 +133,7 @@ func (s *Core) reportQueued(qp *QueuedPod, event string) {
 	do.QueueIncoming(queueLabel(qp), event)
 }
 
-// reportAdded tells the observer about a pod Queue.Add enqueued; the caller
-// holds the lock.
+// reportAdded tells the observer about a pod Queue.Add enqueued.
 func (s *Core) reportAdded(key string) {
 	if qp := s.queue.pods[key]; qp != nil {
 		label := QueueActive
@@ -226,8 +226,7 @@ func errCode(err error) filter.Code {
 }
 
 // moves runs f, which may move pods out of the unschedulable pool, and
-// reports each pod it moved on event ("" reports none); the caller holds
-// the lock.
+// reports each pod it moved on event ("" reports none).
 func (s *Core) moves(event string, f func()) {
 	do := s.detail()
 	if do == nil || event == "" {

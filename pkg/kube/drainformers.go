@@ -15,7 +15,7 @@ import (
 // which keep the allocations its cycles assumed (scheduler.OnResourceClaim).
 // Claims are defaulted as the loader does (a copy: the informer's store is
 // shared).
-func draHandlers(f informers.SharedInformerFactory, s *scheduler.Scheduler) []storageHandler {
+func draHandlers(f informers.SharedInformerFactory, s *scheduler.Live) []storageHandler {
 	r := f.Resource().V1()
 	claim := func(o any) {
 		if c, ok := o.(*resourceapi.ResourceClaim); ok {

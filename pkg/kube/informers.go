@@ -26,7 +26,7 @@ import (
 // scheduler: the scheduler's cache drops a bound pod whose node it does not
 // know yet, and the two watches are independent, so starting both at once
 // lost running pods at random and let the scheduler overcommit their nodes.
-func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Scheduler) (informers.SharedInformerFactory, error) {
+func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Live) (informers.SharedInformerFactory, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0)
 	podFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = "status.phase!=" + string(v1.PodSucceeded) + ",status.phase!=" + string(v1.PodFailed)

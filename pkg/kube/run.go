@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	var pending atomic.Pointer[scheduler.Scheduler]
+	var pending atomic.Pointer[scheduler.Live]
 	m := metrics.NewWithOptions(reg, cfg.SchedulerName, metrics.Options{
 		Pending: func() scheduler.Counts {
 			if s := pending.Load(); s != nil {
@@ -118,7 +118,7 @@ func Run(ctx context.Context, cfg Config) error {
 			return nil
 		},
 	})
-	sched := scheduler.New(NewCluster(cfg.Client, recorder), clock.RealClock{}, scheduler.Options{
+	sched := scheduler.NewLive(NewCluster(cfg.Client, recorder), clock.RealClock{}, scheduler.Options{
 		SchedulerName:  cfg.SchedulerName,
 		Seed:           seed,
 		Observer:       m,
@@ -127,7 +127,6 @@ func Run(ctx context.Context, cfg Config) error {
 		Profiles:       cfg.Profiles,
 		InitialBackoff: cfg.InitialBackoff,
 		MaxBackoff:     cfg.MaxBackoff,
-		Async:          true,
 	})
 	pending.Store(sched)
 

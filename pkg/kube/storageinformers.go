@@ -19,7 +19,7 @@ type storageHandler struct {
 
 // storageFuncs builds the handler of one storage kind from its set and
 // remove operations on the snapshot.
-func storageFuncs[T any](s *scheduler.Scheduler, set func(*snapshot.Snapshot, T), remove func(*snapshot.Snapshot, T)) cache.ResourceEventHandler {
+func storageFuncs[T any](s *scheduler.Live, set func(*snapshot.Snapshot, T), remove func(*snapshot.Snapshot, T)) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) {
 			if t, ok := o.(T); ok {
@@ -41,7 +41,7 @@ func storageFuncs[T any](s *scheduler.Scheduler, set func(*snapshot.Snapshot, T)
 
 // storageHandlers are the informers of the storage kinds the volume
 // plugins read.
-func storageHandlers(f informers.SharedInformerFactory, s *scheduler.Scheduler) []storageHandler {
+func storageHandlers(f informers.SharedInformerFactory, s *scheduler.Live) []storageHandler {
 	core, st := f.Core().V1(), f.Storage().V1()
 	return []storageHandler{
 		{core.PersistentVolumes().Informer(), storageFuncs(s,

@@ -72,7 +72,7 @@ func podReference(pod *v1.Pod) resourceapi.ResourceClaimConsumerReference {
 // again. An error (the allocator failing on a node the Filter accepted,
 // which upstream treats as an internal error too) leaves the claims as
 // they are, and the pod must not be bound.
-func (s *Scheduler) reserveClaims(c *filter.Cycle, p *snapshot.Pod, node *snapshot.Node) (*filter.DRAAllocation, error) {
+func (s *Core) reserveClaims(c *filter.Cycle, p *snapshot.Pod, node *snapshot.Node) (*filter.DRAAllocation, error) {
 	a, err := c.DRAAllocation(node)
 	if err != nil {
 		return nil, fmt.Errorf("running Reserve plugin %q: %w", filter.DynamicResources, err)
@@ -110,11 +110,11 @@ func (s *Scheduler) reserveClaims(c *filter.Cycle, p *snapshot.Pod, node *snapsh
 // informer sent, as upstream's AssumeClaimAfterAPICall; a claim no other
 // pod is being bound with then goes back to the API's version, which undoes
 // the assumption when nothing was written.
-func (s *Scheduler) releaseClaims(d *decision, written []*resourceapi.ResourceClaim, bound bool) {
-	if d.claims == nil {
+func (s *Core) releaseClaims(b *Binding, written []*resourceapi.ResourceClaim, bound bool) {
+	if b.Claims == nil {
 		return
 	}
-	uid := d.pod.Obj.UID
+	uid := b.Pod.UID
 	for _, w := range written {
 		if !bound {
 			// Unreserve took the pod out; the allocation stays.
@@ -125,7 +125,7 @@ func (s *Scheduler) releaseClaims(d *decision, written []*resourceapi.ResourceCl
 			f.latest = w
 		}
 	}
-	for _, dc := range d.claims.Claims {
+	for _, dc := range b.Claims.Claims {
 		key := claimKey(dc.Claim)
 		f := s.claimsInFlight[key]
 		if f == nil {
@@ -160,24 +160,24 @@ func newer(a, b *resourceapi.ResourceClaim) bool {
 	return ra > rb
 }
 
-// bindClaims runs DynamicResources' PreBind of the decision's claims, if
+// bindClaims runs DynamicResources' PreBind of the binding's claims, if
 // any, and returns the claims written.
-func (s *Scheduler) bindClaims(ctx context.Context, d *decision) ([]*resourceapi.ResourceClaim, error) {
-	if d.claims == nil {
+func (e executor) bindClaims(ctx context.Context, b *Binding) ([]*resourceapi.ResourceClaim, error) {
+	if b.Claims == nil {
 		return nil, nil
 	}
-	cb, ok := s.cluster.(ClaimBinder)
+	cb, ok := e.cluster.(ClaimBinder)
 	if !ok {
 		return nil, nil
 	}
-	return cb.BindClaims(ctx, d.pod.Obj, d.node, d.claims)
+	return cb.BindClaims(ctx, b.Pod, b.Node, b.Claims)
 }
 
 // unreserveClaims is DynamicResources' Unreserve after a failed binding:
 // the pod leaves the reservedFor of the claims PreBind wrote.
-func (s *Scheduler) unreserveClaims(ctx context.Context, d *decision, written []*resourceapi.ResourceClaim) {
-	if cb, ok := s.cluster.(ClaimBinder); ok && len(written) > 0 {
-		cb.UnreserveClaims(ctx, d.pod.Obj, written)
+func (e executor) unreserveClaims(ctx context.Context, b *Binding, written []*resourceapi.ResourceClaim) {
+	if cb, ok := e.cluster.(ClaimBinder); ok && len(written) > 0 {
+		cb.UnreserveClaims(ctx, b.Pod, written)
 	}
 }
 
@@ -196,10 +196,7 @@ func claimStatusesChanged(old, pod *v1.Pod) bool {
 // reservedFor. It moves unschedulable pods back to the active or backoff
 // queue: a claim made from a template, or one deallocated, may make them
 // schedulable.
-func (s *Scheduler) OnResourceClaim(claim *resourceapi.ResourceClaim) {
-	defer s.notify()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Core) OnResourceClaim(claim *resourceapi.ResourceClaim) {
 	if f := s.claimsInFlight[claimKey(claim)]; f != nil {
 		if f.latest == nil || newer(claim, f.latest) || claim.ResourceVersion == f.latest.ResourceVersion {
 			f.latest = claim
@@ -214,10 +211,7 @@ func (s *Scheduler) OnResourceClaim(claim *resourceapi.ResourceClaim) {
 // OnResourceClaimDelete handles a deleted ResourceClaim. A claim deleted
 // while allocated frees its devices, so unschedulable pods are moved back to
 // the active or backoff queue then.
-func (s *Scheduler) OnResourceClaimDelete(namespace, name string, uid types.UID) {
-	defer s.notify()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Core) OnResourceClaimDelete(namespace, name string, uid types.UID) {
 	if f := s.claimsInFlight[namespace+"/"+name]; f != nil && f.latest != nil && f.latest.UID == uid {
 		f.latest = nil
 	}

@@ -116,24 +116,20 @@ func (c *claimCluster) add(pods ...*v1.Pod) {
 // cachedClaim describes the scheduler's cached claim: its devices and the
 // pods it is reserved for.
 func cachedClaim(s *Scheduler, ns, name string) string {
-	var out string
-	s.Snapshot(func(snap *snapshot.Snapshot) {
-		c := snap.ResourceClaim(ns, name)
-		if c == nil {
-			out = "<none>"
-			return
+	c := s.snap.ResourceClaim(ns, name)
+	if c == nil {
+		return "<none>"
+	}
+	out := "devices:"
+	if a := c.Status.Allocation; a != nil {
+		for _, r := range a.Devices.Results {
+			out += " " + r.Pool + "/" + r.Device
 		}
-		out = "devices:"
-		if a := c.Status.Allocation; a != nil {
-			for _, r := range a.Devices.Results {
-				out += " " + r.Pool + "/" + r.Device
-			}
-		}
-		out += " reserved:"
-		for _, r := range c.Status.ReservedFor {
-			out += " " + r.Name
-		}
-	})
+	}
+	out += " reserved:"
+	for _, r := range c.Status.ReservedFor {
+		out += " " + r.Name
+	}
 	return out
 }
 
@@ -220,7 +216,6 @@ func TestReserveAndPreBindClaims(t *testing.T) {
 // allocation then replaces it.
 func TestClaimInFlightKeepsAssumption(t *testing.T) {
 	s, _, _ := draSetup(t, rt.Claim("ns", "c1", "gpu").Obj())
-	s.mu.Lock()
 	p, err := s.snap.NewPod(rt.Pod("ns", "p1").Claim("c1").Obj())
 	if err != nil {
 		t.Fatal(err)
@@ -231,13 +226,12 @@ func TestClaimInFlightKeepsAssumption(t *testing.T) {
 		t.Fatalf("p1 does not fit on n1: %v", st)
 	}
 	reserved, err := s.reserveClaims(cy, p, n1)
-	d := &decision{pod: p, node: "n1", claims: reserved}
-	s.mu.Unlock()
+	b := &Binding{Pod: p.Obj, Node: "n1", Claims: reserved}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.claims == nil || len(d.claims.Claims) != 1 || d.claims.Claims[0].Allocation == nil {
-		t.Fatalf("reserveClaims = %+v, want one claim to allocate", d.claims)
+	if b.Claims == nil || len(b.Claims.Claims) != 1 || b.Claims.Claims[0].Allocation == nil {
+		t.Fatalf("reserveClaims = %+v, want one claim to allocate", b.Claims)
 	}
 	want := "devices: n1/g0 reserved: p1"
 	if got := cachedClaim(s, "ns", "c1"); got != want {
@@ -249,15 +243,11 @@ func TestClaimInFlightKeepsAssumption(t *testing.T) {
 	if got := cachedClaim(s, "ns", "c1"); got != want {
 		t.Errorf("c1 after an unrelated update = %q, want %q (the assumption kept)", got, want)
 	}
-	s.Snapshot(func(snap *snapshot.Snapshot) {
-		if snap.ResourceClaim("ns", "c1").Labels["x"] != "y" {
-			t.Errorf("the update's labels were dropped")
-		}
-	})
+	if s.snap.ResourceClaim("ns", "c1").Labels["x"] != "y" {
+		t.Errorf("the update's labels were dropped")
+	}
 	// The binding failed: back to the API's version.
-	s.mu.Lock()
-	s.releaseClaims(d, nil, false)
-	s.mu.Unlock()
+	s.releaseClaims(b, nil, false)
 	if got := cachedClaim(s, "ns", "c1"); got != "devices: reserved:" {
 		t.Errorf("c1 after Unreserve = %q, want it unallocated", got)
 	}

@@ -1,12 +1,11 @@
 package scheduler
 
 import (
-	"context"
 	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/preemption"
@@ -63,8 +62,10 @@ type CycleReport struct {
 // DetailObserver is an Observer that also learns the phases of cycles,
 // the queue's arrivals and the scheduler's goroutines, for upstream's
 // finer metrics. The scheduler uses these methods when Options.Observer
-// implements them; they are called with the scheduler's lock held or from
-// actuation goroutines and must neither block nor call the scheduler.
+// implements them: the core calls Cycle and QueueIncoming (under Live's
+// lock), the executor of actions Binding, Goroutines and
+// PreemptionExecuted (under Live, on actuation goroutines without the
+// lock). They must neither block nor call the scheduler.
 type DetailObserver interface {
 	Observer
 	// Cycle is a finished scheduling cycle.
@@ -94,9 +95,7 @@ type QueuedPodState struct {
 }
 
 // QueuedPods returns the pods the queue holds, in no order.
-func (s *Scheduler) QueuedPods() []QueuedPodState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Core) QueuedPods() []QueuedPodState {
 	out := make([]QueuedPodState, 0, len(s.queue.pods))
 	for _, qp := range s.queue.pods {
 		out = append(out, QueuedPodState{
@@ -109,7 +108,7 @@ func (s *Scheduler) QueuedPods() []QueuedPodState {
 	return out
 }
 
-func (s *Scheduler) detail() DetailObserver {
+func (s *Core) detail() DetailObserver {
 	do, _ := s.opts.Observer.(DetailObserver)
 	return do
 }
@@ -125,9 +124,8 @@ func queueLabel(qp *QueuedPod) string {
 	return QueueUnschedulable
 }
 
-// reportQueued tells the observer where qp went on event; the caller holds
-// the lock.
-func (s *Scheduler) reportQueued(qp *QueuedPod, event string) {
+// reportQueued tells the observer where qp went on event.
+func (s *Core) reportQueued(qp *QueuedPod, event string) {
 	do := s.detail()
 	if do == nil || qp == nil || s.queue.pods[qp.Key] != qp {
 		return
@@ -135,9 +133,8 @@ func (s *Scheduler) reportQueued(qp *QueuedPod, event string) {
 	do.QueueIncoming(queueLabel(qp), event)
 }
 
-// reportAdded tells the observer about a pod Queue.Add enqueued; the caller
-// holds the lock.
-func (s *Scheduler) reportAdded(key string) {
+// reportAdded tells the observer about a pod Queue.Add enqueued.
+func (s *Core) reportAdded(key string) {
 	if qp := s.queue.pods[key]; qp != nil {
 		label := QueueActive
 		if len(qp.Pod.Spec.SchedulingGates) > 0 {
@@ -149,21 +146,12 @@ func (s *Scheduler) reportAdded(key string) {
 	}
 }
 
-// goroutine counts a goroutine of operation until the returned func runs.
-func (s *Scheduler) goroutine(operation string) func() {
-	do := s.detail()
-	if do == nil {
-		return func() {}
-	}
-	do.Goroutines(operation, 1)
-	return func() { do.Goroutines(operation, -1) }
-}
-
-// timed runs f and returns its status and a run of the extension point.
-func (s *Scheduler) timed(name string, f func() filter.Code) ExtensionPointRun {
-	start := s.clock.Now()
+// timed runs f and returns its status and a run of the extension point,
+// timed on clk.
+func timed(clk clock.PassiveClock, name string, f func() filter.Code) ExtensionPointRun {
+	start := clk.Now()
 	code := f()
-	return ExtensionPointRun{Name: name, Status: code.String(), Duration: s.clock.Since(start)}
+	return ExtensionPointRun{Name: name, Status: code.String(), Duration: clk.Since(start)}
 }
 
 // rejectors are the plugins that rejected the pod in a failed cycle.
@@ -187,9 +175,9 @@ func rejectors(c *filter.Cycle, fr filter.Result) []string {
 }
 
 // filterNominated filters the pod on its nominated node, as a Filter run.
-func (s *Scheduler) filterNominated(d *decision, c *filter.Cycle, n *snapshot.Node) bool {
+func (s *Core) filterNominated(d *decision, c *filter.Cycle, n *snapshot.Node) bool {
 	var ok bool
-	run := s.timed("Filter", func() filter.Code {
+	run := timed(s.clock, "Filter", func() filter.Code {
 		st := c.FilterOne(n)
 		ok = st.IsSuccess()
 		if st.Code == filter.Error {
@@ -230,35 +218,6 @@ func (r *CycleReport) postFilter(res *preemption.Result, d time.Duration) {
 	r.Plugins = append(r.Plugins, PluginRun{Plugin: "DefaultPreemption", ExtensionPoint: "PostFilter", Status: r.PostFilter, Duration: d})
 }
 
-// bindCalls runs PreBind (volumes) and Bind for a decision and reports
-// them to a DetailObserver.
-func (s *Scheduler) bindCalls(ctx context.Context, d *decision) ([]*resourceapi.ResourceClaim, error) {
-	pod := d.pod.Obj
-	var err error
-	var claims []*resourceapi.ResourceClaim
-	runs := []ExtensionPointRun{s.timed("PreBind", func() filter.Code {
-		// VolumeBinding's PreBind, then DynamicResources', as upstream
-		// orders them.
-		if err = s.bindVolumes(ctx, d); err == nil {
-			claims, err = s.bindClaims(ctx, d)
-		}
-		return errCode(err)
-	})}
-	var plugins []PluginRun
-	if err == nil {
-		bind := s.timed("Bind", func() filter.Code {
-			err = s.cluster.Bind(ctx, pod, d.node)
-			return errCode(err)
-		})
-		runs = append(runs, bind)
-		plugins = append(plugins, PluginRun{Plugin: "DefaultBinder", ExtensionPoint: "Bind", Status: bind.Status, Duration: bind.Duration})
-	}
-	if do := s.detail(); do != nil {
-		do.Binding(pod, d.report.Profile, runs, plugins)
-	}
-	return claims, err
-}
-
 func errCode(err error) filter.Code {
 	if err != nil {
 		return filter.Error
@@ -266,21 +225,9 @@ func errCode(err error) filter.Code {
 	return filter.Success
 }
 
-// reportPreemptionRun reports the end of a preemption's API calls.
-func (s *Scheduler) reportPreemptionRun(pod *v1.Pod, failed bool, start time.Time) {
-	if do := s.detail(); do != nil {
-		result := "success"
-		if failed {
-			result = "error"
-		}
-		do.PreemptionExecuted(pod, result, s.clock.Since(start))
-	}
-}
-
 // moves runs f, which may move pods out of the unschedulable pool, and
-// reports each pod it moved on event ("" reports none); the caller holds
-// the lock.
-func (s *Scheduler) moves(event string, f func()) {
+// reports each pod it moved on event ("" reports none).
+func (s *Core) moves(event string, f func()) {
 	do := s.detail()
 	if do == nil || event == "" {
 		f()

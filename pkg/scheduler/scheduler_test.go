@@ -129,9 +129,7 @@ func TestPreemptionActuation(t *testing.T) {
 		rt.Pod("ns", "waiting").Priority(5).Req("1", "").Nominated("n1").Obj(),
 	)
 	// "waiting" is nominated to n1 and waits elsewhere in the queue.
-	s.mu.Lock()
 	s.queue.Delete("ns/waiting")
-	s.mu.Unlock()
 	f.calls = nil
 	pre := rt.Pod("ns", "urgent").Priority(100).Req("2", "").Obj()
 	pre.UID = "uid-urgent"
@@ -204,9 +202,7 @@ func TestNominatedPodsReserveRoom(t *testing.T) {
 		rt.Pod("ns", "reserved").Priority(50).Req("2", "").Nominated("n1").Obj(),
 	)
 	// Keep "reserved" out of the queue: it waits for victims elsewhere.
-	s.mu.Lock()
 	s.queue.Delete("ns/reserved")
-	s.mu.Unlock()
 	f.calls = nil
 	p := rt.Pod("ns", "p").Priority(10).Req("2", "").Obj()
 	p.Spec.SchedulerName = v1.DefaultSchedulerName

@@ -9,10 +9,7 @@ import "github.com/reprieve/reprieve/pkg/snapshot"
 // is set (an object was created or changed), since it may make them
 // schedulable: a claim created, bound or provisioned, a class or CSINode
 // created.
-func (s *Scheduler) OnStorage(apply func(*snapshot.Snapshot), added bool) {
-	defer s.notify()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Core) OnStorage(apply func(*snapshot.Snapshot), added bool) {
 	apply(s.snap)
 	if added {
 		s.queue.MoveAllToActiveOrBackoff()

@@ -29,14 +29,14 @@ func volumeBindings(c *filter.Cycle, node *snapshot.Node) *filter.VolumeBindings
 	return vb
 }
 
-// bindVolumes runs the PreBind of the decision's claims, if any.
-func (s *Scheduler) bindVolumes(ctx context.Context, d *decision) error {
-	if d.volumes == nil {
+// bindVolumes runs the PreBind of the binding's claims, if any.
+func (e executor) bindVolumes(ctx context.Context, b *Binding) error {
+	if b.Volumes == nil {
 		return nil
 	}
-	vb, ok := s.cluster.(VolumeBinder)
+	vb, ok := e.cluster.(VolumeBinder)
 	if !ok {
 		return nil
 	}
-	return vb.BindVolumes(ctx, d.pod.Obj, d.node, d.volumes)
+	return vb.BindVolumes(ctx, b.Pod, b.Node, b.Volumes)
 }

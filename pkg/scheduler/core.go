@@ -1,0 +1,548 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/score"
+	"github.com/reprieve/reprieve/pkg/snapshot"
+)
+
+// Core is the scheduler's synchronous core, as raft's RawNode: events come
+// in through its handlers (OnPodAdd, OnNodeUpdate, ...), Cycle runs one
+// scheduling cycle and returns what must be done through the cluster, and
+// the driver that did it reports the outcome back (BindDone,
+// PreemptionDone, FailureDone). It starts no goroutines of its own (a
+// cycle's filtering and dry run use Options.Parallelism), takes no lock and
+// never calls the cluster: it is not safe for concurrent use, and its
+// driver — Scheduler, Live, or a test — calls it from one goroutine at a
+// time. An event may arrive between a cycle and its outcome, as from
+// informers while an API call is in flight.
+type Core struct {
+	opts  Options
+	clock clock.PassiveClock
+
+	snap               *snapshot.Snapshot
+	queue              *Queue
+	rng                *rand.Rand
+	nextStartNodeIndex int
+	// assumed are pods bound in the cache before the API confirmed it.
+	assumed map[string]bool
+	// filterBuffers and evaluator are the memory of scheduling cycles,
+	// reused from one to the next (cycles run one at a time).
+	filterBuffers filter.Buffers
+	evaluator     preemption.Evaluator
+	// claimsInFlight are the resource claims assumed by cycles whose
+	// binding has not finished, by "namespace/name" (dra.go).
+	claimsInFlight map[string]*claimInFlight
+
+	// profiles are the profiles by schedulerName.
+	profiles map[string]*config.Profile
+}
+
+// NewCore returns a core with an empty cache and queue on clk.
+func NewCore(clk clock.PassiveClock, opts Options) *Core {
+	if opts.SchedulerName == "" {
+		opts.SchedulerName = v1.DefaultSchedulerName
+	}
+	s := &Core{
+		opts:    opts,
+		clock:   clk,
+		snap:    snapshot.Empty(),
+		queue:   NewQueue(clk),
+		rng:     rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
+		assumed: map[string]bool{},
+	}
+	s.profiles = map[string]*config.Profile{}
+	if len(opts.Profiles) == 0 {
+		s.profiles[opts.SchedulerName] = &config.Profile{
+			SchedulerName:               opts.SchedulerName,
+			Preemption:                  true,
+			HasPostFilter:               true,
+			MinCandidateNodesPercentage: opts.Preemption.MinCandidateNodesPercentage,
+			MinCandidateNodesAbsolute:   opts.Preemption.MinCandidateNodesAbsolute,
+			Score:                       score.DefaultConfig(),
+		}
+	}
+	// The scheduler's own copy: the caller may reuse its slice.
+	own := slices.Clone(opts.Profiles)
+	for i := range own {
+		s.profiles[own[i].SchedulerName] = &own[i]
+	}
+	if opts.InitialBackoff > 0 {
+		s.queue.initialBackoff = opts.InitialBackoff
+	}
+	if opts.MaxBackoff > 0 {
+		s.queue.maxBackoff = opts.MaxBackoff
+	}
+	return s
+}
+
+// responsible reports whether this scheduler schedules pod.
+func (s *Core) responsible(pod *v1.Pod) bool {
+	return s.profiles[pod.Spec.SchedulerName] != nil
+}
+
+func assigned(pod *v1.Pod) bool { return pod.Spec.NodeName != "" }
+
+func terminal(pod *v1.Pod) bool {
+	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
+}
+
+// OnPodAdd handles a new pod.
+func (s *Core) OnPodAdd(pod *v1.Pod) {
+	s.podAdded(pod)
+}
+
+func (s *Core) podAdded(pod *v1.Pod) {
+	switch {
+	case terminal(pod):
+		return
+	case assigned(pod):
+		s.upsert(pod)
+	case s.responsible(pod) && pod.DeletionTimestamp == nil:
+		s.upsert(pod)
+		s.queue.Add(pod)
+		s.reportAdded(podKey(pod))
+	}
+}
+
+func (s *Core) upsert(pod *v1.Pod) {
+	if _, err := s.snap.UpdatePod(pod); err != nil {
+		klog.Background().V(2).Info("Ignoring pod the cache cannot hold", "pod", klog.KObj(pod), "err", err)
+	}
+}
+
+// OnPodUpdate handles a changed pod.
+func (s *Core) OnPodUpdate(old, pod *v1.Pod) {
+	key := podKey(pod)
+	switch {
+	case terminal(pod):
+		// A finished pod frees its node, as if deleted.
+		s.podGone(key, old != nil && assigned(old) || assigned(pod))
+	case assigned(pod):
+		delete(s.assumed, key)
+		s.queue.Delete(key)
+		s.upsert(pod)
+		if pod.DeletionTimestamp != nil {
+			s.queue.VictimTerminating(key)
+		}
+	case s.responsible(pod) && pod.DeletionTimestamp == nil:
+		s.upsert(pod)
+		s.queue.Update(pod)
+		if claimStatusesChanged(old, pod) {
+			s.queue.MoveAllToActiveOrBackoff()
+		}
+	default:
+		s.podGone(key, false)
+	}
+}
+
+// OnPodDelete handles a deleted pod.
+func (s *Core) OnPodDelete(pod *v1.Pod) {
+	s.podGone(podKey(pod), assigned(pod))
+}
+
+func (s *Core) podGone(key string, wasAssigned bool) {
+	p := s.snap.Pod(key)
+	wasAssigned = wasAssigned || p != nil && assigned(p.Obj)
+	s.snap.RemovePod(key)
+	s.queue.Delete(key)
+	event := ""
+	if wasAssigned {
+		event = EventAssignedPodDelete
+	}
+	s.moves(event, func() {
+		s.queue.VictimGone(key)
+		if wasAssigned {
+			s.queue.MoveAllToActiveOrBackoff()
+		}
+	})
+	delete(s.assumed, key)
+}
+
+// OnNodeAdd handles a new node.
+func (s *Core) OnNodeAdd(node *v1.Node) { s.nodeChanged(node, EventNodeAdd) }
+
+// OnNodeUpdate handles a changed node.
+func (s *Core) OnNodeUpdate(node *v1.Node) { s.nodeChanged(node, "") }
+
+// nodeChanged updates the cache and moves the unschedulable pods, on event
+// for the metrics ("" for an update: upstream names updates by what
+// changed, which needs the old node).
+func (s *Core) nodeChanged(node *v1.Node, event string) {
+	if err := s.snap.UpdateNode(node); err == nil {
+		s.moves(event, s.queue.MoveAllToActiveOrBackoff)
+	}
+}
+
+// OnNodeDelete handles a deleted node.
+func (s *Core) OnNodeDelete(name string) {
+	s.snap.RemoveNode(name)
+}
+
+// OnPDB handles a created or changed disruption budget.
+func (s *Core) OnPDB(pdb *policyv1.PodDisruptionBudget) {
+	_ = s.snap.SetPDB(pdb)
+}
+
+// OnPDBDelete handles a deleted disruption budget.
+func (s *Core) OnPDBDelete(namespace, name string) {
+	s.snap.RemovePDB(namespace, name)
+}
+
+// OnPriorityClass handles a created or changed priority class.
+func (s *Core) OnPriorityClass(pc *schedulingv1.PriorityClass) {
+	s.snap.SetPriorityClass(pc)
+}
+
+// OnNamespace handles a created or changed namespace.
+func (s *Core) OnNamespace(ns *v1.Namespace) {
+	s.snap.SetNamespace(ns)
+}
+
+// NextWakeup returns when the scheduler next has work without any cluster
+// event (see Queue.NextWakeup).
+func (s *Core) NextWakeup() (time.Time, bool) {
+	return s.queue.NextWakeup()
+}
+
+// QueueCounts returns the pending pods by queue (Queue.Counts).
+func (s *Core) QueueCounts() Counts {
+	return s.queue.Counts()
+}
+
+// decision is what a cycle decided; Cycle turns it into Actions.
+type decision struct {
+	qp      *QueuedPod
+	pod     *snapshot.Pod
+	node    string // bind here
+	message string // FailedScheduling message
+	// preemption outcome: evaluated is set when the dry run ran, plan when
+	// it chose a node.
+	evaluated      bool
+	plan           *preemptionPlan
+	clearNominated []*v1.Pod
+	setNominated   bool
+	nominated      string
+	started        time.Time
+	evaluation     time.Duration
+	// volumes are the pod's claims to bind or provision before binding it
+	// (VolumeBinding's PreBind, volumes.go), nil when it has none.
+	volumes *filter.VolumeBindings
+	// report describes the cycle for a DetailObserver (report.go).
+	report CycleReport
+	// claims are the pod's resource claims to allocate or reserve before
+	// binding it (DynamicResources' PreBind, dra.go), nil when none.
+	claims *filter.DRAAllocation
+}
+
+// cycleState is what one cycle allocates, at once: its decision and plan,
+// and the Actions and their parts that Cycle hands out.
+type cycleState struct {
+	decision
+	attempt    attempt
+	plan       preemptionPlan
+	actions    Actions
+	binding    Binding
+	preemption Preemption
+	failure    Failure
+}
+
+// preemptionPlan is what actuating a preemption needs of the dry run.
+type preemptionPlan struct {
+	node             string
+	victims          []*v1.Pod
+	numPDBViolations int
+}
+
+// Cycle runs one scheduling cycle: it pops the next pod and runs Filter,
+// PostFilter and Score on the cache, and returns what the driver must do
+// through the cluster. The pod is assumed on its node (and its claims
+// reserved) in the cache before Cycle returns, so that the next cycle sees
+// it; a preemptor is nominated in the cache and gated (Queue.Gate). nil
+// means no pod was ready.
+func (s *Core) Cycle() *Actions {
+	cs := s.decide()
+	if cs == nil {
+		return nil
+	}
+	d := &cs.decision
+	pod := d.pod.Obj
+	if do := s.detail(); do != nil {
+		do.Cycle(pod, d.report)
+	}
+	at := &cs.attempt
+	*at = attempt{qp: d.qp, pod: d.pod, started: d.started}
+	a := &cs.actions
+	a.Pod = pod
+	if d.node != "" {
+		cs.binding = Binding{Pod: pod, Node: d.node, Profile: d.report.Profile, Volumes: d.volumes, Claims: d.claims, attempt: at}
+		a.Binding = &cs.binding
+		return a
+	}
+	if plan := d.plan; plan != nil {
+		p := &cs.preemption
+		*p = Preemption{
+			Preemptor:        pod,
+			Node:             plan.node,
+			ClearNominated:   d.clearNominated,
+			Victims:          plan.victims,
+			NumPDBViolations: plan.numPDBViolations,
+			Condition: v1.PodCondition{
+				Type:    v1.DisruptionTarget,
+				Status:  v1.ConditionTrue,
+				Reason:  v1.PodReasonPreemptionByScheduler,
+				Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", pod.Spec.SchedulerName),
+			},
+			attempt:    at,
+			evaluation: d.evaluation,
+		}
+		// Victims already terminating get no call.
+		p.Delete = make([]*v1.Pod, 0, len(plan.victims))
+		for _, v := range plan.victims {
+			if v.DeletionTimestamp == nil {
+				p.Delete = append(p.Delete, v)
+			}
+		}
+		a.Preemption = p
+	} else if obs := s.opts.Observer; obs != nil && d.evaluated {
+		obs.Preemption(pod, "", nil, 0, d.evaluation)
+	}
+	cs.failure = Failure{Pod: pod, Message: d.message, SetNominated: d.setNominated, Nominated: d.nominated, attempt: at}
+	a.Failure = &cs.failure
+	return a
+}
+
+// BindDone reports how a cycle's Binding went. The pod's in-flight claims
+// end (kept as PreBind wrote them); a pod bound leaves the queue, one
+// refused is taken off its node in the cache and backs off.
+func (s *Core) BindDone(b *Binding, r BindResult) {
+	s.releaseClaims(b, r.Claims, r.Err == nil)
+	pod, at := b.Pod, b.attempt
+	obs := s.opts.Observer
+	if r.Err != nil {
+		s.forget(at.pod)
+		s.queue.Done(at.qp, false)
+		s.reportQueued(at.qp, EventScheduleAttemptFailed)
+		if obs != nil {
+			obs.Attempt(pod, AttemptError, s.clock.Since(at.started))
+		}
+		return
+	}
+	s.queue.Forget(at.qp)
+	if obs != nil {
+		obs.Attempt(pod, AttemptScheduled, s.clock.Since(at.started))
+		obs.Scheduled(pod, b.Node, at.qp.Attempts, s.clock.Since(at.qp.InitialAttempt))
+	}
+}
+
+// PreemptionDone reports that a Preemption's API calls have returned,
+// failed telling whether one failed (other than for a victim already
+// gone): the preemptor waits for its victims to go, or, after a failure,
+// is retried after its backoff (Queue.Ungate).
+func (s *Core) PreemptionDone(p *Preemption, failed bool) {
+	if obs := s.opts.Observer; obs != nil {
+		obs.Preemption(p.Preemptor, p.Node, p.Victims, p.NumPDBViolations, p.evaluation)
+	}
+	s.queue.Ungate(p.attempt.qp.Key, !failed)
+}
+
+// FailureDone reports that a Failure was recorded (or its status update
+// failed, which changes nothing here): the pod returns to the queue as
+// unschedulable (Queue.Done). With a Preemption, report that first when
+// its calls return first, as the synchronous driver does.
+func (s *Core) FailureDone(f *Failure) {
+	s.queue.Done(f.attempt.qp, true)
+	s.reportQueued(f.attempt.qp, EventScheduleAttemptFailed)
+	if obs := s.opts.Observer; obs != nil {
+		obs.Attempt(f.Pod, AttemptUnschedulable, s.clock.Since(f.attempt.started))
+	}
+}
+
+// decide pops a pod and runs Filter, PostFilter and Score on the cache. It
+// assumes a bound pod in the cache at once, so that the next cycle sees it.
+func (s *Core) decide() *cycleState {
+	for {
+		qp := s.queue.Pop()
+		if qp == nil {
+			return nil
+		}
+		p := s.snap.Pod(qp.Key)
+		if p == nil || assigned(p.Obj) || p.Obj.DeletionTimestamp != nil || len(p.Obj.Spec.SchedulingGates) > 0 {
+			s.queue.Forget(qp)
+			continue
+		}
+		return s.cycle(qp, p)
+	}
+}
+
+func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
+	cs := &cycleState{decision: decision{qp: qp, pod: p, started: s.clock.Now()}}
+	d := &cs.decision
+	d.report.Profile = p.Obj.Spec.SchedulerName
+	defer func() { d.report.Algorithm = s.clock.Since(d.started) }()
+	prof := s.profiles[p.Obj.Spec.SchedulerName]
+	fopts := prof.Filter
+	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
+	fopts.DRAPreemption = fopts.DRAPreemption || s.opts.Preemption.Features.DRAPreemption
+	var c *filter.Cycle
+	d.report.ExtensionPoints = append(d.report.ExtensionPoints, timed(s.clock, "PreFilter", func() filter.Code {
+		c = filter.NewCycle(s.snap, p, fopts)
+		return c.PreFilterStatus().Code
+	}))
+	nodes := s.snap.Nodes
+	if len(nodes) == 0 {
+		d.message = "no nodes available to schedule pods"
+		// As upstream, a failure that is not a fit error clears the
+		// nomination: the nominated node is no use any more.
+		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+		return cs
+	}
+
+	// A nominated node is likely the one the pod was preempting for: try it first.
+	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
+		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n) {
+			var err error
+			if d.claims, err = s.reserveClaims(c, p, n); err != nil {
+				d.message = err.Error()
+				return cs
+			}
+			d.node = nnn
+			d.volumes = volumeBindings(c, n)
+			s.assume(p, nnn)
+			return cs
+		}
+	}
+	want := score.NumFeasibleNodesToFindPercentage(len(nodes), prof.PercentageOfNodesToScore)
+	if !prof.Score.HasScorePlugins() {
+		// Without scoring the first feasible node is the answer.
+		want = 1
+	}
+	var fr filter.Result
+	var examined int
+	filterRun := timed(s.clock, "Filter", func() filter.Code {
+		fr, examined = c.FilterFrom(s.nextStartNodeIndex, want)
+		return filterCode(fr)
+	})
+	if c.PreFilterStatus().IsSuccess() {
+		d.report.ExtensionPoints = append(d.report.ExtensionPoints, filterRun)
+	}
+	s.nextStartNodeIndex = (s.nextStartNodeIndex + examined) % len(nodes)
+	if len(fr.Feasible) > 0 {
+		node := fr.Feasible[0]
+		if len(fr.Feasible) > 1 {
+			var scores []int64
+			d.report.ExtensionPoints = append(d.report.ExtensionPoints, timed(s.clock, "Score", func() filter.Code {
+				scores = score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score})
+				return filter.Success
+			}))
+			node = score.SelectHost(fr.Feasible, scores)
+		}
+		var err error
+		if d.claims, err = s.reserveClaims(c, p, node); err != nil {
+			d.message = err.Error()
+			return cs
+		}
+		d.node = node.Name
+		d.volumes = volumeBindings(c, node)
+		s.assume(p, node.Name)
+		return cs
+	}
+
+	// PostFilter: preemption.
+	d.report.UnschedulablePlugins = rejectors(c, fr)
+	if c.PreFilterStatus().Code == filter.Error {
+		d.message = c.PreFilterStatus().Message()
+		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+		return cs
+	}
+	if !prof.Preemption {
+		// No DefaultPreemption: the fit error alone. The nomination is
+		// cleared only when no PostFilter plugin runs at all (a PostFilter
+		// that cannot help, DynamicResources' for a pod without claims,
+		// leaves it).
+		d.message = filter.FitErrorMessage(len(nodes), c.PreFilterStatus(), fr.Statuses)
+		if !prof.HasPostFilter {
+			d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+		}
+		return cs
+	}
+	popts := s.opts.Preemption
+	popts.MinCandidateNodesPercentage = prof.MinCandidateNodesPercentage
+	popts.MinCandidateNodesAbsolute = prof.MinCandidateNodesAbsolute
+	popts.Seed = s.rng.Uint64()
+	popts.Now = s.clock.Now()
+	evalStart := s.clock.Now()
+	res, err := s.evaluator.Evaluate(c, fr, popts)
+	if err != nil {
+		// Only a missing clock fails an evaluation, and popts has one.
+		d.message = err.Error()
+		return cs
+	}
+	d.evaluation = s.clock.Since(evalStart)
+	d.evaluated = true
+	d.report.postFilter(res, d.evaluation)
+	d.message = preemption.FailedSchedulingMessage(c, fr, res)
+	switch {
+	case res.Chosen != nil:
+		node := res.Chosen.Node.Name
+		cs.plan = preemptionPlan{node: node, numPDBViolations: res.Chosen.NumPDBViolations}
+		d.plan = &cs.plan
+		for _, v := range res.Chosen.Victims {
+			d.plan.victims = append(d.plan.victims, v.Pod.Obj)
+		}
+		d.setNominated, d.nominated = true, node
+		// Lower-priority pods nominated to the node may no longer fit there.
+		for _, np := range s.snap.NominatedPods(node) {
+			if np.Priority < p.Priority && np.Key != p.Key {
+				d.clearNominated = append(d.clearNominated, np.Obj)
+			}
+		}
+		// The nominator learns at once, not when the API update comes back.
+		for _, np := range d.clearNominated {
+			s.nominate(np, "")
+		}
+		s.nominate(p.Obj, node)
+		s.queue.Gate(qp.Key, d.plan.victims)
+	case res.Eligible && res.Err == nil:
+		// No candidate: the pod's nomination, if any, is cleared.
+		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+	}
+	return cs
+}
+
+// nominate records a nomination in the cache before the API does.
+func (s *Core) nominate(pod *v1.Pod, node string) {
+	obj := pod.DeepCopy()
+	obj.Status.NominatedNodeName = node
+	s.upsert(obj)
+}
+
+// assume binds the pod in the cache before the API does.
+func (s *Core) assume(p *snapshot.Pod, node string) {
+	obj := p.Obj.DeepCopy()
+	obj.Spec.NodeName = node
+	obj.Status.NominatedNodeName = ""
+	s.assumed[p.Key] = true
+	s.upsert(obj)
+}
+
+// forget undoes assume after a failed bind.
+func (s *Core) forget(p *snapshot.Pod) {
+	if s.assumed[p.Key] {
+		delete(s.assumed, p.Key)
+		s.upsert(p.Obj)
+	}
+}

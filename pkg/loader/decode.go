@@ -1,0 +1,393 @@
+package loader
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sjson "sigs.k8s.io/json"
+)
+
+type header struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+}
+
+// kinds are the objects the engine uses, by kind, with the apiVersion it
+// accepts.
+var kinds = map[string]string{
+	"Node":                "v1",
+	"Pod":                 "v1",
+	"Namespace":           "v1",
+	"PodDisruptionBudget": "policy/v1",
+	"PriorityClass":       "scheduling.k8s.io/v1",
+	"PodGroup":            "scheduling.k8s.io/v1beta1",
+	"CompositePodGroup":   "scheduling.k8s.io/v1alpha3",
+	"Deployment":          "apps/v1",
+	"ReplicaSet":          "apps/v1",
+	"Job":                 "batch/v1",
+	"StatefulSet":         "apps/v1",
+	"Simulation":          SimulationAPIVersion,
+	"ResourceSlice":       draAPIVersion,
+	"DeviceClass":         draAPIVersion,
+	"ResourceClaim":       draAPIVersion,
+}
+
+// SimulationAPIVersion is the apiVersion of reprieve's Simulation document.
+const SimulationAPIVersion = "reprieve.dev/v1alpha1"
+
+func (s *Set) addDocument(src string, raw []byte, depth int) error {
+	return s.commit(src, raw, prepare(raw), depth)
+}
+
+// prepared is what can be done for one document without the set: its
+// header read, its object decoded, defaulted and validated. Documents are
+// prepared in parallel and committed in order, so that the first error in
+// the input is the one reported, as if they had been read one by one.
+type prepared struct {
+	h header
+	// err is a document that is not an object with a kind and an
+	// apiVersion (then nothing else is set).
+	err *InputError
+	// known is set for a kind the loader reads; apiVersion is what it
+	// accepts.
+	known      bool
+	namespaced bool
+	apiVersion string
+	ns         string
+	// quantity and decoded are set for an object of a known kind with a
+	// name, in the order they are checked.
+	quantityField, quantityDetail string
+	obj                           any
+	unknown                       []error
+	decodeErr                     error
+	admitErr                      *InputError // without Source
+}
+
+// decoded reports whether p holds an object decoded without error, for
+// which commit does not read the document again.
+func (p *prepared) decoded() bool {
+	return p.err == nil && p.obj != nil && p.decodeErr == nil && p.quantityField == ""
+}
+
+// prepare reads raw's header and, for an object the loader reads, decodes,
+// defaults and validates it. It touches nothing shared.
+func prepare(raw []byte) prepared {
+	var p prepared
+	h, ok := scanHeader(raw)
+	if !ok {
+		h = header{}
+		if err := sjson.UnmarshalCaseSensitivePreserveInts(raw, &h); err != nil {
+			if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+				p.err = &InputError{Detail: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
+				return p
+			}
+			field, detail := splitJSONError(err)
+			p.err = &InputError{Field: field, Detail: detail}
+			return p
+		}
+	}
+	p.h = h
+	if h.Kind == "" || h.APIVersion == "" || isListKind(h.Kind) {
+		return p
+	}
+	want, known := kinds[h.Kind]
+	sk, isStorage := storageKinds[h.Kind]
+	if isStorage {
+		want, known = sk.apiVersion, true
+	}
+	if !known {
+		return p
+	}
+	p.known, p.apiVersion = true, want
+	p.namespaced = h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass" && (!isStorage || sk.namespaced)
+	if n, dra := draKinds[h.Kind]; dra {
+		p.namespaced = n
+	}
+	p.ns = h.Namespace
+	if p.namespaced && p.ns == "" {
+		p.ns = metav1.NamespaceDefault
+	}
+	if h.APIVersion != want || h.Kind == "Simulation" || h.Name == "" {
+		return p
+	}
+	if p.quantityField, p.quantityDetail = checkQuantities(raw); p.quantityField != "" {
+		return p
+	}
+	p.obj, p.unknown, p.decodeErr = decodeTyped(h.Kind, raw)
+	if p.decodeErr != nil {
+		return p
+	}
+	if p.namespaced {
+		setNamespace(p.obj, p.ns)
+	}
+	p.admitErr = admit(p.obj)
+	// Managed fields are often most of an object as the API server
+	// returns it, and nothing reads them.
+	if m, ok := p.obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return p
+}
+
+// commit adds a prepared document to the set, with the checks that need
+// the set (duplicates, --validate, one globalDefault PriorityClass).
+func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
+	if p.err != nil {
+		p.err.Source = src
+		return p.err
+	}
+	h := p.h
+	if h.Kind == "" {
+		return &InputError{Source: src, Field: "kind", Detail: "missing"}
+	}
+	if h.APIVersion == "" {
+		return &InputError{Source: src, Object: h.Kind + " " + h.Name, Field: "apiVersion", Detail: "missing"}
+	}
+	if isListKind(h.Kind) {
+		return s.addList(src, raw, h, depth)
+	}
+	if !p.known {
+		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src, h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
+		s.skipped = append(s.skipped, skippedObject{src: src, kind: h.APIVersion + " " + h.Kind})
+		return nil
+	}
+	ns := p.ns
+	if h.APIVersion != p.apiVersion {
+		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: "apiVersion",
+			Detail: fmt.Sprintf("unsupported %q (want %q)", h.APIVersion, p.apiVersion)}
+	}
+	if h.Kind == "Simulation" {
+		s.Simulations = append(s.Simulations, RawDocument{Source: src, Data: raw})
+		return nil
+	}
+	if h.Name == "" {
+		return &InputError{Source: src, Object: h.Kind, Field: "metadata.name", Detail: "missing"}
+	}
+	key := h.Kind + " " + ns + "/" + h.Name
+	if prev, dup := s.seen[key]; dup {
+		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: "metadata.name", Detail: "duplicate object (first defined in " + prev + ")"}
+	}
+	s.seen[key] = src
+
+	id := objectName(h.Kind, ns, h.Name)
+	if p.quantityField != "" {
+		return &InputError{Source: src, Object: id, Field: p.quantityField, Detail: p.quantityDetail}
+	}
+	if p.decodeErr != nil {
+		field, detail := splitJSONError(p.decodeErr)
+		if field == "" {
+			field = findBadQuantity(raw)
+		}
+		return &InputError{Source: src, Object: id, Field: field, Detail: detail}
+	}
+	for _, u := range p.unknown {
+		if err := s.strict(src, id, oneLine(u.Error())); err != nil {
+			return err
+		}
+	}
+	obj := p.obj
+	s.origin[obj] = src
+	if p.namespaced && h.Namespace == "" {
+		s.defaulted[obj] = true
+	}
+	if p.admitErr != nil {
+		p.admitErr.Source = src
+		return p.admitErr
+	}
+	if err := s.admitGlobal(src, obj); err != nil {
+		return err
+	}
+	switch o := obj.(type) {
+	case *v1.Node:
+		s.Objects.Nodes = append(s.Objects.Nodes, o)
+	case *v1.Pod:
+		s.Objects.Pods = append(s.Objects.Pods, o)
+	case *v1.Namespace:
+		s.Objects.Namespaces = append(s.Objects.Namespaces, o)
+	case *policyv1.PodDisruptionBudget:
+		s.Objects.PDBs = append(s.Objects.PDBs, o)
+	case *schedulingv1.PriorityClass:
+		s.Objects.PriorityClasses = append(s.Objects.PriorityClasses, o)
+	case *schedulingv1beta1.PodGroup:
+		s.Objects.PodGroups = append(s.Objects.PodGroups, o)
+	case *schedulingv1alpha3.CompositePodGroup:
+		s.Objects.CompositePodGroups = append(s.Objects.CompositePodGroups, o)
+	case *appsv1.Deployment:
+		s.Deployments = append(s.Deployments, o)
+	case *appsv1.ReplicaSet:
+		s.ReplicaSets = append(s.ReplicaSets, o)
+	case *batchv1.Job:
+		s.Jobs = append(s.Jobs, o)
+	case *appsv1.StatefulSet:
+		s.StatefulSets = append(s.StatefulSets, o)
+	default:
+		if s.addStorage(obj, ns) {
+			break
+		}
+		if err := s.addDRAObject(obj, ns); err != nil {
+			err.Source = src
+			return err
+		}
+	}
+	return nil
+}
+
+// addList reads the items of a List, or of a typed list such as PodList
+// whose items may omit their kind and apiVersion. The items are found by
+// the scanner (slices of raw, not copies); only the List without them goes
+// through the decoder.
+func (s *Set) addList(src string, raw []byte, h header, depth int) error {
+	var items [][]byte
+	rest := raw
+	walked := objectMembers(raw, func(key, value []byte, at int) {
+		if string(key) != "items" {
+			return
+		}
+		if elems, ok := arrayElements(value); ok {
+			items = elems
+			rest = slices.Concat(raw[:at], []byte("null"), raw[at+len(value):])
+		}
+	})
+	if !walked {
+		items, rest = nil, raw
+	}
+	return s.addItems(src, rest, h, items, depth)
+}
+
+// addItems adds the items of a List: rest is the List, whose own fields
+// are checked strictly, and items its items already cut out, or nil to
+// take them from rest. Items are prepared in parallel and committed in
+// order.
+func (s *Set) addItems(src string, rest []byte, h header, items [][]byte, depth int) error {
+	if depth > 0 {
+		return &InputError{Source: src, Field: "kind", Detail: "nested List"}
+	}
+	var list struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ListMeta   `json:"metadata"`
+		Items           []json.RawMessage `json:"items"`
+	}
+	unknown, err := sjson.UnmarshalStrict(rest, &list)
+	if err != nil {
+		return &InputError{Source: src, Object: h.Kind, Field: "items", Detail: oneLine(err.Error())}
+	}
+	for _, u := range unknown {
+		if err := s.strict(src, h.Kind, oneLine(u.Error())); err != nil {
+			return err
+		}
+	}
+	if items == nil {
+		items = make([][]byte, len(list.Items))
+		for i, item := range list.Items {
+			items[i] = item
+		}
+	}
+	if itemKind := strings.TrimSuffix(h.Kind, "List"); itemKind != "" {
+		for i, item := range items {
+			items[i] = withTypeMeta(item, itemKind, h.APIVersion)
+		}
+	}
+	preps := make([]prepared, len(items))
+	s.parallel(len(items), func(i int) {
+		preps[i] = prepare(items[i])
+		if preps[i].decoded() {
+			items[i] = nil // commit needs the JSON only to word an error
+		}
+	})
+	for i, item := range items {
+		if err := s.commit(fmt.Sprintf("%s items[%d]", src, i), item, preps[i], depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isListKind reports whether kind names a list (List, PodList, ...).
+func isListKind(kind string) bool { return strings.HasSuffix(kind, "List") }
+
+// withTypeMeta gives an item of a typed list (such as PodList) the kind
+// and apiVersion it may omit.
+func withTypeMeta(item []byte, kind, apiVersion string) []byte {
+	var m map[string]any
+	if err := json.Unmarshal(item, &m); err != nil {
+		return item
+	}
+	if _, ok := m["kind"]; !ok {
+		m["kind"] = kind
+	}
+	if _, ok := m["apiVersion"]; !ok {
+		m["apiVersion"] = apiVersion
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// decodeTyped decodes raw as the API server does: field names are case
+// sensitive; unknown and duplicate fields come back as strict errors.
+func decodeTyped(kind string, raw []byte) (obj any, strict []error, err error) {
+	if obj = newObject(kind); obj == nil {
+		return nil, nil, fmt.Errorf("no type for kind %s", kind)
+	}
+	strict, err = sjson.UnmarshalStrict(raw, obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, strict, nil
+}
+
+// newObject returns an empty object of a kind the loader reads, nil for
+// other kinds.
+func newObject(kind string) any {
+	switch kind {
+	case "Node":
+		return &v1.Node{}
+	case "Pod":
+		return &v1.Pod{}
+	case "Namespace":
+		return &v1.Namespace{}
+	case "PodDisruptionBudget":
+		return &policyv1.PodDisruptionBudget{}
+	case "PriorityClass":
+		return &schedulingv1.PriorityClass{}
+	case "PodGroup":
+		return &schedulingv1beta1.PodGroup{}
+	case "CompositePodGroup":
+		return &schedulingv1alpha3.CompositePodGroup{}
+	case "Deployment":
+		return &appsv1.Deployment{}
+	case "ReplicaSet":
+		return &appsv1.ReplicaSet{}
+	case "Job":
+		return &batchv1.Job{}
+	case "StatefulSet":
+		return &appsv1.StatefulSet{}
+	}
+	if obj := newDRAObject(kind); obj != nil {
+		return obj
+	}
+	return newStorageObject(kind)
+}
+
+// DecodeStrict decodes data into obj as the loader decodes objects: case
+// sensitive field names; unknown and duplicate fields are returned as
+// strict errors naming their path.
+func DecodeStrict(data []byte, obj any) (strict []error, err error) {
+	return sjson.UnmarshalStrict(data, obj)
+}
+
+func setNamespace(obj any, ns string) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetNamespace(ns)
+	}
+}

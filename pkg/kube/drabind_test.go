@@ -26,19 +26,8 @@ import (
 // claimsFor runs the filters for pod on node and returns its DRA allocation.
 func claimsFor(t *testing.T, objs snapshot.Objects, pod *v1.Pod, node string) *filter.DRAAllocation {
 	t.Helper()
-	snap, err := snapshot.New(objs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := snap.NewPod(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := filter.NewCycle(snap, p, filter.Options{Parallelism: 1})
-	if s := c.FilterOne(snap.Node(node)); !s.IsSuccess() {
-		t.Fatalf("pod does not fit on %s: %v", node, s)
-	}
-	a, err := c.DRAAllocation(snap.Node(node))
+	c, n := fittingCycle(t, objs, pod, node)
+	a, err := c.DRAAllocation(n)
 	if err != nil || a == nil {
 		t.Fatalf("DRAAllocation = %v, %v", a, err)
 	}

@@ -17,8 +17,9 @@ import (
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
-// bindingsFor runs the filters for pod on node and returns its volume bindings.
-func bindingsFor(t *testing.T, objs snapshot.Objects, pod *v1.Pod, node string) *filter.VolumeBindings {
+// fittingCycle runs the filters for pod on node, fails the test unless the
+// pod fits there, and returns the cycle and the node for its PreBind state.
+func fittingCycle(t *testing.T, objs snapshot.Objects, pod *v1.Pod, node string) (*filter.Cycle, *snapshot.Node) {
 	t.Helper()
 	snap, err := snapshot.New(objs)
 	if err != nil {
@@ -32,7 +33,14 @@ func bindingsFor(t *testing.T, objs snapshot.Objects, pod *v1.Pod, node string) 
 	if s := c.FilterOne(snap.Node(node)); !s.IsSuccess() {
 		t.Fatalf("pod does not fit on %s: %v", node, s)
 	}
-	vb, err := c.VolumeBindings(snap.Node(node))
+	return c, snap.Node(node)
+}
+
+// bindingsFor runs the filters for pod on node and returns its volume bindings.
+func bindingsFor(t *testing.T, objs snapshot.Objects, pod *v1.Pod, node string) *filter.VolumeBindings {
+	t.Helper()
+	c, n := fittingCycle(t, objs, pod, node)
+	vb, err := c.VolumeBindings(n)
 	if err != nil || vb == nil {
 		t.Fatalf("VolumeBindings = %v, %v", vb, err)
 	}

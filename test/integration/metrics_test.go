@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +25,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	compbasemetrics "k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -449,21 +448,8 @@ func TestSecureServing(t *testing.T) {
 		return err == nil
 	})
 
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	cfg := e.configFor(schedToken)
-	writeFile(t, kc, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: %q, certificate-authority-data: %s}
-users:
-- name: u
-  user: {token: %q}
-contexts:
-- name: x
-  context: {cluster: c, user: u}
-current-context: x
-`, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), schedToken)))
+	kc := kubeconfigFile(t, clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}, clientcmdapi.AuthInfo{Token: schedToken})
 
 	port := freePort(t)
 	runCtx, cancel := context.WithCancel(ctx)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/reprieve/reprieve/pkg/kube"
@@ -36,7 +35,7 @@ func TestLeaderSIGKILLUnderLoad(t *testing.T) {
 	// The leader's calls go through a proxy that records them, as the
 	// in-process schedulers' taps do.
 	leaderTap := newTap()
-	kubeconfig := plainKubeconfig(t, tapProxy(t, w.AdminConfig, leaderTap))
+	kubeconfig := kubeconfigFile(t, clientcmdapi.Cluster{Server: tapProxy(t, w.AdminConfig, leaderTap)}, clientcmdapi.AuthInfo{})
 	var logs lockedBuffer
 	leader := exec.Command(bin, "scheduler", "--kubeconfig", kubeconfig, "--scheduler-name", w.sched,
 		"--secure-port=0", "--leader-elect",
@@ -135,21 +134,6 @@ func tapProxy(t *testing.T, cfg *rest.Config, tp *tap) string {
 	srv := httptest.NewServer(proxy)
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-// plainKubeconfig writes a kubeconfig for an unauthenticated server URL.
-func plainKubeconfig(t *testing.T, server string) string {
-	t.Helper()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["proxy"] = &clientcmdapi.Cluster{Server: server}
-	cfg.AuthInfos["proxy"] = &clientcmdapi.AuthInfo{}
-	cfg.Contexts["proxy"] = &clientcmdapi.Context{Cluster: "proxy", AuthInfo: "proxy"}
-	cfg.CurrentContext = "proxy"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // lockedBuffer is a bytes.Buffer safe for a process's two output streams.

@@ -268,9 +268,17 @@ func listYAML(t *testing.T, o snapshot.Objects) []byte {
 // writeKubeconfig writes a kubeconfig for the env's admin.
 func writeKubeconfig(t *testing.T, e *env) string {
 	t.Helper()
+	return kubeconfigFile(t, clientcmdapi.Cluster{Server: "https://" + e.proxy.addr(), CertificateAuthorityData: e.caData},
+		clientcmdapi.AuthInfo{Token: e.adminToken})
+}
+
+// kubeconfigFile writes a kubeconfig whose current context is cluster with
+// user, and returns its path.
+func kubeconfigFile(t *testing.T, cluster clientcmdapi.Cluster, user clientcmdapi.AuthInfo) string {
+	t.Helper()
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["integration"] = &clientcmdapi.Cluster{Server: "https://" + e.proxy.addr(), CertificateAuthorityData: e.caData}
-	cfg.AuthInfos["integration"] = &clientcmdapi.AuthInfo{Token: e.adminToken}
+	cfg.Clusters["integration"] = &cluster
+	cfg.AuthInfos["integration"] = &user
 	cfg.Contexts["integration"] = &clientcmdapi.Context{Cluster: "integration", AuthInfo: "integration"}
 	cfg.CurrentContext = "integration"
 	path := filepath.Join(t.TempDir(), "kubeconfig")

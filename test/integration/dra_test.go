@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -300,21 +299,7 @@ func TestRBACDynamicResources(t *testing.T) {
 	e := newEnv(t, envOptions{rbac: true})
 	e.startControllerManager("resourceclaim-controller")
 	ctx := context.Background()
-	admin := e.Admin
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "reprieve-system"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.CoreV1().ServiceAccounts("reprieve-system").Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "reprieve"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	applyRBAC(t, admin, "../../deploy/rbac.yaml")
-	expiry := int64(3600)
-	tr, err := admin.CoreV1().ServiceAccounts("reprieve-system").CreateToken(ctx, "reprieve",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("requesting a token for reprieve-system/reprieve: %v", err)
-	}
-	saConfig := e.configFor(tr.Status.Token)
+	saConfig := e.deployServiceAccount(t)
 	sa := kubernetes.NewForConfigOrDie(saConfig)
 	waitUntil(t, "the role to apply", func() bool {
 		_, err := sa.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})

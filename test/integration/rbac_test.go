@@ -19,6 +19,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/reprieve/reprieve/pkg/kube"
 )
@@ -31,20 +32,7 @@ func TestRBAC(t *testing.T) {
 	e := newEnv(t, envOptions{rbac: true})
 	ctx := context.Background()
 	admin := e.Admin
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "reprieve-system"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.CoreV1().ServiceAccounts("reprieve-system").Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "reprieve"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	applyRBAC(t, admin, "../../deploy/rbac.yaml")
-	expiry := int64(3600)
-	tr, err := admin.CoreV1().ServiceAccounts("reprieve-system").CreateToken(ctx, "reprieve",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("requesting a token for reprieve-system/reprieve: %v", err)
-	}
-	saConfig := e.configFor(tr.Status.Token)
+	saConfig := e.deployServiceAccount(t)
 	sa := kubernetes.NewForConfigOrDie(saConfig)
 	// RBAC is read from the API server's informers: wait until it applies.
 	waitUntil(t, "the role to apply", func() bool {
@@ -176,4 +164,27 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(poll)
 	}
+}
+
+// deployServiceAccount creates deploy/'s ServiceAccount reprieve-system/reprieve
+// with the roles of deploy/rbac.yaml and returns a client configuration
+// with a token for it.
+func (e *env) deployServiceAccount(t *testing.T) *rest.Config {
+	t.Helper()
+	ctx := context.Background()
+	admin := e.Admin
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "reprieve-system"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().ServiceAccounts("reprieve-system").Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "reprieve"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	applyRBAC(t, admin, "../../deploy/rbac.yaml")
+	expiry := int64(3600)
+	tr, err := admin.CoreV1().ServiceAccounts("reprieve-system").CreateToken(ctx, "reprieve",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token for reprieve-system/reprieve: %v", err)
+	}
+	return e.configFor(tr.Status.Token)
 }

@@ -1,4 +1,4 @@
-package preemption
+package config
 
 import (
 	"fmt"
@@ -28,8 +28,8 @@ const (
 	GateDRAPreemption = "DRAPreemption"
 )
 
-// Features are the kube-scheduler feature gates that change preemption.
-// Both are off by default in v1.37, and the zero value is upstream's
+// Features are the kube-scheduler feature gates that change preemption
+// (and DRAPreemption, reprieve's own). All are off by default in v1.37, and the zero value is upstream's
 // default: with both off, preemption is exactly what it was without them.
 type Features struct {
 	// GenericWorkload: victims are single pods or whole pod groups (see
@@ -46,8 +46,8 @@ type Features struct {
 	DRAPreemption bool
 }
 
-// composite reports whether CompositePodGroup hierarchies are in effect.
-func (f Features) composite() bool { return f.GenericWorkload && f.CompositePodGroup }
+// Composite reports whether CompositePodGroup hierarchies are in effect.
+func (f Features) Composite() bool { return f.GenericWorkload && f.CompositePodGroup }
 
 // knownGates are the gates ParseFeatureGates accepts, with the gates each
 // depends on (upstream's dependency table, pkg/features, without
@@ -118,7 +118,7 @@ func gateNames() []string {
 // know it.
 func (f Features) Gates() map[string]bool {
 	m := map[string]bool{GateGenericWorkload: f.GenericWorkload}
-	if f.composite() {
+	if f.Composite() {
 		m[GateCompositePodGroup] = true
 		m[GateTopologyAwareWorkloadScheduling] = true
 	}

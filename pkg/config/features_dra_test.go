@@ -1,4 +1,4 @@
-package preemption
+package config
 
 import "testing"
 

@@ -22,7 +22,6 @@ import (
 
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/metrics"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 
@@ -50,7 +49,10 @@ type Config struct {
 	// kube-scheduler's event client (see NewClients); nil uses Client.
 	EventClient   kubernetes.Interface
 	SchedulerName string
-	Preemption    preemption.Options
+	// Features are the feature gates that change preemption; Policy
+	// chooses its victims (the zero values are upstream's).
+	Features config.Features
+	Policy   config.Policy
 	// Parallelism bounds the goroutines of a scheduling cycle; 0 means
 	// GOMAXPROCS.
 	Parallelism int
@@ -122,7 +124,8 @@ func Run(ctx context.Context, cfg Config) error {
 		SchedulerName:  cfg.SchedulerName,
 		Seed:           seed,
 		Observer:       m,
-		Preemption:     cfg.Preemption,
+		Features:       cfg.Features,
+		Policy:         cfg.Policy,
 		Parallelism:    cfg.Parallelism,
 		Profiles:       cfg.Profiles,
 		InitialBackoff: cfg.InitialBackoff,

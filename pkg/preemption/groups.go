@@ -218,7 +218,7 @@ type groupMembers struct {
 
 func newGroupIndex(snap *snapshot.Snapshot, f Features) *groupIndex {
 	idx := &groupIndex{
-		h:       hierarchy{snap: snap, composite: f.composite()},
+		h:       hierarchy{snap: snap, composite: f.Composite()},
 		pods:    map[*snapshot.Pod]podGroupInfo{},
 		members: map[*snapshot.Group]groupMembers{},
 	}

@@ -260,7 +260,7 @@ func TestHierarchy(t *testing.T) {
 				member(p, "pg1")
 			}
 			snap := cluster{nodes: []*v1.Node{rt.Node("n").Obj()}, pods: []*v1.Pod{p}, pgs: tc.pgs, cpgs: tc.cpgs}.build(t)
-			h := hierarchy{snap: snap, composite: tc.features.composite()}
+			h := hierarchy{snap: snap, composite: tc.features.Composite()}
 			sp := snap.Pod("default/p1")
 			gotAll := ""
 			if g := h.highestAll(sp); g != nil {
@@ -369,41 +369,6 @@ func TestSplitUnitsByPDB(t *testing.T) {
 			}
 			if nb != want {
 				t.Errorf("%d broken budgets recorded, want %d", nb, want)
-			}
-		})
-	}
-}
-
-func TestParseFeatureGates(t *testing.T) {
-	tests := map[string]struct {
-		in      string
-		want    Features
-		wantErr string
-	}{
-		"empty: the defaults":         {in: "", want: Features{}},
-		"GenericWorkload":             {in: "GenericWorkload=true", want: gatesPG},
-		"all three":                   {in: "GenericWorkload=true,CompositePodGroup=true,TopologyAwareWorkloadScheduling=true", want: gatesBoth},
-		"explicitly off":              {in: "GenericWorkload=false", want: Features{}},
-		"spaces":                      {in: " GenericWorkload = true ", want: gatesPG},
-		"unknown name":                {in: "GenericWorkloads=true", wantErr: "unrecognized feature gate: GenericWorkloads"},
-		"bad value":                   {in: "GenericWorkload=yes", wantErr: "invalid value of GenericWorkload=yes"},
-		"no value":                    {in: "GenericWorkload", wantErr: "missing bool value for GenericWorkload"},
-		"CompositePodGroup alone":     {in: "CompositePodGroup=true", wantErr: "CompositePodGroup is enabled, but depends on features that are disabled: [GenericWorkload]"},
-		"CompositePodGroup with GW":   {in: "GenericWorkload=true,CompositePodGroup=true", want: gatesBoth},
-		"TopologyAware without GW":    {in: "TopologyAwareWorkloadScheduling=true", wantErr: "TopologyAwareWorkloadScheduling is enabled, but depends on features that are disabled: [GenericWorkload]"},
-		"later value wins as in kube": {in: "GenericWorkload=true,GenericWorkload=false", want: Features{}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := ParseFeatureGates(tc.in)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Errorf("got %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}

@@ -2,63 +2,30 @@ package preemption
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 
 	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
-// Policy is how preemption chooses victims. The zero value is Upstream.
-type Policy string
+// Policy is how preemption chooses victims (config.Policy, named here
+// for the engine's own use).
+type Policy = config.Policy
 
+// The policies, as the engine names them.
 const (
-	// Upstream is kube-scheduler's DefaultPreemption, exactly.
-	Upstream Policy = "upstream"
-	// Minimal chooses, on each node, the victim set that is best under
-	// upstream's own node-choice criteria applied to sets (fewest budget
-	// violations, then the lowest highest victim priority, the smallest
-	// sum of priorities, the fewest victims, the latest start), found by
-	// branch and bound from upstream's own set, so that it is never worse
-	// than upstream's. The node is then chosen by upstream's criteria among
-	// every potential node when there are at most MaxPolicyNodes of them,
-	// else among the nodes upstream's dry run visits.
-	Minimal Policy = "minimal"
-	// StrictPDB is Minimal that never breaks a PodDisruptionBudget: nodes
-	// where every victim set that makes room breaks one are no candidates,
-	// and with no candidate left the pod is not preempted for.
-	StrictPDB Policy = "strict-pdb"
-	// Reschedulable is Minimal that first minimises the victims that could
-	// not run anywhere else right after the eviction (see Placement):
-	// among upstream's set, Minimal's and the next best sets its search
-	// finds on each node, and then across nodes, fewer such victims wins
-	// before upstream's criteria. Its placements are bounded: at most
-	// maxPlacementWork node filterings per evaluation beyond those of
-	// upstream's choice and its own, which are always counted in full. A
-	// candidate whose count the bound cut is not proven (its count is then
-	// an upper bound), but the choice is never worse than upstream's by
-	// (victims that fit nowhere else, upstream's order).
-	Reschedulable Policy = "reschedulable"
+	Upstream      = config.PolicyUpstream
+	Minimal       = config.PolicyMinimal
+	StrictPDB     = config.PolicyStrictPDB
+	Reschedulable = config.PolicyReschedulable
 )
 
-// Policies lists the policies, the default first.
-var Policies = []Policy{Upstream, Minimal, Reschedulable, StrictPDB}
-
-// ParsePolicy parses a policy name; "" is Upstream.
-func ParsePolicy(s string) (Policy, error) {
-	if s == "" {
-		return Upstream, nil
-	}
-	for _, p := range Policies {
-		if string(p) == s {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("unknown victim policy %q (want one of %v)", s, Policies)
-}
+// Features are the feature gates that change preemption (config.Features).
+type Features = config.Features
 
 // MaxPolicyNodes is the number of potential nodes up to which a policy
 // other than Upstream examines every one of them.

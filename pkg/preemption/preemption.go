@@ -304,7 +304,7 @@ func eligible(snap *snapshot.Snapshot, pod *snapshot.Pod, fr filter.Result, f Fe
 		// help any more, lets the pod preempt again.
 		return true, ""
 	}
-	h := hierarchy{snap: snap, composite: f.composite()}
+	h := hierarchy{snap: snap, composite: f.Composite()}
 	for _, p := range node.Pods {
 		prio := p.Priority
 		if f.GenericWorkload {

@@ -67,12 +67,10 @@ func NewCore(clk clock.PassiveClock, opts Options) *Core {
 	s.profiles = map[string]*config.Profile{}
 	if len(opts.Profiles) == 0 {
 		s.profiles[opts.SchedulerName] = &config.Profile{
-			SchedulerName:               opts.SchedulerName,
-			Preemption:                  true,
-			HasPostFilter:               true,
-			MinCandidateNodesPercentage: opts.Preemption.MinCandidateNodesPercentage,
-			MinCandidateNodesAbsolute:   opts.Preemption.MinCandidateNodesAbsolute,
-			Score:                       score.DefaultConfig(),
+			SchedulerName: opts.SchedulerName,
+			Preemption:    true,
+			HasPostFilter: true,
+			Score:         score.DefaultConfig(),
 		}
 	}
 	// The scheduler's own copy: the caller may reuse its slice.
@@ -396,7 +394,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	prof := s.profiles[p.Obj.Spec.SchedulerName]
 	fopts := prof.Filter
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
-	fopts.DRAPreemption = fopts.DRAPreemption || s.opts.Preemption.Features.DRAPreemption
+	fopts.DRAPreemption = fopts.DRAPreemption || s.opts.Features.DRAPreemption
 	var c *filter.Cycle
 	d.report.ExtensionPoints = append(d.report.ExtensionPoints, timed(s.clock, "PreFilter", func() filter.Code {
 		c = filter.NewCycle(s.snap, p, fopts)
@@ -479,11 +477,14 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 		}
 		return cs
 	}
-	popts := s.opts.Preemption
-	popts.MinCandidateNodesPercentage = prof.MinCandidateNodesPercentage
-	popts.MinCandidateNodesAbsolute = prof.MinCandidateNodesAbsolute
-	popts.Seed = s.rng.Uint64()
-	popts.Now = s.clock.Now()
+	popts := preemption.Options{
+		MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
+		MinCandidateNodesAbsolute:   prof.MinCandidateNodesAbsolute,
+		Seed:                        s.rng.Uint64(),
+		Now:                         s.clock.Now(),
+		Features:                    s.opts.Features,
+		Policy:                      s.opts.Policy,
+	}
 	evalStart := s.clock.Now()
 	res, err := s.evaluator.Evaluate(c, fr, popts)
 	if err != nil {

@@ -32,10 +32,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	"github.com/reprieve/reprieve/pkg/score"
 )
 
 // Event reasons and actions, as upstream records them.
@@ -116,11 +115,13 @@ type Options struct {
 	// Profiles, when set, are the scheduler's profiles (see pkg/config): it
 	// schedules the pods whose schedulerName names one, each with that
 	// profile's preemption, scoring and percentageOfNodesToScore, as
-	// kube-scheduler does. SchedulerName and Preemption's candidate budget
-	// are then ignored.
+	// kube-scheduler does. SchedulerName is then ignored.
 	Profiles []config.Profile
-	// Preemption configures DefaultPreemption (seed, candidate budget).
-	Preemption preemption.Options
+	// Features are the feature gates that change preemption; the zero
+	// value is v1.37's default.
+	Features config.Features
+	// Policy chooses preemption's victims; the zero value is upstream's.
+	Policy config.Policy
 	// Seed seeds the scheduler's random choices (score ties, dry-run offsets).
 	Seed uint64
 	// InitialBackoff and MaxBackoff bound the backoff of pods that failed
@@ -128,7 +129,7 @@ type Options struct {
 	InitialBackoff, MaxBackoff time.Duration
 	// DefaultSelector gives PodTopologySpread's default constraints the
 	// selector of the controllers owning a pod; nil disables them.
-	DefaultSelector score.Selectors
+	DefaultSelector func(pod *v1.Pod) labels.Selector
 	// Observer receives metrics; nil ignores them.
 	Observer Observer
 	// Parallelism bounds the goroutines of a scheduling cycle (filtering

@@ -17,7 +17,6 @@ import (
 
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 
@@ -37,14 +36,16 @@ type Options struct {
 	// Costs, when set, replaces the scenario's cost model (spec.costs),
 	// e.g. FreeCosts to test a mechanism's timing on its own.
 	Costs *CostModel
-	// Preemption configures the dry run's candidate budget and victim
-	// policy.
-	Preemption preemption.Options
+	// Features are the feature gates that change preemption; the zero
+	// value is v1.37's default.
+	Features config.Features
+	// Policy chooses preemption's victims; the zero value is upstream's.
+	Policy config.Policy
 	// Parallelism bounds the goroutines of a scheduling cycle; 0 means
 	// GOMAXPROCS.
 	Parallelism int
 	// Profiles are the scheduler's profiles (pkg/config); empty is one
-	// default profile for default-scheduler with Preemption's budget.
+	// default profile for default-scheduler.
 	Profiles []config.Profile
 	// InitialBackoff and MaxBackoff are the scheduler's pod backoff; zero
 	// means the defaults.
@@ -129,7 +130,8 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	w.sched = scheduler.New(w, w.clock, scheduler.Options{
 		SchedulerName:   v1.DefaultSchedulerName,
 		Seed:            seed,
-		Preemption:      opts.Preemption,
+		Features:        opts.Features,
+		Policy:          opts.Policy,
 		Parallelism:     opts.Parallelism,
 		Profiles:        opts.Profiles,
 		InitialBackoff:  opts.InitialBackoff,

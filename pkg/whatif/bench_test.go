@@ -10,7 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
@@ -52,7 +52,7 @@ func withSpare(objs snapshot.Objects, nodes int) snapshot.Objects {
 }
 
 func benchmarkWhatif(b *testing.B, nodes int, constraints bool) {
-	benchmarkPolicy(b, nodes, constraints, false, preemption.Upstream)
+	benchmarkPolicy(b, nodes, constraints, false, config.PolicyUpstream)
 }
 
 // cpuTime is the process's user and system CPU time so far.
@@ -64,7 +64,7 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func benchmarkPolicy(b *testing.B, nodes int, constraints, spare bool, policy preemption.Policy) {
+func benchmarkPolicy(b *testing.B, nodes int, constraints, spare bool, policy config.Policy) {
 	objs, podObj := benchCluster(nodes, 30, constraints)
 	if spare {
 		objs = withSpare(objs, nodes)
@@ -77,7 +77,7 @@ func benchmarkPolicy(b *testing.B, nodes int, constraints, spare bool, policy pr
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := whatif.Options{Preemption: preemption.Options{Now: now, Policy: policy}}
+	opts := whatif.Options{Now: now, Policy: policy}
 	// One evaluator for every evaluation, as a scheduler or a whatif of
 	// many pods holds it; the first evaluation warms it up.
 	var e whatif.Evaluator
@@ -95,7 +95,7 @@ func benchmarkPolicy(b *testing.B, nodes int, constraints, spare bool, policy pr
 	}
 	// On a shared machine wall time also counts waiting for a core.
 	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
-	if policy != preemption.Upstream {
+	if policy != config.PolicyUpstream {
 		proven := 0
 		for _, c := range d.Candidates {
 			if c.Proven {
@@ -122,7 +122,7 @@ func BenchmarkWhatif(b *testing.B) {
 // elsewhere needs its own filter cycle, and the work bound is reached).
 func BenchmarkPolicies(b *testing.B) {
 	for _, nodes := range []int{500, 5000} {
-		for _, p := range preemption.Policies {
+		for _, p := range config.Policies() {
 			b.Run(fmt.Sprintf("%s/resources/nodes=%d", p, nodes), func(b *testing.B) { benchmarkPolicy(b, nodes, false, false, p) })
 			b.Run(fmt.Sprintf("%s/constraints/nodes=%d", p, nodes), func(b *testing.B) { benchmarkPolicy(b, nodes, true, false, p) })
 			b.Run(fmt.Sprintf("%s/constraints+spare/nodes=%d", p, nodes), func(b *testing.B) { benchmarkPolicy(b, nodes, true, true, p) })

@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
@@ -23,7 +22,7 @@ func BenchmarkWhatifCold(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/nodes=%d", name, nodes), func(b *testing.B) {
 				objs, podObj := benchCluster(nodes, 30, constraints)
-				opts := whatif.Options{Preemption: preemption.Options{Now: now}}
+				opts := whatif.Options{Now: now}
 				b.ReportAllocs()
 				for b.Loop() {
 					b.StopTimer()

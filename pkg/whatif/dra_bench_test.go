@@ -6,7 +6,7 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
@@ -48,7 +48,7 @@ func BenchmarkWhatifDRA(b *testing.B) {
 	for _, gate := range []bool{false, true} {
 		b.Run(fmt.Sprintf("DRAPreemption=%t", gate), func(b *testing.B) {
 			var e whatif.Evaluator
-			opts := whatif.Options{Preemption: preemption.Options{Now: now, Features: preemption.Features{DRAPreemption: gate}}}
+			opts := whatif.Options{Now: now, Features: config.Features{DRAPreemption: gate}}
 			b.ReportAllocs()
 			for b.Loop() {
 				d, err := e.Evaluate(snap, pod, opts)

@@ -7,8 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
@@ -68,7 +68,7 @@ func TestDRAPreemptionNeverFreesDevices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now, Exhaustive: true}})
+			d, err := whatif.Evaluate(snap, pod, whatif.Options{Now: now, Exhaustive: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestDRAExample(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now}})
+			d, err := whatif.Evaluate(snap, pod, whatif.Options{Now: now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestDRAPreemptionGate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := whatif.Options{Preemption: preemption.Options{Now: now, Features: preemption.Features{DRAPreemption: tc.gate}}}
+			opts := whatif.Options{Now: now, Features: config.Features{DRAPreemption: tc.gate}}
 			d, err := whatif.Evaluate(snap, pod, opts)
 			if err != nil {
 				t.Fatal(err)

@@ -5,10 +5,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 
@@ -16,23 +15,44 @@ import (
 // loader.Load), a pod that does not exist yet, and kube-scheduler's
 // decision for it.
 func ExampleEvaluate() {
-	snap, err := snapshot.New(snapshot.Objects{
-		Nodes: []*v1.Node{rt.Node("node-a").CPU("4").Memory("16Gi").Obj()},
+	node := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-a"},
+		Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+			v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110"),
+		}},
+	}
+	pod := func(namespace, name string, priority int32, cpu string) *v1.Pod {
+		return &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: v1.PodSpec{Priority: &priority, Containers: []v1.Container{{Name: "app", Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("1Gi")},
+			}}}},
+		}
+	}
+	running := func(p *v1.Pod, started time.Time) *v1.Pod {
+		p.Spec.NodeName = "node-a"
+		p.Status = v1.PodStatus{Phase: v1.PodRunning, StartTime: &metav1.Time{Time: started}}
+		return p
+	}
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+	snap, err := whatif.NewSnapshot(whatif.Objects{
+		Nodes: []*v1.Node{node},
 		Pods: []*v1.Pod{
-			rt.Pod("batch", "report").Priority(10).Req("3", "1Gi").On("node-a").StartedAt(10).Obj(),
-			rt.Pod("shop", "cache").Priority(1000).Req("1", "1Gi").On("node-a").StartedAt(20).Obj(),
+			running(pod("batch", "report", 10, "3"), now.Add(-time.Hour)),
+			running(pod("shop", "cache", 1000, "1"), now.Add(-time.Minute)),
 		},
 	})
 	if err != nil {
 		panic(err)
 	}
-	pod, err := snap.NewPod(rt.Pod("shop", "checkout").Priority(500).Req("2", "1Gi").Obj())
+	checkout, err := snap.NewPod(pod("shop", "checkout", 500, "2"))
 	if err != nil {
 		panic(err)
 	}
-	d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{
-		Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), // required: the engine never reads the clock
-	}})
+	d, err := whatif.Evaluate(snap, checkout, whatif.Options{
+		Now: now, // required: the engine never reads the clock
+	})
 	if err != nil {
 		panic(err)
 	}

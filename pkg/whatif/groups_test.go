@@ -15,13 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 
-var gangGates = preemption.Features{GenericWorkload: true, CompositePodGroup: true}
+var gangGates = config.Features{GenericWorkload: true, CompositePodGroup: true}
 
 var podGroup = rt.PodGroup
 
@@ -43,7 +43,7 @@ type groupScenario struct {
 
 // evaluateGroups decides for sc.pod with the given features and checks that
 // the evaluation changed neither the objects nor the snapshot.
-func evaluateGroups(t *testing.T, sc groupScenario, f preemption.Features) *whatif.Decision {
+func evaluateGroups(t *testing.T, sc groupScenario, f config.Features) *whatif.Decision {
 	t.Helper()
 	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.nodes, Pods: sc.pods, PDBs: sc.pdbs, PodGroups: sc.pgs, CompositePodGroups: sc.cpgs, PriorityClasses: sc.classes})
 	if err != nil {
@@ -64,7 +64,7 @@ func evaluateGroups(t *testing.T, sc groupScenario, f preemption.Features) *what
 	for _, n := range snap.Nodes {
 		requested[n.Name] = n.Requested.Clone()
 	}
-	d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now, Features: f}})
+	d, err := whatif.Evaluate(snap, pod, whatif.Options{Now: now, Features: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestPodGroupVictims(t *testing.T) {
 	}
 	tests := map[string]struct {
 		sc             groupScenario
-		features       preemption.Features
+		features       config.Features
 		wantNode       string
 		wantVictims    []string
 		wantGroups     []whatif.VictimGroup
@@ -121,7 +121,7 @@ func TestPodGroupVictims(t *testing.T) {
 		wantIneligible string
 	}{
 		"gates off: group members are plain pods, today's answer": {
-			sc: gang, features: preemption.Features{},
+			sc: gang, features: config.Features{},
 			// g1 and single tie on priority; single started later and goes.
 			wantNode: "n1", wantVictims: []string{"default/single@n1"},
 		},
@@ -245,7 +245,7 @@ func TestPodGroupVictims(t *testing.T) {
 			if d.NumPDBViolations != tc.wantPDB || d.DisruptedWorkloads != tc.wantWL {
 				t.Errorf("pdb violations %d, disrupted workloads %d; want %d, %d", d.NumPDBViolations, d.DisruptedWorkloads, tc.wantPDB, tc.wantWL)
 			}
-			if tc.features == (preemption.Features{}) {
+			if tc.features == (config.Features{}) {
 				if b, _ := json.Marshal(d); json.Valid(b) && (containsKey(b, "victimGroups") || containsKey(b, "disruptedWorkloads")) {
 					t.Errorf("gates off: the JSON has pod-group fields: %s", b)
 				}
@@ -355,7 +355,7 @@ func TestPodGroupRemoteStateUpdates(t *testing.T) {
 // its own, with a warning, when the gate is on.
 func TestPodGroupPreemptorWarning(t *testing.T) {
 	sc := groupScenario{nodes: []*v1.Node{node("n1", "2").Obj()}, pod: in(pod("p", 1, "1"), "mine").Obj()}
-	if d := evaluateGroups(t, sc, preemption.Features{}); len(d.Warnings) != 0 {
+	if d := evaluateGroups(t, sc, config.Features{}); len(d.Warnings) != 0 {
 		t.Errorf("gates off: warnings %v", d.Warnings)
 	}
 	if d := evaluateGroups(t, sc, gangGates); len(d.Warnings) != 1 {

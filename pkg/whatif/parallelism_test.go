@@ -6,7 +6,6 @@ import (
 	"runtime/metrics"
 	"testing"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
@@ -43,7 +42,7 @@ func TestParallelismOneStartsNoGoroutine(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	count := func(parallelism int) (uint64, *whatif.Decision) {
 		before := goroutinesCreated(t)
-		d, err := whatif.Evaluate(snap, pod, whatif.Options{Parallelism: parallelism, Preemption: preemption.Options{Now: now}})
+		d, err := whatif.Evaluate(snap, pod, whatif.Options{Parallelism: parallelism, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}

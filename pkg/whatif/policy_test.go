@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 )
@@ -29,7 +30,7 @@ func TestVictimPolicies(t *testing.T) {
 		}
 	}
 	tests := map[string]struct {
-		policy       preemption.Policy
+		policy       config.Policy
 		budget       bool
 		wantNode     string
 		wantVictims  []string
@@ -37,21 +38,21 @@ func TestVictimPolicies(t *testing.T) {
 		wantSummary  string
 	}{
 		"upstream evicts both young pods": {
-			policy: preemption.Upstream, wantNode: "n1", wantVictims: []string{"default/young-1", "default/young-2"},
+			policy: config.PolicyUpstream, wantNode: "n1", wantVictims: []string{"default/young-1", "default/young-2"},
 			wantSummary: "preempts 2 pods on n1",
 		},
 		"minimal evicts the old pod alone": {
-			policy: preemption.Minimal, wantNode: "n1", wantVictims: []string{"default/old"},
+			policy: config.PolicyMinimal, wantNode: "n1", wantVictims: []string{"default/old"},
 			wantUpstream: []string{"default/young-1", "default/young-2"},
 			wantSummary:  "preempts 1 pod on n1; upstream would evict 2 pods on n1",
 		},
 		"minimal prefers two pods to a broken budget": {
-			policy: preemption.Minimal, budget: true, wantNode: "n1", wantVictims: []string{"default/young-1", "default/young-2"},
+			policy: config.PolicyMinimal, budget: true, wantNode: "n1", wantVictims: []string{"default/young-1", "default/young-2"},
 			wantUpstream: []string{"default/young-1", "default/young-2"},
 			wantSummary:  "preempts 2 pods on n1; upstream would evict the same",
 		},
 		"strict-pdb likewise": {
-			policy: preemption.StrictPDB, budget: true, wantNode: "n1", wantVictims: []string{"default/young-1", "default/young-2"},
+			policy: config.PolicyStrictPDB, budget: true, wantNode: "n1", wantVictims: []string{"default/young-1", "default/young-2"},
 			wantUpstream: []string{"default/young-1", "default/young-2"},
 			wantSummary:  "preempts 2 pods on n1; upstream would evict the same",
 		},
@@ -101,7 +102,7 @@ func TestStrictPDBRefuses(t *testing.T) {
 		pdbs:  []*policyv1.PodDisruptionBudget{rt.PDB("default", "g", map[string]string{"app": "g"}, 0)},
 		pod:   pod("p", 100, "2").Obj(),
 	}
-	sc.opts.Policy = preemption.StrictPDB
+	sc.opts.Policy = config.PolicyStrictPDB
 	d := evaluate(t, sc)
 	if d.NominatedNode != "" || len(d.Victims) != 0 {
 		t.Fatalf("strict-pdb preempted: %s", d.Summary)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/preemption"
 )
 
@@ -22,8 +23,8 @@ func placeVictim(v *Victim, c *preemption.Candidate, i int) {
 
 // unplaceable is c's count of victims that fit nowhere else, under the
 // reschedulable policy only (nil otherwise).
-func unplaceable(p preemption.Policy, c *preemption.Candidate) *int {
-	if p != preemption.Reschedulable {
+func unplaceable(p config.Policy, c *preemption.Candidate) *int {
+	if p != config.PolicyReschedulable {
 		return nil
 	}
 	n := c.Unplaceable
@@ -32,8 +33,8 @@ func unplaceable(p preemption.Policy, c *preemption.Candidate) *int {
 
 // pendingSummary is the summary's note, under the reschedulable policy, of
 // the victims that would stay pending.
-func pendingSummary(p preemption.Policy, c *preemption.Candidate) string {
-	if p != preemption.Reschedulable {
+func pendingSummary(p config.Policy, c *preemption.Candidate) string {
+	if p != config.PolicyReschedulable {
 		return ""
 	}
 	if c.Unplaceable == 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 
@@ -19,18 +19,18 @@ import (
 // on n1.
 func TestReschedulablePlacements(t *testing.T) {
 	tests := map[string]struct {
-		policy      preemption.Policy
+		policy      config.Policy
 		wantVictims []whatif.Victim
 		wantSummary string
 		wantExplain string
 	}{
 		"minimal says nothing of placements": {
-			policy:      preemption.Minimal,
+			policy:      config.PolicyMinimal,
 			wantVictims: []whatif.Victim{{Pod: "default/pinned", Node: "n0", Priority: 10}},
 			wantSummary: "preempts 1 pod on n0; upstream would evict the same",
 		},
 		"reschedulable evicts the pod that can go elsewhere": {
-			policy:      preemption.Reschedulable,
+			policy:      config.PolicyReschedulable,
 			wantVictims: []whatif.Victim{{Pod: "default/free", Node: "n0", Priority: 10, ReschedulableTo: "n1"}},
 			wantSummary: "preempts 1 pod on n0, every victim can run elsewhere; upstream would evict 1 pod on n0 (highest priority 10, priority sum 10, 0 budgets broken, 1 victim would stay pending)",
 			wantExplain: "\nRESCHED   victim default/free could run on n1\n",
@@ -65,7 +65,7 @@ func TestReschedulablePlacements(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Contains(string(js), `"reschedulableTo":"n1"`); got != (tc.policy == preemption.Reschedulable) {
+			if got := strings.Contains(string(js), `"reschedulableTo":"n1"`); got != (tc.policy == config.PolicyReschedulable) {
 				t.Errorf("JSON has reschedulableTo: %v, want %v: %s", got, !got, js)
 			}
 		})
@@ -83,7 +83,7 @@ func TestReschedulablePendingReason(t *testing.T) {
 		},
 		pod: pod("p", 100, "1").NodeNameIn("n0").Obj(),
 	}
-	sc.opts.Policy = preemption.Reschedulable
+	sc.opts.Policy = config.PolicyReschedulable
 	d := evaluate(t, sc)
 	want := []whatif.Victim{{Pod: "default/pinned", Node: "n0", Priority: 10,
 		PendingReason: "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) the pod was preempted from."}}

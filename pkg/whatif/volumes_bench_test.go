@@ -7,7 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
@@ -53,7 +52,7 @@ func BenchmarkWhatifVolumes(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			opts := whatif.Options{Preemption: preemption.Options{Now: now}}
+			opts := whatif.Options{Now: now}
 			var e whatif.Evaluator
 			if d, err := e.Evaluate(snap, pod, opts); err != nil || d.NominatedNode == "" {
 				b.Fatalf("benchmark cluster does not need preemption: %v %v", d, err)

@@ -8,7 +8,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 
 	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
@@ -134,7 +133,7 @@ func TestVolumePreemption(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now}})
+			d, err := whatif.Evaluate(snap, pod, whatif.Options{Now: now})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/score"
@@ -78,7 +79,7 @@ type Decision struct {
 	// Warnings lists parts of the pod the engine does not model.
 	Warnings []string `json:"warnings,omitempty"`
 	// Policy is the victim policy that decided, when it is not upstream's
-	// (preemption.Options.Policy); Upstream is then what kube-scheduler
+	// (Options.Policy); Upstream is then what kube-scheduler
 	// itself would have done, for comparison.
 	Policy   string          `json:"policy,omitempty"`
 	Upstream *PolicyBaseline `json:"upstream,omitempty"`
@@ -242,26 +243,69 @@ type DryRun struct {
 // does not enable DefaultPreemption.
 const ReasonPreemptionDisabled = "the profile does not enable DefaultPreemption at postFilter"
 
-// Options configures Evaluate.
+// Options configures Evaluate. With Now set, the zero value is
+// kube-scheduler's default profile with v1.37's default feature gates.
 type Options struct {
-	// Preemption configures the DefaultPreemption dry run; its Now is
-	// required.
-	Preemption preemption.Options
+	// Now is the evaluation time, required (the engine never reads the
+	// clock): pods without a start time count as starting then.
+	Now time.Time
+	// Seed seeds the dry run's random offset and its final tie-break, and
+	// the tie-break among equally scored nodes.
+	Seed uint64
 	// Parallelism bounds the goroutines of an evaluation, the caller's
 	// included: 1 runs it on the caller's goroutine alone; 0 means
 	// GOMAXPROCS.
 	Parallelism int
-	// Score configures the scoring of a pod that fits: the profile's
-	// scoring and the selectors of its controllers for PodTopologySpread's
-	// default constraints.
-	Score score.Options
-	// PercentageOfNodesToScore is the profile's; 0 is adaptive.
-	PercentageOfNodesToScore int32
-	// NoPreemption is a profile without DefaultPreemption: a pod that fits
-	// nowhere preempts nothing.
-	NoPreemption bool
-	// Filter are the profile's arguments that change filtering.
-	Filter filter.Options
+	// Profile is the scheduling profile that decides (config.Config's
+	// Profile for the pod's schedulerName); nil is the default profile.
+	Profile *config.Profile
+	// Features are the feature gates that change preemption
+	// (config.ParseFeatureGates); the zero value is v1.37's default.
+	Features config.Features
+	// Policy chooses the victims; the zero value is upstream's.
+	Policy config.Policy
+	// ReplicaSets select the pods PodTopologySpread's default constraints
+	// count when a pod that fits is placed, as upstream's DefaultSelector
+	// combines them; none disables those constraints.
+	ReplicaSets []*appsv1.ReplicaSet
+	// Exhaustive dry-runs every potential node, from offset 0, instead of
+	// upstream's candidate budget from a random offset; Offset, when not
+	// nil, replaces the random offset (modulo the potential nodes). Both
+	// serve comparisons with a run of upstream's whose offset is known.
+	Exhaustive bool
+	Offset     *int
+}
+
+// ErrNoClock is Evaluate's error when Options.Now is not set.
+var ErrNoClock = preemption.ErrNoClock
+
+// engineOptions are Options resolved into the engine's own.
+type engineOptions struct {
+	filter                   filter.Options
+	preemption               preemption.Options
+	score                    score.Options
+	percentageOfNodesToScore int32
+	noPreemption             bool
+}
+
+// resolve turns o into the engine's options, with the profile's arguments.
+func (o Options) resolve() engineOptions {
+	e := engineOptions{
+		preemption: preemption.Options{Now: o.Now, Seed: o.Seed, Features: o.Features, Policy: o.Policy,
+			Exhaustive: o.Exhaustive, Offset: o.Offset},
+		score: score.Options{DefaultSelector: replicaSetSelectors(o.ReplicaSets)},
+	}
+	if p := o.Profile; p != nil {
+		e.filter = p.Filter
+		e.preemption.MinCandidateNodesPercentage = p.MinCandidateNodesPercentage
+		e.preemption.MinCandidateNodesAbsolute = p.MinCandidateNodesAbsolute
+		e.score.Config = p.Score
+		e.percentageOfNodesToScore = p.PercentageOfNodesToScore
+		e.noPreemption = !p.Preemption
+	}
+	e.filter.Parallelism = o.Parallelism
+	e.filter.DRAPreemption = o.Features.DRAPreemption
+	return e
 }
 
 // Evaluator evaluates pods one after another, reusing its memory: the
@@ -275,22 +319,22 @@ type Evaluator struct {
 
 // Evaluate decides for pod over snap with memory of its own; see
 // Evaluator.Evaluate.
-func Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) (*Decision, error) {
+func Evaluate(snap *Snapshot, pod *Pod, opts Options) (*Decision, error) {
 	var e Evaluator
 	return e.Evaluate(snap, pod, opts)
 }
 
 // Evaluate decides for pod over snap. The pod may be part of the snapshot
 // (a pending pod) or prepared with snap.NewPod. The error is for options
-// that cannot be evaluated (preemption.ErrNoClock); every answer about the
+// that cannot be evaluated (ErrNoClock); every answer about the
 // pod, even "cannot evaluate", is a Decision.
-func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) (*Decision, error) {
-	if opts.Preemption.Now.IsZero() {
-		return nil, preemption.ErrNoClock
+func (e *Evaluator) Evaluate(snap *Snapshot, pod *Pod, options Options) (*Decision, error) {
+	if options.Now.IsZero() {
+		return nil, ErrNoClock
 	}
-	fopts := opts.Filter
-	fopts.Parallelism, fopts.Buffers = opts.Parallelism, &e.filter
-	fopts.DRAPreemption = opts.Preemption.Features.DRAPreemption
+	opts := options.resolve()
+	fopts := opts.filter
+	fopts.Buffers = &e.filter
 	c := filter.NewCycle(snap, pod, fopts)
 	fr := c.FilterAll()
 	d := &Decision{
@@ -299,7 +343,7 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 		FeasibleNodes: make([]string, 0, len(fr.Feasible)),
 		Victims:       []Victim{},
 		Candidates:    []Candidate{},
-		Warnings:      warnings(pod, opts.Preemption.Features),
+		Warnings:      warnings(pod, options.Features),
 	}
 	for _, n := range fr.Feasible {
 		d.FeasibleNodes = append(d.FeasibleNodes, n.Name)
@@ -320,7 +364,7 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 		return d, nil
 	}
 
-	if opts.NoPreemption {
+	if opts.noPreemption {
 		// No PostFilter runs: the message is the filters' alone.
 		d.IneligibleReason = ReasonPreemptionDisabled
 		d.Summary = "preemption cannot help: " + ReasonPreemptionDisabled
@@ -328,7 +372,7 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 		d.NodeStatuses = nodeStatuses(snap, fr, nil)
 		return d, nil
 	}
-	res, err := e.preemption.Evaluate(c, fr, opts.Preemption)
+	res, err := e.preemption.Evaluate(c, fr, opts.preemption)
 	if err != nil {
 		return nil, err
 	}
@@ -341,17 +385,17 @@ func (e *Evaluator) Evaluate(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Op
 	} else {
 		d.NodeStatuses = nodeStatuses(snap, fr, res)
 	}
-	describePreemption(d, res, snap, opts.Preemption.Now.UnixNano())
+	describePreemption(d, res, snap, options.Now.UnixNano())
 	describeHolds(d, c, res)
 	explained.Wait()
 	return d, nil
 }
 
-// ReplicaSetSelectors gives PodTopologySpread's default constraints the
+// replicaSetSelectors gives PodTopologySpread's default constraints the
 // selectors of the ReplicaSets that select a pod, as upstream's
 // DefaultSelector combines them (every requirement of every matching
 // ReplicaSet of the pod's namespace); nil when none selects it.
-func ReplicaSetSelectors(rss []*appsv1.ReplicaSet) score.Selectors {
+func replicaSetSelectors(rss []*appsv1.ReplicaSet) score.Selectors {
 	if len(rss) == 0 {
 		return nil
 	}
@@ -378,9 +422,9 @@ func ReplicaSetSelectors(rss []*appsv1.ReplicaSet) score.Selectors {
 // place is schedulePod for a pod that fits on the feasible nodes, given in
 // snapshot order: the first ones up to upstream's number of feasible nodes
 // to find are scored, and the best is taken.
-func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node, opts Options) *Placement {
-	want := score.NumFeasibleNodesToFindPercentage(len(snap.Nodes), opts.PercentageOfNodesToScore)
-	if opts.Score.Config != nil && !opts.Score.Config.HasScorePlugins() {
+func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node, opts engineOptions) *Placement {
+	want := score.NumFeasibleNodesToFindPercentage(len(snap.Nodes), opts.percentageOfNodesToScore)
+	if opts.score.Config != nil && !opts.score.Config.HasScorePlugins() {
 		want = 1
 	}
 	feasible = feasible[:min(len(feasible), want)]
@@ -389,7 +433,7 @@ func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node
 		p.Node, p.ScoredNodes = feasible[0].Name, 0
 		return p
 	}
-	plugins, err := score.ScorePlugins(snap, pod, feasible, opts.Score)
+	plugins, err := score.ScorePlugins(snap, pod, feasible, opts.score)
 	if err != nil {
 		p.Error = err.Error()
 	}
@@ -415,7 +459,7 @@ func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snap
 		d.Summary = "preemption cannot help: " + res.IneligibleReason
 		return
 	}
-	if res.Policy != preemption.Upstream {
+	if res.Policy != config.PolicyUpstream {
 		d.Policy = string(res.Policy)
 		d.Upstream = &PolicyBaseline{Victims: []string{}}
 		if u := res.Upstream; u != nil {
@@ -574,7 +618,7 @@ func summarizeReasons(res *preemption.Result) string {
 }
 
 // warnings lists what the engine leaves out for this pod.
-func warnings(pod *snapshot.Pod, f preemption.Features) []string {
+func warnings(pod *snapshot.Pod, f config.Features) []string {
 	var out []string
 	if f.GenericWorkload && pod.HasSchedulingGroup() {
 		out = append(out, fmt.Sprintf("schedulingGroup: the pod belongs to pod group %q; kube-scheduler schedules and preempts for pod groups in a pod-group cycle, which is not modelled: the pod is evaluated on its own", pod.PodGroupName()))

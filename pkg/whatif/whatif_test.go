@@ -12,7 +12,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
@@ -27,9 +27,7 @@ type scenario struct {
 	classes []*schedulingv1.PriorityClass
 	// pod is the preemptor; when it is also in pods it is taken from the snapshot.
 	pod  *v1.Pod
-	opts preemption.Options
-	// parallelism is whatif.Options.Parallelism.
-	parallelism int
+	opts whatif.Options
 }
 
 type want struct {
@@ -61,7 +59,7 @@ func evaluate(t *testing.T, sc scenario) *whatif.Decision {
 		sc.opts.Now = now
 	}
 	before := deepCopy(sc)
-	d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: sc.opts, Parallelism: sc.parallelism})
+	d, err := whatif.Evaluate(snap, pod, sc.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,7 +573,7 @@ func manyNodes(n int) scenario {
 
 func TestCandidateBudget(t *testing.T) {
 	sc := manyNodes(60)
-	sc.opts = preemption.Options{MinCandidateNodesPercentage: 10, MinCandidateNodesAbsolute: 5, Seed: 7}
+	sc.opts = whatif.Options{Profile: candidateBudget(10, 5), Seed: 7}
 	d := evaluate(t, sc)
 	if d.DryRun.WantedCandidates != 6 {
 		t.Errorf("wanted candidates = %d, want 10%% of 60 = 6", d.DryRun.WantedCandidates)
@@ -608,10 +606,10 @@ func TestParallelismDoesNotChangeTheDecision(t *testing.T) {
 		}
 	}
 	sc.pdbs = []*policyv1.PodDisruptionBudget{rt.PDB("default", "g", map[string]string{"app": "g"}, 0)}
-	sc.opts = preemption.Options{MinCandidateNodesPercentage: 5, MinCandidateNodesAbsolute: 3, Seed: 3}
-	sc.parallelism = 1
+	sc.opts = whatif.Options{Profile: candidateBudget(5, 3), Seed: 3}
+	sc.opts.Parallelism = 1
 	serial := evaluate(t, sc)
-	sc.parallelism = 8
+	sc.opts.Parallelism = 8
 	parallel := evaluate(t, sc)
 	if diff := cmp.Diff(serial, parallel); diff != "" {
 		t.Errorf("parallel dry run differs from serial (-serial +parallel):\n%s", diff)
@@ -637,4 +635,10 @@ func TestMessages(t *testing.T) {
 	if d.Message != want {
 		t.Errorf("message:\n got %q\nwant %q", d.Message, want)
 	}
+}
+
+// candidateBudget is the default profile with DefaultPreemption's candidate
+// budget set.
+func candidateBudget(percentage, absolute int32) *config.Profile {
+	return &config.Profile{Preemption: true, HasPostFilter: true, MinCandidateNodesPercentage: percentage, MinCandidateNodesAbsolute: absolute}
 }

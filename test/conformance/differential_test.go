@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
@@ -88,12 +88,12 @@ func TestDifferential(t *testing.T) {
 // It returns whether upstream nominated a node.
 func compareScenario(t *testing.T, sc *gen.Scenario, name string) bool {
 	t.Helper()
-	want, err := runUpstream(sc, preemption.Features{})
+	want, err := runUpstream(sc, config.Features{})
 	if err != nil {
 		t.Errorf("%s: upstream: %v", name, err)
 		return false
 	}
-	got, err := runReprieve(sc, preemption.Features{})
+	got, err := runReprieve(sc, config.Features{})
 	if err != nil {
 		t.Errorf("%s: reprieve: %v", name, err)
 		return false
@@ -108,7 +108,7 @@ func compareScenario(t *testing.T, sc *gen.Scenario, name string) bool {
 
 // runUpstream runs kube-scheduler on sc with the feature gates f stands for
 // (none: upstream's defaults).
-func runUpstream(sc *gen.Scenario, f preemption.Features) (*upstream.Result, error) {
+func runUpstream(sc *gen.Scenario, f config.Features) (*upstream.Result, error) {
 	in := upstream.Input{
 		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
 		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
@@ -116,13 +116,13 @@ func runUpstream(sc *gen.Scenario, f preemption.Features) (*upstream.Result, err
 		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
 		Storage: upstreamStorage(sc),
 	}
-	if f != (preemption.Features{}) {
+	if f != (config.Features{}) {
 		in.FeatureGates = f.Gates()
 	}
 	return upstream.Run(context.Background(), in)
 }
 
-func runReprieve(sc *gen.Scenario, f preemption.Features) (*whatif.Decision, error) {
+func runReprieve(sc *gen.Scenario, f config.Features) (*whatif.Decision, error) {
 	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
 		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
 		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
@@ -134,7 +134,7 @@ func runReprieve(sc *gen.Scenario, f preemption.Features) (*whatif.Decision, err
 	if pod == nil {
 		return nil, fmt.Errorf("preemptor missing from the snapshot")
 	}
-	return whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Exhaustive: true, Now: evalTime, Features: f}})
+	return whatif.Evaluate(snap, pod, whatif.Options{Exhaustive: true, Now: evalTime, Features: f})
 }
 
 // status is a node status in comparable form: reasons sorted, since upstream

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 	"github.com/reprieve/reprieve/test/conformance/upstream"
 )
@@ -100,12 +100,12 @@ func TestDifferentialDRA(t *testing.T) {
 			for seed := range seeds {
 				sc := gen.Generate(seed, gen.DRA)
 				name := fmt.Sprintf("%s-%d", gen.DRA, seed)
-				want, err := runUpstream(sc, preemption.Features{})
+				want, err := runUpstream(sc, config.Features{})
 				if err != nil {
 					t.Errorf("%s: upstream: %v", name, err)
 					continue
 				}
-				got, err := runReprieve(sc, preemption.Features{})
+				got, err := runReprieve(sc, config.Features{})
 				if err != nil {
 					t.Errorf("%s: reprieve: %v", name, err)
 					continue
@@ -140,12 +140,12 @@ func TestDifferentialDRA(t *testing.T) {
 // and the gate nominates a node whenever v1.37 does. It counts the
 // scenarios where the gate lets a GPU pod preempt that v1.37 could not.
 func TestDRAPreemptionGateKeepsCandidates(t *testing.T) {
-	gate := preemption.Features{DRAPreemption: true}
+	gate := config.Features{DRAPreemption: true}
 	var freed, compared int
 	for i := range *scenarios {
 		seed := *firstSeed + int64(i)
 		sc := gen.Generate(seed, gen.DRA)
-		off, err := runReprieve(sc, preemption.Features{})
+		off, err := runReprieve(sc, config.Features{})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

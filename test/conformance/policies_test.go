@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
@@ -106,11 +106,11 @@ type policyCheck struct {
 	// upViolations and upPending are upstream's budgets broken and (as
 	// reschedulable counts them) victims that would stay pending.
 	upViolations, upPending int
-	outcomes                map[preemption.Policy]policyOutcome
+	outcomes                map[config.Policy]policyOutcome
 }
 
 // comparedPolicies are the policies checked against upstream's.
-var comparedPolicies = []preemption.Policy{preemption.Minimal, preemption.Reschedulable, preemption.StrictPDB}
+var comparedPolicies = []config.Policy{config.PolicyMinimal, config.PolicyReschedulable, config.PolicyStrictPDB}
 
 // checkPolicies runs sc under upstream's policy and every other one and
 // reports an error when one does worse than upstream under upstream's own
@@ -131,19 +131,19 @@ func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) poli
 		return policyCheck{}
 	}
 	pod := snap.Pod(sc.Preemptor.Namespace + "/" + sc.Preemptor.Name)
-	decide := func(p preemption.Policy) *whatif.Decision {
-		d, err := whatif.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: evalTime, Seed: uint64(seed), Policy: p}})
+	decide := func(p config.Policy) *whatif.Decision {
+		d, err := whatif.Evaluate(snap, pod, whatif.Options{Now: evalTime, Seed: uint64(seed), Policy: p})
 		if err != nil {
 			t.Errorf("%s: %s: %v", name, p, err)
 			return nil
 		}
 		return d
 	}
-	up := decide(preemption.Upstream)
+	up := decide(config.PolicyUpstream)
 	if up == nil {
 		return policyCheck{}
 	}
-	out := policyCheck{preempting: up.NominatedNode != "", outcomes: map[preemption.Policy]policyOutcome{}}
+	out := policyCheck{preempting: up.NominatedNode != "", outcomes: map[config.Policy]policyOutcome{}}
 	var upCost setCost
 	if out.preempting {
 		upCost = costOf(snap, sc.PDBs, up.Victims)
@@ -164,7 +164,7 @@ func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) poli
 			t.Errorf("%s: %s reports upstream's choice as %+v, upstream chose %s", name, p, d.Upstream, up.NominatedNode)
 		}
 		if d.NominatedNode == "" {
-			if p != preemption.StrictPDB {
+			if p != config.PolicyStrictPDB {
 				t.Errorf("%s: %s does not preempt where upstream does", name, p)
 			} else if upCost.violations == 0 {
 				t.Errorf("%s: strict-pdb refuses to preempt where upstream breaks no budget", name)
@@ -187,11 +187,11 @@ func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) poli
 			}
 		}
 		switch p {
-		case preemption.Minimal:
+		case config.PolicyMinimal:
 			if c.compare(upCost) > 0 {
 				t.Errorf("%s: minimal's %v on %s is worse than upstream's %v on %s", name, c, d.NominatedNode, upCost, up.NominatedNode)
 			}
-		case preemption.Reschedulable:
+		case config.PolicyReschedulable:
 			u := d.Upstream
 			if u == nil || u.UnplaceableVictims == nil {
 				t.Errorf("%s: reschedulable does not count upstream's unplaceable victims: %+v", name, u)
@@ -210,7 +210,7 @@ func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) poli
 				t.Errorf("%s: reschedulable's %d pending victims, %v on %s, are worse than upstream's %d, %v on %s",
 					name, o.pending, c, d.NominatedNode, out.upPending, upCost, up.NominatedNode)
 			}
-		case preemption.StrictPDB:
+		case config.PolicyStrictPDB:
 			if c.violations > 0 {
 				t.Errorf("%s: strict-pdb breaks %d budget(s) on %s", name, c.violations, d.NominatedNode)
 			}
@@ -235,7 +235,7 @@ func quantile[T cmp.Ordered](sorted []T, q float64) T {
 // policyStats sums checkPolicies' findings over scenarios, per policy.
 type policyStats struct {
 	scenarios, preempting, upBroken, upPending int
-	policies                                   map[preemption.Policy]*policyTally
+	policies                                   map[config.Policy]*policyTally
 }
 
 // policyTally is one policy's share of policyStats.
@@ -258,7 +258,7 @@ func (s *policyStats) add(c policyCheck) {
 		s.upBroken++
 	}
 	if s.policies == nil {
-		s.policies = map[preemption.Policy]*policyTally{}
+		s.policies = map[config.Policy]*policyTally{}
 	}
 	for p, o := range c.outcomes {
 		t := s.policies[p]
@@ -317,7 +317,7 @@ func (s *policyStats) report(profile gen.Profile) string {
 			p, pct(t.fewer), quantile(t.podsSaved, 0.5), quantile(t.podsSaved, 0.9), quantile(t.podsSaved, 1),
 			pct(t.lower), quantile(t.prioritySaved, 0.5), quantile(t.prioritySaved, 0.9), t.more, t.higher,
 			t.proven, t.candidates, t.chosenProven, s.preempting-t.refused, t.broken, t.refused)
-		if p == preemption.Reschedulable {
+		if p == config.PolicyReschedulable {
 			fmt.Fprintf(&b, "; leaves fewer victims pending in %s (%d pending in all)", pct(t.fewerPending), t.pending)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
@@ -122,16 +121,7 @@ func compareWithConfig(t *testing.T, sc *gen.Scenario, doc []byte, offset int, n
 		t.Errorf("%s: preemptor missing from the snapshot", name)
 		return ""
 	}
-	got, err := whatif.Evaluate(snap, pod, whatif.Options{
-		NoPreemption: !prof.Preemption,
-		Filter:       prof.Filter,
-		Preemption: preemption.Options{
-			MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
-			MinCandidateNodesAbsolute:   prof.MinCandidateNodesAbsolute,
-			Offset:                      &offset,
-			Now:                         evalTime,
-		},
-	})
+	got, err := whatif.Evaluate(snap, pod, whatif.Options{Profile: prof, Offset: &offset, Now: evalTime})
 	if err != nil {
 		t.Errorf("%s: reprieve: %v", name, err)
 		return ""

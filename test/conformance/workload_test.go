@@ -13,8 +13,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 )
@@ -23,7 +23,7 @@ import (
 // sides: GenericWorkload and CompositePodGroup (upstream also needs
 // TopologyAwareWorkloadScheduling for the latter, which Features.Gates
 // adds).
-var workloadGates = preemption.Features{GenericWorkload: true, CompositePodGroup: true}
+var workloadGates = config.Features{GenericWorkload: true, CompositePodGroup: true}
 
 // upstreamReruns is how many more times a disagreeing scenario is run
 // upstream to see whether upstream itself answers differently from run to
@@ -49,7 +49,7 @@ type workloadStats struct {
 // answer, upstream is run again; a scenario where one of upstream's answers
 // is reprieve's counts as agreeing, and is reported.
 func TestDifferentialWorkload(t *testing.T) {
-	for _, f := range []preemption.Features{workloadGates, {GenericWorkload: true}, {}} {
+	for _, f := range []config.Features{workloadGates, {GenericWorkload: true}, {}} {
 		// Gates off, groups are ignored on both sides.
 		t.Run(gatesName(f), func(t *testing.T) {
 			var st workloadStats
@@ -81,7 +81,7 @@ func TestDifferentialWorkload(t *testing.T) {
 
 // compareWorkloadScenario is compareScenario with feature gates f, group
 // members compared as sets, and upstream re-run on a disagreement.
-func compareWorkloadScenario(t *testing.T, sc *gen.Scenario, name string, f preemption.Features, st *workloadStats) {
+func compareWorkloadScenario(t *testing.T, sc *gen.Scenario, name string, f config.Features, st *workloadStats) {
 	t.Helper()
 	want, err := runUpstream(sc, f)
 	if err != nil {
@@ -137,7 +137,7 @@ func compareWorkloadScenario(t *testing.T, sc *gen.Scenario, name string, f pree
 // lists a group's members in map order. The groups are worked out from the
 // scenario independently of reprieve, as upstream's getHighestAllAncestor
 // finds them under the gates f.
-func unitCanon(sc *gen.Scenario, f preemption.Features) func([]string) []string {
+func unitCanon(sc *gen.Scenario, f config.Features) func([]string) []string {
 	if !f.GenericWorkload {
 		return nil
 	}
@@ -285,7 +285,7 @@ func outcome(d *whatif.Decision) string {
 // kube-scheduler does.
 func TestGangExamples(t *testing.T) {
 	for _, name := range []string{"spare-the-gang", "evict-the-gang"} {
-		for _, f := range []preemption.Features{{}, {GenericWorkload: true}, workloadGates} {
+		for _, f := range []config.Features{{}, {GenericWorkload: true}, workloadGates} {
 			t.Run(name+"/"+gatesName(f), func(t *testing.T) {
 				set, err := loader.Load(filepath.Join("..", "..", "examples", "gang", "cluster.yaml"), filepath.Join("..", "..", "examples", "gang", name+".yaml"))
 				if err != nil {
@@ -312,7 +312,7 @@ func TestGangExamples(t *testing.T) {
 }
 
 // gatesName names a set of features for test names.
-func gatesName(f preemption.Features) string {
+func gatesName(f config.Features) string {
 	switch {
 	case !f.GenericWorkload:
 		return "gates-off"

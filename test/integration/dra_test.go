@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
@@ -81,7 +81,7 @@ func TestDynamicResources(t *testing.T) {
 	t.Run("DRAPreemption: a GPU pod preempts a GPU pod", func(t *testing.T) {
 		w := e.world(t)
 		d := w.gpuWorld("gpu-0")
-		s := w.startScheduler(schedOpts{features: preemption.Features{DRAPreemption: true}})
+		s := w.startScheduler(schedOpts{features: config.Features{DRAPreemption: true}})
 		w.pod(d.gpuPod("victim", low))
 		if got := w.waitBound("victim"); got != "node-1" {
 			t.Fatalf("victim bound to %q, want node-1", got)
@@ -308,7 +308,7 @@ func TestRBACDynamicResources(t *testing.T) {
 
 	w := e.world(t)
 	d := w.gpuWorld("gpu-0")
-	s := w.startScheduler(schedOpts{config: saConfig, features: preemption.Features{DRAPreemption: true}})
+	s := w.startScheduler(schedOpts{config: saConfig, features: config.Features{DRAPreemption: true}})
 	w.pod(d.gpuPod("victim", low))
 	if got := w.waitBound("victim"); got != "node-1" {
 		t.Fatalf("victim bound to %q, want node-1", got)

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
@@ -100,7 +100,7 @@ func TestPreemption(t *testing.T) {
 		w.running(mkPod("young-1", low, "125m").Obj(), "node-1", at(1))
 		w.running(mkPod("young-2", low, "125m").Obj(), "node-1", at(2))
 		w.waitRunning("old", "young-1", "young-2")
-		s := w.startScheduler(schedOpts{policy: preemption.Minimal})
+		s := w.startScheduler(schedOpts{policy: config.PolicyMinimal})
 		w.pod(mkPod("preemptor", high, "250m").Obj())
 		if got := w.waitBound("preemptor"); got != "node-1" {
 			t.Fatalf("preemptor bound to %q, want node-1", got)

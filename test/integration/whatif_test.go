@@ -20,7 +20,6 @@ import (
 	"github.com/reprieve/reprieve/internal/cli"
 	"github.com/reprieve/reprieve/pkg/kube"
 	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
@@ -115,7 +114,7 @@ func TestWhatifKubeconfig(t *testing.T) {
 		t.Fatalf("dump has %d pods, the cluster %d", got, want)
 	}
 
-	opts := whatif.Options{Preemption: preemption.Options{Seed: 7, Now: time.Now()}}
+	opts := whatif.Options{Seed: 7, Now: time.Now()}
 	build := func(o snapshot.Objects) *snapshot.Snapshot {
 		s, err := snapshot.New(o)
 		if err != nil {

@@ -28,7 +28,6 @@ import (
 
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
@@ -514,9 +513,9 @@ type schedOpts struct {
 	// otherwise the scheduler shares the harness's unthrottled settings.
 	clientConnection *config.ClientConnection
 	// policy is the victim policy (default upstream).
-	policy preemption.Policy
+	policy config.Policy
 	// features are the feature gates (default all off, as v1.37).
-	features preemption.Features
+	features config.Features
 }
 
 // startScheduler runs reprieve's scheduler for the world's pods, with a
@@ -548,7 +547,8 @@ func (w *world) startScheduler(o schedOpts) *runningScheduler {
 			Registry:       r.registry,
 			LeaderElection: o.le,
 			Seed:           1,
-			Preemption:     preemption.Options{Policy: o.policy, Features: o.features},
+			Policy:         o.policy,
+			Features:       o.features,
 		})
 	}()
 	w.mu.Lock()

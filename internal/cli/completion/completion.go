@@ -11,16 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reprieve/reprieve/internal/cli/output"
-	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // Gates returns the kube-scheduler feature gates --feature-gates accepts.
 func Gates() []string {
 	return []string{
-		preemption.GateCompositePodGroup,
-		preemption.GateDRAPreemption,
-		preemption.GateGenericWorkload,
-		preemption.GateTopologyAwareWorkloadScheduling,
+		config.GateCompositePodGroup,
+		config.GateDRAPreemption,
+		config.GateGenericWorkload,
+		config.GateTopologyAwareWorkloadScheduling,
 	}
 }
 
@@ -75,8 +75,8 @@ func Output(cmd *cobra.Command, kinds ...string) {
 
 // VictimPolicy completes --victim-policy with the policies.
 func VictimPolicy(cmd *cobra.Command) {
-	values := make([]string, 0, len(preemption.Policies))
-	for _, p := range preemption.Policies {
+	values := make([]string, 0, len(config.Policies()))
+	for _, p := range config.Policies() {
 		values = append(values, string(p))
 	}
 	register(cmd, "victim-policy", fixed(values...))

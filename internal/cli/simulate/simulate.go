@@ -20,7 +20,6 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/output"
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/sim"
 	"github.com/reprieve/reprieve/pkg/sim/report"
 )
@@ -47,9 +46,10 @@ type Options struct {
 	// AllowMissingKeys is kubectl's --allow-missing-template-keys.
 	AllowMissingKeys bool
 
-	preemption  preemption.Options
+	features    config.Features
+	policy      config.Policy
 	format      output.Format
-	compare     []preemption.Policy
+	compare     []config.Policy
 	in          io.Reader
 	load        loader.Options
 	out, errOut io.Writer
@@ -94,7 +94,7 @@ seed give the same output byte for byte.`,
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup); all off by default, as in v1.37")
-	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
+	f.StringVar(&o.VictimPolicy, "victim-policy", string(config.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
 	f.StringSliceVar(&o.Compare, "compare", nil, "run the scenario under each of these victim policies (e.g. upstream,minimal,reschedulable,strict-pdb) with the same seed and print them side by side")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
@@ -137,14 +137,14 @@ func (o *Options) Validate() error {
 		return clierr.Usagef("standard input (-) can be read only once")
 	}
 	o.load = loader.Options{Validation: v, Stdin: o.in}
-	if o.preemption.Features, err = preemption.ParseFeatureGates(o.FeatureGates); err != nil {
+	if o.features, err = config.ParseFeatureGates(o.FeatureGates); err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
 	}
-	if o.preemption.Policy, err = preemption.ParsePolicy(o.VictimPolicy); err != nil {
+	if o.policy, err = config.ParsePolicy(o.VictimPolicy); err != nil {
 		return clierr.Usagef("--victim-policy: %v", err)
 	}
 	for _, name := range o.Compare {
-		p, err := preemption.ParsePolicy(name)
+		p, err := config.ParsePolicy(name)
 		if err != nil {
 			return clierr.Usagef("--compare: %v", err)
 		}
@@ -184,7 +184,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	opts := sim.Options{Seed: o.Seed, SeedSet: o.seedSet, Profiles: o.cfg.Profiles,
 		InitialBackoff: o.cfg.PodInitialBackoff, MaxBackoff: o.cfg.PodMaxBackoff,
-		Parallelism: o.cfg.EffectiveParallelism(), Preemption: o.preemption}
+		Parallelism: o.cfg.EffectiveParallelism(), Features: o.features, Policy: o.policy}
 	if o.ConfigFile != "" && o.ConfigFile != "-" {
 		// The client's rate limits bound the scheduler's API calls
 		// (spec.costs, unless the scenario sets them).
@@ -245,8 +245,8 @@ func writeReport(path string, write func(io.Writer) error) error {
 
 // PolicyRun is one victim policy's run of a compared scenario.
 type PolicyRun struct {
-	Policy  preemption.Policy `json:"policy"`
-	Summary sim.Summary       `json:"summary"`
+	Policy  config.Policy `json:"policy"`
+	Summary sim.Summary   `json:"summary"`
 	// ReplacementsPendingAtEnd counts the pods controllers re-created for
 	// victims that were still pending (not bound, not deleted) at the end.
 	ReplacementsPendingAtEnd int `json:"replacementsPendingAtEnd"`
@@ -265,7 +265,7 @@ func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.
 				return clierr.NameFlag("scenario", err)
 			}
 		}
-		opts.Preemption.Policy = p
+		opts.Policy = p
 		res, err := sim.Run(ctx, sc, opts)
 		if opts.Progress != nil {
 			fmt.Fprint(o.errOut, "\r\033[K")

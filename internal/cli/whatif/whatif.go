@@ -22,8 +22,6 @@ import (
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
 	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	"github.com/reprieve/reprieve/pkg/score"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
@@ -62,8 +60,8 @@ type Options struct {
 	out, errOut io.Writer
 	cfg         config.Config
 	now         time.Time
-	features    preemption.Features
-	policy      preemption.Policy
+	features    config.Features
+	policy      config.Policy
 	format      output.Format
 }
 
@@ -104,7 +102,7 @@ node was rejected.`,
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the random dry-run offset and tie-break")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: the pod's profile (by schedulerName), DefaultPreemption enabled and its args")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true adds composite groups, DRAPreemption=true lets victims' resource claims free their devices (beyond v1.37, as planned for 1.38); all off by default, as in v1.37")
-	f.StringVar(&o.VictimPolicy, "victim-policy", string(preemption.Upstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal (the best victim set under kube-scheduler's own criteria, never worse than upstream's), reschedulable (minimal that first evicts fewest victims which could run nowhere else; --explain says where each could go) or strict-pdb (minimal, never breaking a PodDisruptionBudget)")
+	f.StringVar(&o.VictimPolicy, "victim-policy", string(config.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal (the best victim set under kube-scheduler's own criteria, never worse than upstream's), reschedulable (minimal that first evicts fewest victims which could run nowhere else; --explain says where each could go) or strict-pdb (minimal, never breaking a PodDisruptionBudget)")
 	f.BoolVar(&o.Sequence, "sequence", false, "with several pods in -f: evaluate them as if they arrived in that order, each bound to its node or nominated (its victims gone, their budgets spent) before the next; without it each is evaluated as if alone")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
@@ -180,12 +178,12 @@ func (o *Options) Complete() error {
 	}
 	o.cfg = cfg
 	_ = clierr.Unsupported(o.ConfigFile, &o.cfg, o.errOut, false)
-	features, err := preemption.ParseFeatureGates(o.FeatureGates)
+	features, err := config.ParseFeatureGates(o.FeatureGates)
 	if err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
 	}
 	o.features = features
-	if o.policy, err = preemption.ParsePolicy(o.VictimPolicy); err != nil {
+	if o.policy, err = config.ParsePolicy(o.VictimPolicy); err != nil {
 		return clierr.Usagef("--victim-policy: %v", err)
 	}
 	o.now = time.Now()
@@ -258,19 +256,14 @@ func (o *Options) Run(ctx context.Context) error {
 	for _, pod := range pods {
 		prof := o.profile(pod.Obj)
 		d, err := e.Evaluate(snap, pod, whatif.Options{
-			NoPreemption:             !prof.Preemption,
-			Filter:                   prof.Filter,
-			Parallelism:              o.cfg.EffectiveParallelism(),
-			PercentageOfNodesToScore: prof.PercentageOfNodesToScore,
-			Score:                    score.Options{DefaultSelector: whatif.ReplicaSetSelectors(set.ReplicaSets), Config: prof.Score},
-			Preemption: preemption.Options{
-				MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
-				MinCandidateNodesAbsolute:   prof.MinCandidateNodesAbsolute,
-				Seed:                        o.Seed,
-				Now:                         o.now,
-				Features:                    o.features,
-				Policy:                      o.policy,
-			}})
+			Now:         o.now,
+			Seed:        o.Seed,
+			Parallelism: o.cfg.EffectiveParallelism(),
+			Profile:     prof,
+			Features:    o.features,
+			Policy:      o.policy,
+			ReplicaSets: set.ReplicaSets,
+		})
 		if err != nil {
 			return err
 		}

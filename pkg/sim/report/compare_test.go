@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/sim"
 )
@@ -27,7 +28,7 @@ func runPolicies(t *testing.T, policies ...preemption.Policy) (*sim.Scenario, []
 		if first == nil {
 			first = sc
 		}
-		res, err := sim.Run(context.Background(), sc, sim.Options{Preemption: preemption.Options{Policy: p}})
+		res, err := sim.Run(context.Background(), sc, sim.Options{Policy: p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func runPolicies(t *testing.T, policies ...preemption.Policy) (*sim.Scenario, []
 // behind a tab, each with that run's bars and preemption marks and ids of
 // its own.
 func TestCompare(t *testing.T) {
-	sc, runs := runPolicies(t, preemption.Upstream, preemption.Minimal)
+	sc, runs := runPolicies(t, config.PolicyUpstream, config.PolicyMinimal)
 	var b bytes.Buffer
 	if err := WriteCompare(&b, sc, runs); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 	"github.com/reprieve/reprieve/test/conformance/upstream"
@@ -49,7 +48,7 @@ func (f *fixture) upstreamInput() upstream.Input {
 // the default candidate budget and parallelism, a fixed clock.
 func (f *fixture) reprieveOptions() whatif.Options {
 	offset := int(f.offset)
-	return whatif.Options{Preemption: preemption.Options{Offset: &offset, Now: Now}}
+	return whatif.Options{Offset: &offset, Now: Now}
 }
 
 // checkSameDecision evaluates the preemptor with upstream and with reprieve,
@@ -70,7 +69,7 @@ func checkSameDecision(tb testing.TB, f *fixture) {
 func checkExhaustiveDecision(tb testing.TB, f *fixture) {
 	tb.Helper()
 	checkDecision(tb, f, upstream.EnvOptions{}, 0, int32(len(f.cluster.Nodes)),
-		whatif.Options{Preemption: preemption.Options{Exhaustive: true, Now: Now}})
+		whatif.Options{Exhaustive: true, Now: Now})
 }
 
 // checkDecision evaluates the preemptor with upstream (env, from offset, for

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestSimulateStory runs the bundled simulation through the command line:
@@ -124,5 +127,52 @@ func TestSimulateClientConnection(t *testing.T) {
 	defaults, _, _ := run("simulate", "../../examples/simulate/story.yaml", "-o", "jsonpath={.summary.timeToSchedule[1].p90Seconds}")
 	if limited != "0.1005" || defaults != "0.001" {
 		t.Errorf("priority 5000's p90: %q with QPS 10 and burst 1, %q with the defaults; want 0.1005 and 0.001", limited, defaults)
+	}
+}
+
+// TestSimulateCompareGates runs the bundled DRA scenario with the
+// DRAPreemption gate off (v1.37) and on: off, the inference pod waits to the
+// end and nothing is preempted for its GPU; on, one training pod is preempted
+// and every pod is scheduled. Entries that are neither policies nor gates are
+// usage errors.
+func TestSimulateCompareGates(t *testing.T) {
+	const scenario = "../../examples/simulate/dra-preemption.yaml"
+	js, stderr, code := run("simulate", scenario, "--compare", "upstream,DRAPreemption=true,minimal+DRAPreemption=true", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var runs []struct {
+		Name         string          `json:"name"`
+		Policy       string          `json:"policy"`
+		FeatureGates map[string]bool `json:"featureGates"`
+		Summary      struct {
+			Victims          int `json:"victims"`
+			PodsPendingAtEnd int `json:"podsPendingAtEnd"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(js), &runs); err != nil {
+		t.Fatalf("%v\n%s", err, js)
+	}
+	type outcome struct {
+		name, policy     string
+		gate             bool
+		victims, pending int
+	}
+	var got []outcome
+	for _, r := range runs {
+		got = append(got, outcome{r.Name, r.Policy, r.FeatureGates["DRAPreemption"], r.Summary.Victims, r.Summary.PodsPendingAtEnd})
+	}
+	want := []outcome{
+		{"upstream", "upstream", false, 0, 1},
+		{"DRAPreemption=true", "upstream", true, 1, 0},
+		{"minimal+DRAPreemption=true", "minimal", true, 1, 0},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(outcome{})); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"upstream+minimal", "Bogus=true", "DRAPreemption=maybe", "upstream+"} {
+		if _, stderr, code := run("simulate", scenario, "--compare", bad); code != 2 || !strings.Contains(stderr, "--compare") {
+			t.Errorf("--compare %s: exit %d, stderr %q; want a usage error", bad, code, stderr)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
@@ -159,13 +160,17 @@ func TestDRAPreemptionGate(t *testing.T) {
 		wantNode       string
 		wantVictims    []string
 		wantN1         string // n1's filter status code
+		// wantFreed are the devices each victim's claims release.
+		wantFreed map[string][]string
 	}{
 		"off: the held GPU is never freed": {wantN1: "UnschedulableAndUnresolvable"},
 		"on: the victim's claim releases its GPU": {
 			gate: true, wantNode: "n1", wantVictims: []string{"default/low-gpu"}, wantN1: "Unschedulable",
+			wantFreed: map[string][]string{"default/low-gpu": {"gpu.example.com/n1/g0"}},
 		},
 		"on: only the pod holding the GPU is a victim, the others are reprieved": {
 			gate: true, cpuPod: true, wantNode: "n1", wantVictims: []string{"default/low-gpu"}, wantN1: "Unschedulable",
+			wantFreed: map[string][]string{"default/low-gpu": {"gpu.example.com/n1/g0"}},
 		},
 		"on: a claim shared with a pod that stays keeps its GPU": {
 			gate: true, shared: true, wantN1: "UnschedulableAndUnresolvable",
@@ -208,6 +213,17 @@ func TestDRAPreemptionGate(t *testing.T) {
 			}
 			if d.NominatedNode != tc.wantNode || !cmp.Equal(victims, tc.wantVictims) {
 				t.Errorf("nominated %q with victims %v, want %q with %v (%s)", d.NominatedNode, victims, tc.wantNode, tc.wantVictims, d.Summary)
+			}
+			freed := map[string][]string{}
+			for _, v := range d.Victims {
+				for _, h := range v.Holds {
+					if h.Kind == whatif.HoldDevices && h.Claim == "default/low-gpu" {
+						freed[v.Pod] = append(freed[v.Pod], h.Devices...)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.wantFreed, freed, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("devices freed per victim (-want +got):\n%s", diff)
 			}
 			if tc.wantNode == "" {
 				if got := d.NodeStatuses.Map()["n1"]; got.Code != tc.wantN1 || got.Plugin != "DynamicResources" {

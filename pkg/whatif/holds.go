@@ -9,16 +9,22 @@ import (
 )
 
 // Hold is a volume resource a victim holds on the nominated node that the
-// pod needs and only the victim's eviction frees: why preemption chose it
-// beyond the resources it requests.
+// pod needs and only the victim's eviction frees, or (with the
+// DRAPreemption gate) the devices its ResourceClaim releases: why
+// preemption chose it beyond the resources it requests.
 type Hold struct {
-	// Kind is "ReadWriteOncePodClaim", "AttachSlot" or "InlineDisk".
+	// Kind is "ReadWriteOncePodClaim", "AttachSlot", "InlineDisk" or
+	// "Devices".
 	Kind string `json:"kind"`
-	// Plugin is the filter that counts it (VolumeRestrictions or
-	// NodeVolumeLimits).
+	// Plugin is the filter that counts it (VolumeRestrictions,
+	// NodeVolumeLimits or DynamicResources).
 	Plugin string `json:"plugin"`
-	// Claim is the ReadWriteOncePod claim, "namespace/name".
+	// Claim is the ReadWriteOncePod claim or the ResourceClaim,
+	// "namespace/name".
 	Claim string `json:"claim,omitempty"`
+	// Devices are the devices the ResourceClaim releases,
+	// "driver/pool/device".
+	Devices []string `json:"devices,omitempty"`
 	// Driver is the CSI driver whose attach limit the volume counts
 	// against, Volume its unique name ("driver/handle").
 	Driver string `json:"driver,omitempty"`

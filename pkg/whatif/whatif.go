@@ -387,6 +387,9 @@ func (e *Evaluator) Evaluate(snap *Snapshot, pod *Pod, options Options) (*Decisi
 	}
 	describePreemption(d, res, snap, options.Now.UnixNano())
 	describeHolds(d, c, res)
+	if options.Features.DRAPreemption {
+		describeDeviceHolds(d, snap, pod, res)
+	}
 	explained.Wait()
 	return d, nil
 }

@@ -40,8 +40,9 @@ type Options struct {
 	FeatureGates string
 	// VictimPolicy chooses the victims: upstream, minimal or strict-pdb.
 	VictimPolicy string
-	// Compare lists victim policies to run the scenario under, one after
-	// another with the same seed, and compare.
+	// Compare lists the runs to compare, one after another with the same
+	// seed: each a victim policy, feature gates (Gate=bool, several joined
+	// by "+") set over --feature-gates, or both ("minimal+DRAPreemption=true").
 	Compare []string
 	// AllowMissingKeys is kubectl's --allow-missing-template-keys.
 	AllowMissingKeys bool
@@ -49,7 +50,7 @@ type Options struct {
 	features    config.Features
 	policy      config.Policy
 	format      output.Format
-	compare     []config.Policy
+	compare     []compareRun
 	in          io.Reader
 	load        loader.Options
 	out, errOut io.Writer
@@ -95,7 +96,7 @@ seed give the same output byte for byte.`,
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup); all off by default, as in v1.37")
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(config.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
-	f.StringSliceVar(&o.Compare, "compare", nil, "run the scenario under each of these victim policies (e.g. upstream,minimal,reschedulable,strict-pdb) with the same seed and print them side by side")
+	f.StringSliceVar(&o.Compare, "compare", nil, "run the scenario once per entry with the same seed and print the runs side by side: an entry is a victim policy (upstream, minimal, reschedulable, strict-pdb), feature gates set over --feature-gates (DRAPreemption=true; several joined by +), or both (minimal+DRAPreemption=true)")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
 	f.Int64Var(&o.MaxObjects, "max-objects", sim.DefaultMaxObjects, "refuse, before running, a scenario that creates more objects than this over its run (each needs memory)")
@@ -144,11 +145,11 @@ func (o *Options) Validate() error {
 		return clierr.Usagef("--victim-policy: %v", err)
 	}
 	for _, name := range o.Compare {
-		p, err := config.ParsePolicy(name)
+		r, err := o.parseCompareRun(name)
 		if err != nil {
 			return clierr.Usagef("--compare: %v", err)
 		}
-		o.compare = append(o.compare, p)
+		o.compare = append(o.compare, r)
 	}
 	if len(o.compare) > 0 && (o.format.Kind == kindEvents || o.format.Kind == output.Name) {
 		return clierr.Usagef("--compare prints a comparison: it takes -o table, wide, json, yaml or a template")
@@ -243,10 +244,56 @@ func writeReport(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// PolicyRun is one victim policy's run of a compared scenario.
+// compareRun is one entry of --compare: the victim policy and feature
+// gates of a run, named as given.
+type compareRun struct {
+	name     string
+	policy   config.Policy
+	features config.Features
+}
+
+// parseCompareRun parses an entry of --compare: "+"-separated parts, each
+// a victim policy or a Gate=bool setting applied over --feature-gates.
+// Parts left out are --victim-policy's and --feature-gates'.
+func (o *Options) parseCompareRun(entry string) (compareRun, error) {
+	r := compareRun{name: entry, policy: o.policy, features: o.features}
+	gates := []string{o.FeatureGates}
+	policies := 0
+	for part := range strings.SplitSeq(entry, "+") {
+		part = strings.TrimSpace(part)
+		if strings.Contains(part, "=") {
+			gates = append(gates, part)
+			continue
+		}
+		p, err := config.ParsePolicy(part)
+		if err != nil || part == "" {
+			return r, fmt.Errorf("%q: want a victim policy (%v) or Gate=bool: %w", entry, config.Policies(), err)
+		}
+		if policies++; policies > 1 {
+			return r, fmt.Errorf("%q names two victim policies", entry)
+		}
+		r.policy = p
+	}
+	if len(gates) > 1 {
+		f, err := config.ParseFeatureGates(strings.Join(gates, ","))
+		if err != nil {
+			return r, fmt.Errorf("%q: %w", entry, err)
+		}
+		r.features = f
+	}
+	return r, nil
+}
+
+// PolicyRun is one run of a compared scenario: its entry of --compare,
+// victim policy and feature gates.
 type PolicyRun struct {
-	Policy  config.Policy `json:"policy"`
-	Summary sim.Summary   `json:"summary"`
+	// Name is the entry of --compare.
+	Name   string        `json:"name"`
+	Policy config.Policy `json:"policy"`
+	// FeatureGates are the gates that change preemption, as upstream
+	// names them, with reprieve's own DRAPreemption.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	Summary      sim.Summary     `json:"summary"`
 	// ReplacementsPendingAtEnd counts the pods controllers re-created for
 	// victims that were still pending (not bound, not deleted) at the end.
 	ReplacementsPendingAtEnd int `json:"replacementsPendingAtEnd"`
@@ -257,7 +304,7 @@ type PolicyRun struct {
 func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.Options) error {
 	var runs []PolicyRun
 	var reported []report.Run
-	for i, p := range o.compare {
+	for i, c := range o.compare {
 		sc := first
 		if i > 0 {
 			var err error
@@ -265,15 +312,15 @@ func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.
 				return clierr.NameFlag("scenario", err)
 			}
 		}
-		opts.Policy = p
+		opts.Policy, opts.Features = c.policy, c.features
 		res, err := sim.Run(ctx, sc, opts)
 		if opts.Progress != nil {
 			fmt.Fprint(o.errOut, "\r\033[K")
 		}
 		if err != nil {
-			return fmt.Errorf("policy %s: %w", p, err)
+			return fmt.Errorf("run %s: %w", c.name, err)
 		}
-		run := PolicyRun{Policy: p, Summary: res.Summary}
+		run := PolicyRun{Name: c.name, Policy: c.policy, FeatureGates: gates(c.features), Summary: res.Summary}
 		for _, h := range res.Pods {
 			if h.Replacement && h.Bound == nil && h.Gone == nil {
 				run.ReplacementsPendingAtEnd++
@@ -281,7 +328,7 @@ func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.
 		}
 		runs = append(runs, run)
 		if o.Report != "" {
-			reported = append(reported, report.Run{Policy: string(p), Result: res})
+			reported = append(reported, report.Run{Policy: c.name, Result: res})
 		}
 	}
 	if o.Report != "" {
@@ -298,7 +345,7 @@ func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.
 // printComparison prints one column per policy.
 func printComparison(w io.Writer, sc *sim.Scenario, runs []PolicyRun) error {
 	s0 := runs[0].Summary
-	fmt.Fprintf(w, "SCENARIO  %s (seed %d, %s of virtual time), one run per victim policy\n", s0.Scenario, s0.Seed, s0.Duration)
+	fmt.Fprintf(w, "SCENARIO  %s (seed %d, %s of virtual time), one run per entry of --compare\n", s0.Scenario, s0.Seed, s0.Duration)
 	if sc.Description != "" {
 		fmt.Fprintf(w, "          %s\n", sc.Description)
 	}
@@ -307,7 +354,7 @@ func printComparison(w io.Writer, sc *sim.Scenario, runs []PolicyRun) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	header := "\t"
 	for _, r := range runs {
-		header += string(r.Policy) + "\t"
+		header += r.Name + "\t"
 	}
 	fmt.Fprintln(tw, header)
 	row := func(name string, value func(r PolicyRun) string) {
@@ -332,8 +379,10 @@ func printComparison(w io.Writer, sc *sim.Scenario, runs []PolicyRun) error {
 	row("pods scheduled", count(func(s sim.Summary) int { return s.PodsScheduled }))
 	if n := len(s0.TimeToSchedule); n > 0 {
 		top := s0.TimeToSchedule[n-1].Priority
-		for _, p := range s0.TimeToSchedule {
-			top = max(top, p.Priority)
+		for _, r := range runs {
+			for _, p := range r.Summary.TimeToSchedule {
+				top = max(top, p.Priority)
+			}
 		}
 		wait := func(f func(p sim.PriorityWaits) float64) func(PolicyRun) string {
 			return func(r PolicyRun) string {
@@ -487,4 +536,21 @@ func printVictims(w io.Writer, res *sim.Result) error {
 
 func secs(s float64) string {
 	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+}
+
+// gates lists the gates of f that are on (nil when none is).
+func gates(f config.Features) map[string]bool {
+	m := f.Gates()
+	if f.DRAPreemption {
+		m[config.GateDRAPreemption] = true
+	}
+	for k, on := range m {
+		if !on {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }

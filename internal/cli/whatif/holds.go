@@ -9,7 +9,8 @@ import (
 
 // printHolds explains, for --explain, the victims chosen because they hold
 // a volume resource the pod needs (a ReadWriteOncePod claim, an attach
-// slot, a conflicting inline disk), one line each with the plugin.
+// slot, a conflicting inline disk) or, with DRAPreemption, whose claims
+// release devices, one line each with the plugin.
 func printHolds(w io.Writer, d *whatif.Decision) {
 	first := true
 	for _, v := range d.Victims {
@@ -18,7 +19,11 @@ func printHolds(w io.Writer, d *whatif.Decision) {
 				fmt.Fprintln(w)
 				first = false
 			}
-			fmt.Fprintf(w, "VOLUME    victim %s %s (%s)\n", v.Pod, h.Reason, h.Plugin)
+			label := "VOLUME"
+			if h.Kind == whatif.HoldDevices {
+				label = "DEVICES"
+			}
+			fmt.Fprintf(w, "%-9s victim %s %s (%s)\n", label, v.Pod, h.Reason, h.Plugin)
 		}
 	}
 }

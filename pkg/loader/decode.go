@@ -26,21 +26,22 @@ type header struct {
 // kinds are the objects the engine uses, by kind, with the apiVersion it
 // accepts.
 var kinds = map[string]string{
-	"Node":                "v1",
-	"Pod":                 "v1",
-	"Namespace":           "v1",
-	"PodDisruptionBudget": "policy/v1",
-	"PriorityClass":       "scheduling.k8s.io/v1",
-	"PodGroup":            "scheduling.k8s.io/v1beta1",
-	"CompositePodGroup":   "scheduling.k8s.io/v1alpha3",
-	"Deployment":          "apps/v1",
-	"ReplicaSet":          "apps/v1",
-	"Job":                 "batch/v1",
-	"StatefulSet":         "apps/v1",
-	"Simulation":          SimulationAPIVersion,
-	"ResourceSlice":       draAPIVersion,
-	"DeviceClass":         draAPIVersion,
-	"ResourceClaim":       draAPIVersion,
+	"Node":                  "v1",
+	"Pod":                   "v1",
+	"Namespace":             "v1",
+	"PodDisruptionBudget":   "policy/v1",
+	"PriorityClass":         "scheduling.k8s.io/v1",
+	"PodGroup":              "scheduling.k8s.io/v1beta1",
+	"CompositePodGroup":     "scheduling.k8s.io/v1alpha3",
+	"Deployment":            "apps/v1",
+	"ReplicaSet":            "apps/v1",
+	"Job":                   "batch/v1",
+	"StatefulSet":           "apps/v1",
+	"Simulation":            SimulationAPIVersion,
+	"ResourceSlice":         draAPIVersion,
+	"DeviceClass":           draAPIVersion,
+	"ResourceClaim":         draAPIVersion,
+	"ResourceClaimTemplate": draAPIVersion,
 }
 
 // SimulationAPIVersion is the apiVersion of reprieve's Simulation document.

@@ -18,6 +18,9 @@ var draKinds = map[string]bool{
 	"ResourceSlice": false,
 	"DeviceClass":   false,
 	"ResourceClaim": true,
+	// ResourceClaimTemplate is read for the simulator's resource-claim
+	// controller; whatif does not use it.
+	"ResourceClaimTemplate": true,
 }
 
 // newDRAObject returns an empty object of a DRA kind, or nil.
@@ -29,6 +32,8 @@ func newDRAObject(kind string) any {
 		return &resourceapi.DeviceClass{}
 	case "ResourceClaim":
 		return &resourceapi.ResourceClaim{}
+	case "ResourceClaimTemplate":
+		return &resourceapi.ResourceClaimTemplate{}
 	}
 	return nil
 }
@@ -39,8 +44,11 @@ func newDRAObject(kind string) any {
 // relies on: CEL selectors that do not compile, and requests that are not
 // exactly one of "exactly" and "firstAvailable".
 func (s *Set) addDRAObject(obj any, ns string) *InputError {
-	if rc, ok := obj.(*resourceapi.ResourceClaim); ok {
-		rc.Namespace = ns
+	switch o := obj.(type) {
+	case *resourceapi.ResourceClaim:
+		o.Namespace = ns
+	case *resourceapi.ResourceClaimTemplate:
+		o.Namespace = ns
 	}
 	if err := validateDRA(obj); err != nil {
 		return err
@@ -53,43 +61,58 @@ func (s *Set) addDRAObject(obj any, ns string) *InputError {
 	case *resourceapi.ResourceClaim:
 		snapshot.DefaultResourceClaim(o)
 		s.Objects.ResourceClaims = append(s.Objects.ResourceClaims, o)
+	case *resourceapi.ResourceClaimTemplate:
+		snapshot.DefaultResourceClaimSpec(&o.Spec.Spec)
+		s.ResourceClaimTemplates = append(s.ResourceClaimTemplates, o)
 	}
 	return nil
 }
 
 func validateDRA(obj any) *InputError {
-	celError := func(id, field string, selectors []resourceapi.DeviceSelector) *InputError {
-		for i, sel := range selectors {
-			if sel.CEL == nil {
-				continue
-			}
-			res := cel.GetCompiler(cel.Features{EnableConsumableCapacity: true}).CompileCELExpression(sel.CEL.Expression, cel.Options{})
-			if res.Error != nil {
-				return &InputError{Object: id, Field: fmt.Sprintf("%s.selectors[%d].cel.expression", field, i), Detail: oneLine(res.Error.Error())}
-			}
-		}
-		return nil
-	}
 	switch o := obj.(type) {
 	case *resourceapi.DeviceClass:
-		return celError(objectName("DeviceClass", "", o.Name), "spec", o.Spec.Selectors)
+		return celSelectorsError(objectName("DeviceClass", "", o.Name), "spec", o.Spec.Selectors)
 	case *resourceapi.ResourceClaim:
-		id := objectName("ResourceClaim", o.Namespace, o.Name)
-		for i, r := range o.Spec.Devices.Requests {
-			field := fmt.Sprintf("spec.devices.requests[%d]", i)
-			if (r.Exactly == nil) == (len(r.FirstAvailable) == 0) {
-				return &InputError{Object: id, Field: field, Detail: "exactly one of exactly and firstAvailable is required"}
+		return validateClaimSpec(objectName("ResourceClaim", o.Namespace, o.Name), "spec", &o.Spec)
+	case *resourceapi.ResourceClaimTemplate:
+		return validateClaimSpec(objectName("ResourceClaimTemplate", o.Namespace, o.Name), "spec.spec", &o.Spec.Spec)
+	}
+	return nil
+}
+
+// validateClaimSpec checks the requests of a claim's spec (at path of
+// object id): exactly one of exactly and firstAvailable, and selectors
+// that compile.
+func validateClaimSpec(id, path string, spec *resourceapi.ResourceClaimSpec) *InputError {
+	for i, r := range spec.Devices.Requests {
+		field := fmt.Sprintf("%s.devices.requests[%d]", path, i)
+		if (r.Exactly == nil) == (len(r.FirstAvailable) == 0) {
+			return &InputError{Object: id, Field: field, Detail: "exactly one of exactly and firstAvailable is required"}
+		}
+		if r.Exactly != nil {
+			if err := celSelectorsError(id, field+".exactly", r.Exactly.Selectors); err != nil {
+				return err
 			}
-			if r.Exactly != nil {
-				if err := celError(id, field+".exactly", r.Exactly.Selectors); err != nil {
-					return err
-				}
+		}
+		for j, sub := range r.FirstAvailable {
+			if err := celSelectorsError(id, fmt.Sprintf("%s.firstAvailable[%d]", field, j), sub.Selectors); err != nil {
+				return err
 			}
-			for j, sub := range r.FirstAvailable {
-				if err := celError(id, fmt.Sprintf("%s.firstAvailable[%d]", field, j), sub.Selectors); err != nil {
-					return err
-				}
-			}
+		}
+	}
+	return nil
+}
+
+// celSelectorsError is the first CEL selector of selectors (at field of
+// object id) that does not compile, or nil.
+func celSelectorsError(id, field string, selectors []resourceapi.DeviceSelector) *InputError {
+	for i, sel := range selectors {
+		if sel.CEL == nil {
+			continue
+		}
+		res := cel.GetCompiler(cel.Features{EnableConsumableCapacity: true}).CompileCELExpression(sel.CEL.Expression, cel.Options{})
+		if res.Error != nil {
+			return &InputError{Object: id, Field: fmt.Sprintf("%s.selectors[%d].cel.expression", field, i), Detail: oneLine(res.Error.Error())}
 		}
 	}
 	return nil

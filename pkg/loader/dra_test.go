@@ -90,6 +90,26 @@ func TestDRAKinds(t *testing.T) {
 	}
 }
 
+// TestClaimTemplate: a ResourceClaimTemplate is read for the simulator,
+// namespaced and with its requests defaulted as a claim's, and is listed as
+// a kind whatif does not use.
+func TestClaimTemplate(t *testing.T) {
+	s := NewSet()
+	if err := s.AddBytes("f.yaml", []byte("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpu}\nspec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu}}]}}}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.ResourceClaimTemplates) != 1 {
+		t.Fatalf("%d templates read, want 1", len(s.ResourceClaimTemplates))
+	}
+	tpl := s.ResourceClaimTemplates[0]
+	if r := tpl.Spec.Spec.Devices.Requests[0].Exactly; tpl.Namespace != "default" || r.AllocationMode != resourceapi.DeviceAllocationModeExactCount || r.Count != 1 {
+		t.Errorf("template %s/%s request %+v, want default namespace and ExactCount 1", tpl.Namespace, tpl.Name, r)
+	}
+	if lines := s.WorkloadLines(); len(lines) != 1 || !strings.Contains(lines[0], "ResourceClaimTemplate default/gpu: kind not used by whatif") {
+		t.Errorf("workload lines %q", lines)
+	}
+}
+
 func TestDRAErrors(t *testing.T) {
 	tests := map[string]struct {
 		data, want string
@@ -109,6 +129,14 @@ func TestDRAErrors(t *testing.T) {
 		"request without exactly or firstAvailable": {
 			data: "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec: {devices: {requests: [{name: r}]}}\n",
 			want: "f.yaml: ResourceClaim default/c: spec.devices.requests[0]: exactly one of exactly and firstAvailable is required",
+		},
+		"template request without exactly or firstAvailable": {
+			data: "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t, namespace: ml}\nspec: {spec: {devices: {requests: [{name: r}]}}}\n",
+			want: "f.yaml: ResourceClaimTemplate ml/t: spec.spec.devices.requests[0]: exactly one of exactly and firstAvailable is required",
+		},
+		"template selector that does not compile": {
+			data: "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\nspec: {spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu, selectors: [{cel: {expression: 'device.'}}]}}]}}}\n",
+			want: "f.yaml: ResourceClaimTemplate default/t: spec.spec.devices.requests[0].exactly.selectors[0].cel.expression: ",
 		},
 		"bad field type": {
 			data: "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec: {nodeName: 3}\n",

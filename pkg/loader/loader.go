@@ -18,6 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -73,6 +74,9 @@ type Set struct {
 	Jobs        []*batchv1.Job
 	// StatefulSets are run by the simulator with their volume claims.
 	StatefulSets []*appsv1.StatefulSet
+	// ResourceClaimTemplates are the templates the simulator's
+	// resource-claim controller makes pods' claims from.
+	ResourceClaimTemplates []*resourceapi.ResourceClaimTemplate
 	// Simulations are the raw reprieve.dev/v1alpha1 Simulation documents.
 	Simulations []RawDocument
 	// Skipped lists one line per object of a kind the engine does not use.
@@ -149,6 +153,9 @@ func (s *Set) WorkloadLines() []string {
 	}
 	for _, st := range s.StatefulSets {
 		out = append(out, fmt.Sprintf("%s: skipping apps/v1 %s: kind not used by whatif", s.origin[st], objectName("StatefulSet", st.Namespace, st.Name)))
+	}
+	for _, t := range s.ResourceClaimTemplates {
+		out = append(out, fmt.Sprintf("%s: skipping %s %s: kind not used by whatif", s.origin[t], draAPIVersion, objectName("ResourceClaimTemplate", t.Namespace, t.Name)))
 	}
 	for _, r := range s.Simulations {
 		out = append(out, fmt.Sprintf("%s: skipping reprieve.dev/v1alpha1 Simulation: kind not used by whatif", r.Source))

@@ -35,7 +35,8 @@ func LoadPodsSet(opts Options, path string) ([]*v1.Pod, *Set, error) {
 	o := s.Objects
 	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped) +
 		len(o.PodGroups) + len(o.CompositePodGroups) +
-		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.StatefulSets) + len(s.Simulations)
+		len(s.Deployments) + len(s.ReplicaSets) + len(s.Jobs) + len(s.StatefulSets) + len(s.Simulations) +
+		numDRAObjects(&o) + len(s.ResourceClaimTemplates)
 	name := path
 	if path == "-" {
 		name = StdinName

@@ -31,9 +31,6 @@ func (w *world) applyDRA(objs snapshot.Objects) {
 			snap.SetDeviceClass(o)
 		}
 	}, true)
-	if w.claims == nil {
-		w.claims = map[string]*resourceapi.ResourceClaim{}
-	}
 	for _, rc := range objs.ResourceClaims {
 		w.setResourceClaim(rc)
 	}

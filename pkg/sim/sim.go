@@ -295,6 +295,9 @@ func (w *world) apply(set *loader.Set) error {
 	}
 	w.applyStorage(set.Objects.Storage)
 	w.applyDRA(set.Objects)
+	for _, t := range set.ResourceClaimTemplates {
+		w.addClaimTemplate(t)
+	}
 	for _, d := range o.deployments {
 		if err := w.addDeployment(d); err != nil {
 			return &loader.InputError{Source: set.Origin(d), Object: "Deployment " + d.Namespace + "/" + d.Name, Field: "spec.selector", Detail: err.Error()}

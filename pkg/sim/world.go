@@ -52,6 +52,9 @@ type world struct {
 	dirty    map[*controller]bool
 	// claims are the ResourceClaims by namespace/name (dra.go).
 	claims map[string]*resourceapi.ResourceClaim
+	// claimTemplates are the ResourceClaimTemplates by namespace/name
+	// (dra_templates.go).
+	claimTemplates map[string]*resourceapi.ResourceClaimTemplate
 
 	// calls counts the API calls the scheduler made (binding, status
 	// updates, victims' updates and deletes) since Run last reset it.
@@ -84,16 +87,18 @@ type controller struct {
 
 func newWorld(start time.Time, seed uint64, rec *recorder) *world {
 	return &world{
-		clock:     testingclock.NewFakeClock(start),
-		start:     start,
-		rec:       rec,
-		rng:       rand.New(rand.NewPCG(seed, 0x7369)),
-		pods:      map[string]*v1.Pod{},
-		admission: snapshot.Empty(),
-		nodes:     map[string]*v1.Node{},
-		owners:    map[types.UID]*controller{},
-		dirty:     map[*controller]bool{},
-		storage:   newStorage(),
+		clock:          testingclock.NewFakeClock(start),
+		start:          start,
+		rec:            rec,
+		rng:            rand.New(rand.NewPCG(seed, 0x7369)),
+		pods:           map[string]*v1.Pod{},
+		admission:      snapshot.Empty(),
+		nodes:          map[string]*v1.Node{},
+		owners:         map[types.UID]*controller{},
+		dirty:          map[*controller]bool{},
+		claims:         map[string]*resourceapi.ResourceClaim{},
+		claimTemplates: map[string]*resourceapi.ResourceClaimTemplate{},
+		storage:        newStorage(),
 	}
 }
 
@@ -197,6 +202,7 @@ func (w *world) createPod(p *v1.Pod) error {
 			w.rec.replacement(key)
 		}
 	}
+	w.createPodClaims(p)
 	if p.Spec.NodeName != "" {
 		w.startPod(p)
 	}
@@ -294,6 +300,7 @@ func (w *world) finalize(key string) {
 	w.rec.podGone(p, w.now())
 	w.sched.OnPodDelete(p)
 	w.releaseClaims(p)
+	w.deletePodClaims(p)
 }
 
 func terminalPhase(p *v1.Pod) bool {

@@ -106,6 +106,39 @@ type timeline struct {
 // drawn, and minLabelW the least width of the lane names' column (charts
 // drawn one above the other share it).
 func layoutTimeline(res *sim.Result, end float64, win window, minLabelW float64) *timeline {
+	lanes := nodeLanes(res, end)
+	t := &timeline{totalNodes: len(lanes)}
+	if len(lanes) > maxLanes {
+		lanes = busiestLanes(res, lanes)
+		t.ordered = true
+	}
+	longest := 8
+	for _, l := range lanes {
+		longest = max(longest, len([]rune(l.name)))
+	}
+	labelW := math.Max(minLabelW, math.Round(math.Max(130, math.Min(280, float64(min(longest, 36))*nameCharW+24))))
+	t.g = geometry{labelW: labelW, plotW: svgWidth - labelW - rightPad, from: win.from, to: win.to, end: end}
+	wait := t.placeBars(res, lanes, end, win)
+	if len(wait.items) > 0 || wait.hidden > 0 {
+		lanes = append(lanes, wait)
+	}
+	for _, l := range lanes {
+		n := l.pack()
+		if l.pending {
+			t.hiddenPending += n
+		} else {
+			t.hiddenRows += n
+		}
+	}
+	t.lanes = lanes
+	return t
+}
+
+// nodeLanes returns a lane per node in the order the nodes came, with its
+// lifetimes and cordons, and lanes for the nodes pods were bound or
+// nominated to that the result does not list (without a recorded
+// lifetime).
+func nodeLanes(res *sim.Result, end float64) []*lane {
 	byName := map[string]*lane{}
 	var lanes []*lane
 	laneFor := func(name string) *lane {
@@ -150,8 +183,6 @@ func layoutTimeline(res *sim.Result, end float64, win window, minLabelW float64)
 			l.cordons[n-1][1] = end
 		}
 	}
-	// Lanes exist for nodes a pod was bound or nominated to even if the
-	// result does not list them; they have no recorded lifetime then.
 	for i := range res.Pods {
 		p := &res.Pods[i]
 		if p.Bound != nil && p.Node != "" {
@@ -161,37 +192,38 @@ func layoutTimeline(res *sim.Result, end float64, win window, minLabelW float64)
 			laneFor(n.Node)
 		}
 	}
-	t := &timeline{totalNodes: len(lanes)}
-	if len(lanes) > maxLanes {
-		// Most preempted first, then most nominated, then busiest; the
-		// rest in the order the nodes came.
-		victims, noms := map[string]int{}, map[string]int{}
-		for i := range res.Pods {
-			p := &res.Pods[i]
-			if p.Preempted != nil && p.Node != "" {
-				victims[p.Node]++
-			}
-			for _, n := range p.Nominations {
-				noms[n.Node]++
-			}
+	return lanes
+}
+
+// busiestLanes keeps maxLanes lanes: the most preempted first, then the
+// most nominated, then the busiest; the rest in the order the nodes came.
+func busiestLanes(res *sim.Result, lanes []*lane) []*lane {
+	victims, noms := map[string]int{}, map[string]int{}
+	for i := range res.Pods {
+		p := &res.Pods[i]
+		if p.Preempted != nil && p.Node != "" {
+			victims[p.Node]++
 		}
-		slices.SortStableFunc(lanes, func(a, b *lane) int {
-			return cmp.Or(cmp.Compare(victims[b.name], victims[a.name]), cmp.Compare(noms[b.name], noms[a.name]), cmp.Compare(b.pods, a.pods))
-		})
-		lanes = lanes[:maxLanes]
-		t.ordered = true
+		for _, n := range p.Nominations {
+			noms[n.Node]++
+		}
 	}
-	longest := 8
-	for _, l := range lanes {
-		longest = max(longest, len([]rune(l.name)))
-	}
-	labelW := math.Max(minLabelW, math.Round(math.Max(130, math.Min(280, float64(min(longest, 36))*nameCharW+24))))
-	t.g = geometry{labelW: labelW, plotW: svgWidth - labelW - rightPad, from: win.from, to: win.to, end: end}
+	slices.SortStableFunc(lanes, func(a, b *lane) int {
+		return cmp.Or(cmp.Compare(victims[b.name], victims[a.name]), cmp.Compare(noms[b.name], noms[a.name]), cmp.Compare(b.pods, a.pods))
+	})
+	return lanes[:maxLanes]
+}
+
+// placeBars puts the nominations and pods inside the window on the lanes
+// shown, within the bars' budget, and returns the pending lane with the
+// pods' waits. The waits come after the nodes' bars, so that a crowd of
+// pending pods does not use up the budget before the nodes' lanes are
+// drawn.
+func (t *timeline) placeBars(res *sim.Result, lanes []*lane, end float64, win window) *lane {
 	shown := map[string]*lane{}
 	for _, l := range lanes {
 		shown[l.name] = l
 	}
-
 	budget := maxBars
 	add := func(l *lane, it *item) bool {
 		if it.b < win.from || it.a > win.to {
@@ -208,7 +240,6 @@ func layoutTimeline(res *sim.Result, end float64, win window, minLabelW float64)
 		l.items = append(l.items, it)
 		return true
 	}
-	wait := &lane{name: "pending", pending: true}
 	for i := range res.Pods {
 		p := &res.Pods[i]
 		var bound *item
@@ -233,8 +264,7 @@ func layoutTimeline(res *sim.Result, end float64, win window, minLabelW float64)
 			}
 		}
 	}
-	// The waits come after the nodes' bars, so that a crowd of pending pods
-	// does not use up the bars' budget before the nodes' lanes are drawn.
+	wait := &lane{name: "pending", pending: true}
 	for i := range res.Pods {
 		p := &res.Pods[i]
 		waitEnd := end
@@ -248,19 +278,7 @@ func layoutTimeline(res *sim.Result, end float64, win window, minLabelW float64)
 			add(wait, &item{kind: kindWait, pod: p, a: p.Created, b: waitEnd, x0: t.g.x(p.Created), x1: t.g.x(waitEnd)})
 		}
 	}
-	if len(wait.items) > 0 || wait.hidden > 0 {
-		lanes = append(lanes, wait)
-	}
-	for _, l := range lanes {
-		n := l.pack()
-		if l.pending {
-			t.hiddenPending += n
-		} else {
-			t.hiddenRows += n
-		}
-	}
-	t.lanes = lanes
-	return t
+	return wait
 }
 
 // podEnd is when a bound pod stopped occupying its node.

@@ -243,28 +243,13 @@ func NewScenario(set *loader.Set) (*Scenario, error) { return NewScenarioWith(se
 // actions on objects that will not exist when they happen, and counts over
 // the limits.
 func NewScenarioWith(set *loader.Set, limits Limits) (*Scenario, error) {
-	src := strings.Join(sources(set), ", ")
-	switch len(set.Simulations) {
-	case 0:
-		return nil, &loader.InputError{Source: src, Detail: "no Simulation document (apiVersion " + loader.SimulationAPIVersion + ", kind Simulation)"}
-	case 1:
-	default:
-		return nil, &loader.InputError{Source: set.Simulations[1].Source, Object: "Simulation", Detail: "more than one Simulation document"}
-	}
-	doc := set.Simulations[0]
-	var simDoc Simulation
-	if err := checkDurations(doc); err != nil {
+	doc, simDoc, err := simulationDocument(set)
+	if err != nil {
 		return nil, err
 	}
-	unknown, err := loader.DecodeStrict(doc.Data, &simDoc)
-	if err != nil {
-		return nil, &loader.InputError{Source: doc.Source, Object: "Simulation " + simDoc.Name, Detail: strings.TrimPrefix(oneLine(err.Error()), "json: ")}
-	}
 	id := "Simulation " + simDoc.Name
-	for _, u := range unknown {
-		if err := set.Strict(doc.Source, id, oneLine(u.Error())); err != nil {
-			return nil, err
-		}
+	fail := func(field, detail string) error {
+		return &loader.InputError{Source: doc.Source, Object: id, Field: field, Detail: detail}
 	}
 	sc := &Scenario{Objects: set, Name: simDoc.Name, End: simDoc.Spec.End.Duration, Start: DefaultStart, Description: simDoc.Annotations["description"]}
 	if simDoc.Spec.Start != nil {
@@ -274,90 +259,26 @@ func NewScenarioWith(set *loader.Set, limits Limits) (*Scenario, error) {
 		sc.Seed, sc.HasSeed = *simDoc.Spec.Seed, true
 	}
 	if sc.End <= 0 {
-		return nil, &loader.InputError{Source: doc.Source, Object: id, Field: "spec.end", Detail: "must be a positive duration such as 10m"}
+		return nil, fail("spec.end", "must be a positive duration such as 10m")
 	}
 	sc.ProvisioningDelay = DefaultProvisioningDelay
 	if d := simDoc.Spec.ProvisioningDelay; d != nil {
 		if d.Duration < 0 {
-			return nil, &loader.InputError{Source: doc.Source, Object: id, Field: "spec.provisioningDelay", Detail: "must not be negative"}
+			return nil, fail("spec.provisioningDelay", "must not be negative")
 		}
 		sc.ProvisioningDelay = d.Duration
-	}
-	fail := func(field, detail string) error {
-		return &loader.InputError{Source: doc.Source, Object: id, Field: field, Detail: detail}
 	}
 	if sc.Costs, err = costModel(simDoc.Spec.Costs, fail); err != nil {
 		return nil, err
 	}
 	created := []*loader.Set{set}
 	for i, a := range simDoc.Spec.Actions {
-		field := fmt.Sprintf("spec.actions[%d]", i)
-		n := len(a.Delete)
-		for _, set := range []bool{len(a.Create) > 0, a.CreatePods != nil, a.CreateNodes != nil, a.Scale != nil, a.Cordon != "", a.Uncordon != "", a.RemoveNode != ""} {
-			if set {
-				n++
-			}
+		ta, err := timedAction(set, doc.Source, created, i, a, sc.End, fail)
+		if err != nil {
+			return nil, err
 		}
-		if n == 0 {
-			return nil, fail(field, "says nothing to do: set one of create, createPods, createNodes, delete, scale, cordon, uncordon, removeNode")
-		}
-		if a.At.Duration < 0 || a.At.Duration > sc.End {
-			return nil, fail(field+".at", fmt.Sprintf("%s is outside [0, end=%s]", a.At.Duration, sc.End))
-		}
-		ta := TimedAction{At: a.At.Duration, Source: doc.Source, Action: a, Index: i}
-		if len(a.Create) > 0 {
-			cs := loader.NewSetWith(set.Options())
-			for _, prev := range created {
-				cs.AdmitFrom(prev)
-			}
-			for j, raw := range a.Create {
-				if err := cs.AddBytes(fmt.Sprintf("%s %s.create[%d]", doc.Source, field, j), raw); err != nil {
-					return nil, err
-				}
-			}
-			if len(cs.Skipped) > 0 {
-				return nil, fail(field+".create", cs.Skipped[0])
-			}
-			if len(cs.Simulations) > 0 {
-				return nil, fail(field+".create", "a Simulation cannot be created by a Simulation")
-			}
-			set.Warnings = append(set.Warnings, cs.Warnings...)
-			created = append(created, cs)
-			ta.Create = cs
-		}
-		if cp := a.CreatePods; cp != nil {
-			if cp.Count <= 0 {
-				return nil, fail(field+".createPods.count", "must be positive")
-			}
-			if cp.Template.Name == "" || len(cp.Template.Spec.Containers) == 0 {
-				return nil, fail(field+".createPods.template", "needs metadata.name and at least one container")
-			}
-			if err := admitTemplate(set, doc.Source, field+".createPods.template", &cp.Template, cp.Count); err != nil {
-				return nil, err
-			}
-		}
-		if cn := a.CreateNodes; cn != nil {
-			if cn.Count <= 0 || cn.Template.Name == "" {
-				return nil, fail(field+".createNodes", "needs a positive count and template.metadata.name")
-			}
-			if err := admitTemplate(set, doc.Source, field+".createNodes.template", &cn.Template, cn.Count); err != nil {
-				return nil, err
-			}
-		}
-		if s := a.Scale; s != nil {
-			switch s.Kind {
-			case "Deployment", "ReplicaSet", "Job", "StatefulSet":
-			default:
-				return nil, fail(field+".scale.kind", fmt.Sprintf("%q cannot be scaled (Deployment, ReplicaSet, StatefulSet or Job)", s.Kind))
-			}
-			if s.Replicas < 0 {
-				return nil, fail(field+".scale.replicas", "must not be negative")
-			}
-		}
-		for j, d := range a.Delete {
-			if d.Kind == "" || d.Name == "" {
-				return nil, fail(fmt.Sprintf("%s.delete[%d]", field, j), "needs kind and name")
-			}
+		if ta.Create != nil {
+			created = append(created, ta.Create)
 		}
 		sc.Actions = append(sc.Actions, ta)
 	}
@@ -381,6 +302,107 @@ func NewScenarioWith(set *loader.Set, limits Limits) (*Scenario, error) {
 		return nil, err
 	}
 	return sc, nil
+}
+
+// simulationDocument returns the set's one Simulation document, decoded
+// strictly.
+func simulationDocument(set *loader.Set) (loader.RawDocument, Simulation, error) {
+	var simDoc Simulation
+	switch len(set.Simulations) {
+	case 0:
+		src := strings.Join(sources(set), ", ")
+		return loader.RawDocument{}, simDoc, &loader.InputError{Source: src, Detail: "no Simulation document (apiVersion " + loader.SimulationAPIVersion + ", kind Simulation)"}
+	case 1:
+	default:
+		return loader.RawDocument{}, simDoc, &loader.InputError{Source: set.Simulations[1].Source, Object: "Simulation", Detail: "more than one Simulation document"}
+	}
+	doc := set.Simulations[0]
+	if err := checkDurations(doc); err != nil {
+		return doc, simDoc, err
+	}
+	unknown, err := loader.DecodeStrict(doc.Data, &simDoc)
+	if err != nil {
+		return doc, simDoc, &loader.InputError{Source: doc.Source, Object: "Simulation " + simDoc.Name, Detail: strings.TrimPrefix(oneLine(err.Error()), "json: ")}
+	}
+	for _, u := range unknown {
+		if err := set.Strict(doc.Source, "Simulation "+simDoc.Name, oneLine(u.Error())); err != nil {
+			return doc, simDoc, err
+		}
+	}
+	return doc, simDoc, nil
+}
+
+// timedAction checks spec.actions[i] of a scenario ending at end and loads
+// the objects it creates (admitted after those created before it).
+func timedAction(set *loader.Set, source string, created []*loader.Set, i int, a Action, end time.Duration, fail func(field, detail string) error) (TimedAction, error) {
+	field := fmt.Sprintf("spec.actions[%d]", i)
+	n := len(a.Delete)
+	for _, set := range []bool{len(a.Create) > 0, a.CreatePods != nil, a.CreateNodes != nil, a.Scale != nil, a.Cordon != "", a.Uncordon != "", a.RemoveNode != ""} {
+		if set {
+			n++
+		}
+	}
+	ta := TimedAction{At: a.At.Duration, Source: source, Action: a, Index: i}
+	if n == 0 {
+		return ta, fail(field, "says nothing to do: set one of create, createPods, createNodes, delete, scale, cordon, uncordon, removeNode")
+	}
+	if a.At.Duration < 0 || a.At.Duration > end {
+		return ta, fail(field+".at", fmt.Sprintf("%s is outside [0, end=%s]", a.At.Duration, end))
+	}
+	if len(a.Create) > 0 {
+		cs := loader.NewSetWith(set.Options())
+		for _, prev := range created {
+			cs.AdmitFrom(prev)
+		}
+		for j, raw := range a.Create {
+			if err := cs.AddBytes(fmt.Sprintf("%s %s.create[%d]", source, field, j), raw); err != nil {
+				return ta, err
+			}
+		}
+		if len(cs.Skipped) > 0 {
+			return ta, fail(field+".create", cs.Skipped[0])
+		}
+		if len(cs.Simulations) > 0 {
+			return ta, fail(field+".create", "a Simulation cannot be created by a Simulation")
+		}
+		set.Warnings = append(set.Warnings, cs.Warnings...)
+		ta.Create = cs
+	}
+	if cp := a.CreatePods; cp != nil {
+		if cp.Count <= 0 {
+			return ta, fail(field+".createPods.count", "must be positive")
+		}
+		if cp.Template.Name == "" || len(cp.Template.Spec.Containers) == 0 {
+			return ta, fail(field+".createPods.template", "needs metadata.name and at least one container")
+		}
+		if err := admitTemplate(set, source, field+".createPods.template", &cp.Template, cp.Count); err != nil {
+			return ta, err
+		}
+	}
+	if cn := a.CreateNodes; cn != nil {
+		if cn.Count <= 0 || cn.Template.Name == "" {
+			return ta, fail(field+".createNodes", "needs a positive count and template.metadata.name")
+		}
+		if err := admitTemplate(set, source, field+".createNodes.template", &cn.Template, cn.Count); err != nil {
+			return ta, err
+		}
+	}
+	if s := a.Scale; s != nil {
+		switch s.Kind {
+		case "Deployment", "ReplicaSet", "Job", "StatefulSet":
+		default:
+			return ta, fail(field+".scale.kind", fmt.Sprintf("%q cannot be scaled (Deployment, ReplicaSet, StatefulSet or Job)", s.Kind))
+		}
+		if s.Replicas < 0 {
+			return ta, fail(field+".scale.replicas", "must not be negative")
+		}
+	}
+	for j, d := range a.Delete {
+		if d.Kind == "" || d.Name == "" {
+			return ta, fail(fmt.Sprintf("%s.delete[%d]", field, j), "needs kind and name")
+		}
+	}
+	return ta, nil
 }
 
 // admitTemplate defaults and validates a createPods or createNodes

@@ -104,6 +104,10 @@ func (w *world) applyStorage(st snapshot.StorageObjects) {
 			snap.SetVolumeAttachment(o)
 		}
 	}, true)
+	// The PV controller then binds what does not wait for a pod.
+	for _, o := range st.PersistentVolumeClaims {
+		w.bindImmediate(o.Namespace + "/" + o.Name)
+	}
 }
 
 // setClaim stores a claim and tells the scheduler.
@@ -130,6 +134,7 @@ func (w *world) createClaim(c *v1.PersistentVolumeClaim) {
 		}
 	}
 	w.setClaim(c)
+	w.bindImmediate(c.Namespace + "/" + c.Name)
 }
 
 // defaultClass is the name of the default StorageClass ("" if none; the
@@ -209,6 +214,13 @@ func (w *world) provision(key string, uid types.UID) {
 	if class == nil {
 		return
 	}
+	w.provisionVolume(c, class, w.topologyFor(class, node), " on node "+node.Name)
+}
+
+// provisionVolume creates the volume a provisioner makes for claim c of
+// class with the node affinity given, and the PV controller binds the two;
+// where says where, for the event.
+func (w *world) provisionVolume(c *v1.PersistentVolumeClaim, class *storagev1.StorageClass, affinity *v1.VolumeNodeAffinity, where string) {
 	policy := v1.PersistentVolumeReclaimDelete
 	if class.ReclaimPolicy != nil {
 		policy = *class.ReclaimPolicy
@@ -225,12 +237,92 @@ func (w *world) provision(key string, uid types.UID) {
 			StorageClassName:              class.Name,
 			VolumeMode:                    c.Spec.VolumeMode,
 			MountOptions:                  class.MountOptions,
-			NodeAffinity:                  w.topologyFor(class, node),
+			NodeAffinity:                  affinity,
 		},
 	}
 	w.event(&v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: c.Namespace, Name: c.Name}, v1.EventTypeNormal, "ProvisioningSucceeded",
-		fmt.Sprintf("Successfully provisioned volume %s on node %s", name, node.Name))
+		fmt.Sprintf("Successfully provisioned volume %s%s", name, where))
 	w.bindClaim(c, pv)
+}
+
+// bindImmediate is the PV controller for a claim that does not wait for a
+// consumer: a claim prebound to a volume (spec.volumeName) is bound to it
+// when the volume is free for it; a claim whose class binds Immediate (the
+// API server's default mode), or that has no class, is bound to the
+// smallest Available volume that matches it, else, when its class has a
+// provisioner, to a volume provisioned after the provisioning delay within
+// the class's first allowed topology. A claim nothing can bind stays
+// Pending, as in a cluster.
+func (w *world) bindImmediate(key string) {
+	c := w.storage.claims[key]
+	if c == nil || c.Status.Phase == v1.ClaimBound || metav1.HasAnnotation(c.ObjectMeta, volume.AnnBindCompleted) {
+		return
+	}
+	if name := c.Spec.VolumeName; name != "" {
+		if pv := w.storage.pvs[name]; pv != nil && (pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID == c.UID) && satisfies(pv, c) {
+			w.bindClaim(c, pv.DeepCopy())
+		}
+		return
+	}
+	class := w.storage.classes[ptrOr(c.Spec.StorageClassName, "")]
+	if class != nil && class.VolumeBindingMode != nil && *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer {
+		return
+	}
+	pvs := make([]*v1.PersistentVolume, 0, len(w.storage.pvs))
+	for _, name := range sortedKeys(w.storage.pvs) {
+		pvs = append(pvs, w.storage.pvs[name])
+	}
+	if pv, err := volume.FindMatchingVolume(c, pvs, nil, nil, false, true); err == nil && pv != nil {
+		w.bindClaim(c, pv.DeepCopy())
+		return
+	}
+	if class == nil || class.Provisioner == noProvisioner {
+		return
+	}
+	uid := c.UID
+	w.after(w.storage.delay, func() {
+		if cur := w.storage.claims[key]; cur != nil && cur.UID == uid && cur.Spec.VolumeName == "" {
+			w.provisionVolume(cur, class, allowedTopology(class), "")
+		}
+	})
+}
+
+// satisfies reports whether volume pv may be bound to claim c that names
+// it, as the PV controller checks a prebound claim: the same class, enough
+// capacity, and every access mode the claim asks for.
+func satisfies(pv *v1.PersistentVolume, c *v1.PersistentVolumeClaim) bool {
+	want, have := c.Spec.Resources.Requests[v1.ResourceStorage], pv.Spec.Capacity[v1.ResourceStorage]
+	if pv.Spec.StorageClassName != ptrOr(c.Spec.StorageClassName, "") || have.Cmp(want) < 0 {
+		return false
+	}
+	for _, m := range c.Spec.AccessModes {
+		if !slices.Contains(pv.Spec.AccessModes, m) {
+			return false
+		}
+	}
+	return true
+}
+
+// noProvisioner is the provisioner of classes of static volumes only.
+const noProvisioner = "kubernetes.io/no-provisioner"
+
+// allowedTopology is where a provisioner puts a volume that does not wait
+// for a consumer: the first value of each expression of the class's first
+// allowed topology term, or anywhere (no node affinity).
+func allowedTopology(class *storagev1.StorageClass) *v1.VolumeNodeAffinity {
+	if len(class.AllowedTopologies) == 0 {
+		return nil
+	}
+	var reqs []v1.NodeSelectorRequirement
+	for _, e := range class.AllowedTopologies[0].MatchLabelExpressions {
+		if len(e.Values) > 0 {
+			reqs = append(reqs, v1.NodeSelectorRequirement{Key: e.Key, Operator: v1.NodeSelectorOpIn, Values: e.Values[:1]})
+		}
+	}
+	if len(reqs) == 0 {
+		return nil
+	}
+	return &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: reqs}}}}
 }
 
 // topologyFor is the node affinity a provisioner gives a volume it made for

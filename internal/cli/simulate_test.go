@@ -91,7 +91,7 @@ func TestSimulateCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"victim policies compared", `<label for="policy-0">upstream</label>`, `<label for="policy-1">minimal</label>`, `data-series="minimal"`} {
+	for _, want := range []string{"runs compared", `<label for="policy-0">upstream</label>`, `<label for="policy-1">minimal</label>`, `data-series="minimal"`} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("the comparison's report lacks %q", want)
 		}

@@ -12,9 +12,10 @@ import (
 	"github.com/reprieve/reprieve/pkg/sim"
 )
 
-// Run is one victim policy's run of a compared scenario.
+// Run is one run of a compared scenario: a victim policy, feature gates, or both.
 type Run struct {
-	// Policy names the victim policy.
+	// Policy names the run (the victim policy, or the entry of simulate's
+	// --compare that set it up).
 	Policy string
 	// Result is what the run produced.
 	Result *sim.Result
@@ -24,9 +25,9 @@ type Run struct {
 var policyColors = []string{"#4c78a8", "#e45756", "#54a24b", "#f58518", "#b279a2", "#72b7b2", "#9d755d", "#79706e"}
 
 // WriteCompare writes one report for runs of the same scenario (sc) and
-// seed, one per victim policy: the headline numbers side by side, pending
-// pods and evictions over time with one line per policy, and each
-// policy's per-node timeline, chosen with tabs.
+// seed, one per victim policy or set of feature gates: the headline
+// numbers side by side, pending pods and evictions over time with one line
+// per run, and each run's per-node timeline, chosen with tabs.
 func WriteCompare(w io.Writer, sc *sim.Scenario, runs []Run) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("rendering report: no runs to compare")
@@ -93,9 +94,9 @@ func buildCompare(sc *sim.Scenario, runs []Run) *comparePage {
 	if !(end > 0) {
 		end = 1
 	}
-	policies := "1 victim policy"
+	policies := "1 run"
 	if len(runs) > 1 {
-		policies = fmt.Sprintf("%d victim policies", len(runs))
+		policies = fmt.Sprintf("%d runs", len(runs))
 	}
 	p.Meta = []string{fmt.Sprintf("seed %d", s0.Seed), "virtual duration " + fmtDur(end), plural(distinctNodes(runs[0].Result), "node"),
 		policies + ", same scenario and seed", s0.Costs.String()}
@@ -144,8 +145,8 @@ func buildCompare(sc *sim.Scenario, runs []Run) *comparePage {
 		pending = append(pending, series{name: r.Policy, color: color, samples: r.Result.Pending})
 		evictions = append(evictions, series{name: r.Policy, color: color, samples: evictionSeries(r.Result)})
 	}
-	p.Pending = template.HTML(stepChart(pending, g, "Pending pods over time, one line per victim policy", "pending"))
-	p.Evictions = template.HTML(stepChart(evictions, g, "Evictions over time, one line per victim policy", "evictions"))
+	p.Pending = template.HTML(stepChart(pending, g, "Pending pods over time, one line per run", "pending"))
+	p.Evictions = template.HTML(stepChart(evictions, g, "Evictions over time, one line per run", "evictions"))
 	p.Legend = template.HTML(legendHTML(swatches))
 	var css strings.Builder
 	for i := range runs {
@@ -273,13 +274,13 @@ var compareTemplate = template.Must(template.New("compare").Parse(`<!DOCTYPE htm
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="reprieve simulate --compare">
-<title>{{.Name}} · reprieve simulation, victim policies compared</title>
+<title>{{.Name}} · reprieve simulation, runs compared</title>
 <style>` + css + compareCSS + `{{.TabCSS}}</style>
 </head>
 <body>
 <main>
 <header class="panel">
-<div class="kicker">reprieve simulation · victim policies compared</div>
+<div class="kicker">reprieve simulation · runs compared</div>
 <h1>{{.Name}}</h1>
 {{if .Description}}<p class="description">{{.Description}}</p>
 {{end}}<p class="meta">{{range $i, $m := .Meta}}{{if $i}} · {{end}}<span>{{$m}}</span>{{end}}</p>
@@ -289,7 +290,7 @@ var compareTemplate = template.Must(template.New("compare").Parse(`<!DOCTYPE htm
 {{range .Rows}}<tr><td{{if .Hint}} title="{{.Hint}}"{{end}}>{{.Label}}</td>{{range .Cells}}<td class="n{{if .Best}} best{{end}}">{{.Value}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
-<p class="help">The best value of a row is marked when the policies differ.</p>
+<p class="help">The best value of a row is marked when the runs differ.</p>
 </header>
 {{range .Notices}}<p class="notice">{{.}}</p>
 {{end}}<section class="panel">

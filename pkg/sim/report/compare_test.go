@@ -96,7 +96,7 @@ func TestCompare(t *testing.T) {
 	if diff := cmp.Diff([]string{"upstream", "minimal"}, panels); diff != "" {
 		t.Errorf("panels (-want,+got):\n%s", diff)
 	}
-	for _, c := range []string{"Pending pods over time, one line per victim policy", "Evictions over time, one line per victim policy"} {
+	for _, c := range []string{"Pending pods over time, one line per run", "Evictions over time, one line per run"} {
 		if diff := cmp.Diff([]string{"upstream", "minimal"}, lines[c]); diff != "" {
 			t.Errorf("lines of %q (-want,+got):\n%s", c, diff)
 		}

@@ -214,6 +214,11 @@ func (m *Metrics) Cycle(pod *v1.Pod, r scheduler.CycleReport) {
 		m.extensionPointDuration.WithLabelValues(ep.Name, ep.Status, r.Profile).Observe(ep.Duration.Seconds())
 	}
 	m.plugins(r.Plugins)
+	// Counted on every cycle, not sampled, as upstream's instrumented
+	// plugins count.
+	for _, e := range r.Evaluations {
+		m.pluginEvaluations.WithLabelValues(e.Plugin, e.ExtensionPoint, r.Profile).Add(float64(e.Count))
+	}
 	if r.PostFilter != "" {
 		for _, ep := range r.ExtensionPoints {
 			if ep.Name == "PostFilter" {

@@ -393,6 +393,13 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	d := &cs.decision
 	d.report.Profile = p.Obj.Spec.SchedulerName
 	defer func() { d.report.Algorithm = s.clock.Since(d.started) }()
+	// ev counts the plugins' calls, for a DetailObserver only (see
+	// evaluations).
+	var ev *evaluations
+	if s.detail() != nil {
+		ev = &evaluations{}
+		defer func() { d.report.Evaluations = ev.report() }()
+	}
 	prof := s.profiles[p.Obj.Spec.SchedulerName]
 	fopts := prof.Filter
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
@@ -402,6 +409,9 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 		c = filter.NewCycle(s.snap, p, fopts)
 		return c.PreFilterStatus().Code
 	}))
+	if ev != nil {
+		c.CountPreFilter(&ev.filter)
+	}
 	nodes := s.snap.Nodes
 	if len(nodes) == 0 {
 		d.message = "no nodes available to schedule pods"
@@ -413,7 +423,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 
 	// A nominated node is likely the one the pod was preempting for: try it first.
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
-		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n) {
+		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n, ev) {
 			var err error
 			if d.claims, err = s.reserveClaims(c, p, n); err != nil {
 				d.message = err.Error()
@@ -439,13 +449,23 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	if c.PreFilterStatus().IsSuccess() {
 		d.report.ExtensionPoints = append(d.report.ExtensionPoints, filterRun)
 	}
+	if ev != nil {
+		ev.searched(c, nodes, fr, s.nextStartNodeIndex, examined)
+	}
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + examined) % len(nodes)
 	if len(fr.Feasible) > 0 {
 		node := fr.Feasible[0]
 		if len(fr.Feasible) > 1 {
 			var scores []int64
 			d.report.ExtensionPoints = append(d.report.ExtensionPoints, timed(s.clock, "Score", func() filter.Code {
-				scores = score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score})
+				sopts := score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score}
+				if ev == nil {
+					scores = score.Score(s.snap, p, fr.Feasible, sopts)
+					return filter.Success
+				}
+				plugins, _ := score.ScorePlugins(s.snap, p, fr.Feasible, sopts)
+				ev.scored(prof.Score, plugins, len(fr.Feasible))
+				scores = score.Total(plugins, len(fr.Feasible))
 				return filter.Success
 			}))
 			node = score.SelectHost(fr.Feasible, scores)
@@ -493,6 +513,9 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	}
 	d.evaluation = s.clock.Since(evalStart)
 	d.evaluated = true
+	if ev != nil && res.Eligible {
+		ev.dryRun(c, fr, prof)
+	}
 	d.report.postFilter(res, d.evaluation)
 	d.message = preemption.FailedSchedulingMessage(c, fr, res)
 	switch {

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -173,18 +174,46 @@ func (s *Core) podGone(key string, wasAssigned bool) {
 }
 
 // OnNodeAdd handles a new node.
-func (s *Core) OnNodeAdd(node *v1.Node) { s.nodeChanged(node, EventNodeAdd) }
-
-// OnNodeUpdate handles a changed node.
-func (s *Core) OnNodeUpdate(node *v1.Node) { s.nodeChanged(node, "") }
-
-// nodeChanged updates the cache and moves the unschedulable pods, on event
-// for the metrics ("" for an update: upstream names updates by what
-// changed, which needs the old node).
-func (s *Core) nodeChanged(node *v1.Node, event string) {
+func (s *Core) OnNodeAdd(node *v1.Node) {
 	if err := s.snap.UpdateNode(node); err == nil {
-		s.moves(event, s.queue.MoveAllToActiveOrBackoff)
+		s.nodeEvent(NodeAdd, nil, node)
 	}
+}
+
+// OnNodeUpdate handles a changed node. As upstream, the update is one
+// event per property it changed (NodeUpdateEvents), each moving the
+// unschedulable pods whose rejecting plugins' queueing hints say it may
+// help; an update that changes nothing of those moves nothing. The old
+// node is the one in the cache.
+func (s *Core) OnNodeUpdate(node *v1.Node) {
+	var old *v1.Node
+	if n := s.snap.Node(node.Name); n != nil {
+		old = n.Obj
+	}
+	if err := s.snap.UpdateNode(node); err != nil {
+		return
+	}
+	if old == nil {
+		s.nodeEvent(NodeAdd, nil, node)
+		return
+	}
+	for _, action := range NodeUpdateEvents(old, node) {
+		s.nodeEvent(action, old, node)
+	}
+}
+
+// nodeEvent moves the unschedulable pods a node event may help, reported
+// under the event's label.
+func (s *Core) nodeEvent(action NodeAction, old, node *v1.Node) {
+	s.moves(action.Label(), func() {
+		s.queue.MoveIf(func(qp *QueuedPod) bool {
+			var added *nodeaffinity.NodeSelector
+			if prof := s.profiles[qp.Pod.Spec.SchedulerName]; prof != nil {
+				added = prof.Filter.AddedAffinity
+			}
+			return worthRequeuing(qp, action, old, node, added)
+		})
+	})
 }
 
 // OnNodeDelete handles a deleted node.
@@ -390,6 +419,7 @@ func (s *Core) decide() *cycleState {
 
 func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	cs := &cycleState{decision: decision{qp: qp, pod: p, started: s.clock.Now()}}
+	qp.rejectors = nil
 	d := &cs.decision
 	d.report.Profile = p.Obj.Spec.SchedulerName
 	defer func() { d.report.Algorithm = s.clock.Since(d.started) }()
@@ -483,6 +513,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 
 	// PostFilter: preemption.
 	d.report.UnschedulablePlugins = rejectors(c, fr)
+	qp.rejectors = d.report.UnschedulablePlugins
 	if c.PreFilterStatus().Code == filter.Error {
 		d.message = c.PreFilterStatus().Message()
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""

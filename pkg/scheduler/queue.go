@@ -43,6 +43,9 @@ type QueuedPod struct {
 	where int // which sub-queue holds it
 	index int // position in its heap
 	seq   int // arrival order, the last tie-break
+	// rejectors are the plugins that rejected the pod in its last cycle
+	// (none after an error), for the queueing hints of cluster events.
+	rejectors []string
 	// roomReady is set when the pod's preemption completed (every victim
 	// deleted) while it was in flight: Done then sends it to the active
 	// queue at once.
@@ -442,9 +445,18 @@ func (q *Queue) Gated(key string) bool {
 // every pod of the unschedulable pool moves to the backoff queue if its
 // backoff is not over, else to the active queue. Gated pods stay.
 func (q *Queue) MoveAllToActiveOrBackoff() {
+	q.MoveIf(func(*QueuedPod) bool { return true })
+}
+
+// MoveIf is a cluster event that may make the unschedulable pods for which
+// worth returns true schedulable (upstream's queueing hints): they move as
+// MoveAllToActiveOrBackoff moves them, the others stay. A pod in flight
+// that fails its cycle afterwards backs off whether or not the event
+// concerned it.
+func (q *Queue) MoveIf(worth func(*QueuedPod) bool) {
 	q.moveRequested = true
 	for _, qp := range q.sortedUnschedulable() {
-		if !q.Gated(qp.Key) {
+		if !q.Gated(qp.Key) && worth(qp) {
 			q.requeue(qp)
 		}
 	}

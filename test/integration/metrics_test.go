@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -33,6 +34,7 @@ import (
 	sm "k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"github.com/reprieve/reprieve/internal/cli/schedulercmd"
+	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // TestMetricsMatchUpstream runs a preemption and an unschedulable pod
@@ -308,6 +310,12 @@ func upstreamFeeders(t *testing.T) map[string]func(map[string]string) error {
 	}
 }
 
+// nodeUpdate is upstream's event label of a node update that changed what
+// action names.
+func nodeUpdate(action fwk.ActionType) string {
+	return fwk.ClusterEvent{Resource: fwk.Node, ActionType: action}.Label()
+}
+
 // labelVocabulary checks label values against upstream's.
 func labelVocabulary(profile string) map[string]func(metric, v string) error {
 	oneOf := func(allowed ...string) func(string, string) error {
@@ -342,7 +350,9 @@ func labelVocabulary(profile string) map[string]func(metric, v string) error {
 		"result":          statusOrGoroutine,
 		"queue":           queue,
 		"event": oneOf(framework.EventUnscheduledPodAdd.Label(), framework.ScheduleAttemptFailure,
-			framework.EventAssignedPodDelete.Label(), fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}.Label()),
+			framework.EventAssignedPodDelete.Label(), fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}.Label(),
+			nodeUpdate(fwk.UpdateNodeAllocatable), nodeUpdate(fwk.UpdateNodeLabel), nodeUpdate(fwk.UpdateNodeTaint),
+			nodeUpdate(fwk.UpdateNodeCondition), nodeUpdate(fwk.UpdateNodeAnnotation), nodeUpdate(fwk.UpdateNodePreemptionPolicy)),
 		"operation": oneOf(sm.Binding),
 		"preemptor": oneOf("pod"),
 	}
@@ -572,5 +582,83 @@ func applyClusterRBAC(t *testing.T, c kubernetes.Interface, path string) {
 		if err != nil {
 			t.Fatalf("%s: creating %T: %v", path, obj, err)
 		}
+	}
+}
+
+// TestPluginEvaluationsMatchUpstream runs the same pods, one at a time,
+// through kube-scheduler v1.37.2 and through reprieve's scheduler, each on
+// its own copy of the same four nodes, and compares
+// scheduler_plugin_evaluation_total plugin by plugin and extension point by
+// extension point: a pod that fits on two nodes (PreScore and Score), one
+// a node selector admits on one node only (NodeAffinity, TaintToleration
+// rejections), one with a host port (NodePorts' PreFilter and Filter), a
+// preemption (the dry run's Filter calls and the nominated node's), and a
+// pod no node admits. Placements that scoring leaves to chance (a tie
+// between two equal nodes) do not change which nodes are feasible later.
+func TestPluginEvaluationsMatchUpstream(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	scenario := func(w *world) {
+		w.node(smallNode(w.ns+"-a").Label("disk", "ssd"))
+		w.node(smallNode(w.ns+"-b").Taint("k", "v", v1.TaintEffectNoSchedule))
+		w.node(smallNode(w.ns + "-c"))
+		w.node(smallNode(w.ns+"-d").Label("role", "victim").Taint("role", "victim", v1.TaintEffectNoSchedule))
+		steps := []*v1.Pod{
+			mkPod("fits", low, "100m").Obj(),
+			mkPod("ssd", low, "100m").NodeSelector("disk", "ssd").Obj(),
+			mkPod("port", low, "100m").HostPort(8080, v1.ProtocolTCP, "").Obj(),
+			mkPod("victim", low, "400m").NodeSelector("role", "victim").Toleration("role", "victim", v1.TaintEffectNoSchedule).Obj(),
+		}
+		for _, p := range steps {
+			w.pod(p)
+			w.waitBound(p.Name)
+		}
+		w.waitRunning("victim")
+		w.pod(mkPod("preemptor", high, "400m").NodeSelector("role", "victim").Toleration("role", "victim", v1.TaintEffectNoSchedule).Obj())
+		if got := w.waitBound("preemptor"); got != w.ns+"-d" {
+			t.Fatalf("preemptor bound to %q, want %s-d", got, w.ns)
+		}
+		w.pod(mkPod("stuck", low, "100m").NodeSelector("disk", "none").Obj())
+		w.waitDecided("stuck")
+	}
+
+	up := e.world(t)
+	u := up.startUpstream(t, config.DefaultConnection().ClientConnection)
+	scenario(up)
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "scheduler_plugin_evaluation_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if l := labelMap(m); l["profile"] == up.sched {
+				want[l["extension_point"]+"/"+l["plugin"]] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	u.stop()
+	up.cleanup()
+
+	ours := e.world(t)
+	s := ours.startScheduler(schedOpts{})
+	scenario(ours)
+	got := map[string]float64{}
+	if fam := scrape(t, "http://"+s.metrics+"/metrics")["scheduler_plugin_evaluation_total"]; fam != nil {
+		for _, m := range fam.GetMetric() {
+			l := labelMap(m)
+			if l["profile"] != ours.sched {
+				t.Errorf("series %s: profile %q, want %q", labelKey(m), l["profile"], ours.sched)
+			}
+			got[l["extension_point"]+"/"+l["plugin"]] = m.GetCounter().GetValue()
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("kube-scheduler counted no plugin evaluations")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scheduler_plugin_evaluation_total, kube-scheduler's (-) and reprieve's (+):\n%s", diff)
 	}
 }

@@ -247,3 +247,35 @@ func TestNodeAddQueueingHints(t *testing.T) {
 		t.Errorf("arrivals after a node that fits (-want,+got):\n%s", diff)
 	}
 }
+
+// TestNodeUpdateDuringCycle updates the node while the pod's cycle is in
+// flight: an update that concerns none of the plugins that reject the pod
+// in that cycle leaves it in the unschedulable pool, one that may help
+// sends it to backoff, as upstream replays the events an in-flight pod
+// missed against its queueing hints.
+func TestNodeUpdateDuringCycle(t *testing.T) {
+	tests := map[string]struct {
+		update      *v1.Node
+		wantBackoff bool
+	}{
+		"an annotation":         {update: annotate(rt.Node("n1").CPU("1").Obj())},
+		"a label":               {update: rt.Node("n1").CPU("1").Label("disk", "ssd").Obj()},
+		"CPU that makes it fit": {update: rt.Node("n1").CPU("4").Obj(), wantBackoff: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := NewCore(testingclock.NewFakeClock(t0), Options{Seed: 1, Parallelism: 1})
+			c.OnNodeAdd(rt.Node("n1").CPU("1").Obj())
+			p := rt.Pod("ns", "p").Req("2", "").Obj()
+			p.Spec.SchedulerName = v1.DefaultSchedulerName
+			c.OnPodAdd(p)
+			a := c.Cycle()
+			c.OnNodeUpdate(tt.update)
+			c.FailureDone(a.Failure)
+			qp := c.queue.pods["ns/p"]
+			if got := qp.where == inBackoff || qp.where == inActive; got != tt.wantBackoff {
+				t.Errorf("after the cycle the pod is in queue %d, want backoff %v", qp.where, tt.wantBackoff)
+			}
+		})
+	}
+}

@@ -121,6 +121,11 @@ type Queue struct {
 	// flight, so that a pod failing that cycle goes to backoff, not to the
 	// unschedulable pool (upstream's moveRequestCycle).
 	moveRequested bool
+	// inFlightHints are the queueing hints of the node events that
+	// happened since the last Pop: a pod failing its cycle goes to backoff
+	// if one of them says the event may help it, as upstream replays the
+	// events an in-flight pod missed against its rejecting plugins.
+	inFlightHints []func(*QueuedPod) bool
 	seq           int
 }
 
@@ -279,6 +284,7 @@ func (q *Queue) Pop() *QueuedPod {
 		qp.InitialAttempt = q.clock.Now()
 	}
 	q.moveRequested = false
+	q.inFlightHints = q.inFlightHints[:0]
 	return qp
 }
 
@@ -298,9 +304,10 @@ func (q *Queue) Done(qp *QueuedPod, unschedulable bool) {
 		q.pushActive(qp)
 		return
 	}
+	moved := q.movedInFlight(qp)
 	if p := q.preempting[qp.Key]; p != nil {
 		// A preemptor keeps its place in the order (see activate).
-		if p.blocked() || unschedulable && !q.moveRequested {
+		if p.blocked() || unschedulable && !moved {
 			qp.where = inUnschedulable
 			q.unschedulable[qp.Key] = qp
 			return
@@ -308,7 +315,7 @@ func (q *Queue) Done(qp *QueuedPod, unschedulable bool) {
 		q.toBackoffOrActive(qp)
 		return
 	}
-	if unschedulable && !q.moveRequested {
+	if unschedulable && !moved {
 		qp.Timestamp = q.clock.Now()
 		qp.where = inUnschedulable
 		q.unschedulable[qp.Key] = qp
@@ -445,16 +452,46 @@ func (q *Queue) Gated(key string) bool {
 // every pod of the unschedulable pool moves to the backoff queue if its
 // backoff is not over, else to the active queue. Gated pods stay.
 func (q *Queue) MoveAllToActiveOrBackoff() {
-	q.MoveIf(func(*QueuedPod) bool { return true })
+	q.moveRequested = true
+	q.move(func(*QueuedPod) bool { return true })
 }
 
 // MoveIf is a cluster event that may make the unschedulable pods for which
 // worth returns true schedulable (upstream's queueing hints): they move as
 // MoveAllToActiveOrBackoff moves them, the others stay. A pod in flight
-// that fails its cycle afterwards backs off whether or not the event
-// concerned it.
+// that fails its cycle afterwards backs off if worth returns true for it
+// then (with the plugins that rejected it in that cycle), else it waits in
+// the unschedulable pool.
 func (q *Queue) MoveIf(worth func(*QueuedPod) bool) {
-	q.moveRequested = true
+	if len(q.inFlightHints) < maxInFlightHints {
+		q.inFlightHints = append(q.inFlightHints, worth)
+	} else {
+		// Many events while nothing was popped: keep no more, and let
+		// the next failure back off as after any event.
+		q.moveRequested = true
+		q.inFlightHints = q.inFlightHints[:0]
+	}
+	q.move(worth)
+}
+
+// maxInFlightHints bounds the node events kept for a pod in flight.
+const maxInFlightHints = 64
+
+// movedInFlight reports whether an event that happened during qp's cycle
+// may make it schedulable.
+func (q *Queue) movedInFlight(qp *QueuedPod) bool {
+	if q.moveRequested {
+		return true
+	}
+	for _, worth := range q.inFlightHints {
+		if worth(qp) {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *Queue) move(worth func(*QueuedPod) bool) {
 	for _, qp := range q.sortedUnschedulable() {
 		if !q.Gated(qp.Key) && worth(qp) {
 			q.requeue(qp)

@@ -102,6 +102,11 @@ func (e *evaluations) scored(cfg *score.Config, plugins []score.PluginScores, fe
 // which changes which plugin rejects a call only for pods whose verdict
 // depends on more than resources.
 func (e *evaluations) dryRun(c *filter.Cycle, fr filter.Result, prof *config.Profile) {
+	if !c.PreFilterStatus().IsSuccess() {
+		// Upstream would dry-run nodes a PreFilter found Unschedulable
+		// with a partial cycle state; reprieve's cycle has none to replay.
+		return
+	}
 	nodes := c.Snapshot().Nodes
 	pod := c.Pod()
 	var potential []*snapshot.Node

@@ -10,6 +10,7 @@ package metrics
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -18,7 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/reprieve/reprieve/pkg/filter"
 	"github.com/reprieve/reprieve/pkg/scheduler"
+	"github.com/reprieve/reprieve/pkg/score"
 )
 
 // Stability levels, as component-base annotates help texts.
@@ -34,6 +37,11 @@ const PluginMetricsSamplePercent = 10
 
 // SchedulingGatesPlugin is the PreEnqueue plugin that holds gated pods.
 const SchedulingGatesPlugin = "SchedulingGates"
+
+// NodeDeclaredFeaturesPlugin is the default profile's last PreFilter and
+// Filter plugin; it skips every pod reprieve models, so its evaluations
+// stay at zero.
+const NodeDeclaredFeaturesPlugin = "NodeDeclaredFeatures"
 
 func help(level, text string) string { return fmt.Sprintf("[%s] %s", level, text) }
 
@@ -141,6 +149,7 @@ func NewWithOptions(reg prometheus.Registerer, profile string, opts Options) *Me
 		preemptionGoroutines: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "preemption_goroutines_execution_total",
 			Help: help(alpha, "Number of preemption goroutines executed.")}, []string{"result"}),
 	}
+	m.instrumentPlugins()
 	m.unschedulable = &unschedulableCollector{
 		desc: prometheus.NewDesc(ns+"_unschedulable_pods",
 			help(beta, "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin."),
@@ -170,6 +179,24 @@ func NewWithOptions(reg prometheus.Registerer, profile string, opts Options) *Me
 		}
 	}
 	return m
+}
+
+// instrumentPlugins creates the plugin_evaluation_total series of the
+// default profile's plugins at zero, as upstream's framework does for the
+// plugins of each extension point when it builds a profile.
+func (m *Metrics) instrumentPlugins() {
+	filters := append(slices.Clone(filter.EvaluatedPlugins()), NodeDeclaredFeaturesPlugin)
+	for _, point := range []string{"PreFilter", "Filter"} {
+		for _, p := range filters {
+			m.pluginEvaluations.WithLabelValues(p, point, m.profile)
+		}
+	}
+	for _, p := range score.DefaultPlugins() {
+		if p.Name != score.ImageLocality && p.Name != score.DynamicResources {
+			m.pluginEvaluations.WithLabelValues(p.Name, "PreScore", m.profile)
+		}
+		m.pluginEvaluations.WithLabelValues(p.Name, "Score", m.profile)
+	}
 }
 
 func (m *Metrics) sampled() bool {
@@ -214,6 +241,11 @@ func (m *Metrics) Cycle(pod *v1.Pod, r scheduler.CycleReport) {
 		m.extensionPointDuration.WithLabelValues(ep.Name, ep.Status, r.Profile).Observe(ep.Duration.Seconds())
 	}
 	m.plugins(r.Plugins)
+	// Counted on every cycle, not sampled, as upstream's instrumented
+	// plugins count.
+	for _, e := range r.Evaluations {
+		m.pluginEvaluations.WithLabelValues(e.Plugin, e.ExtensionPoint, r.Profile).Add(float64(e.Count))
+	}
 	if r.PostFilter != "" {
 		for _, ep := range r.ExtensionPoints {
 			if ep.Name == "PostFilter" {

@@ -250,22 +250,28 @@ func TestUnschedulablePods(t *testing.T) {
 	if n := len(w.gather(t, "scheduler_plugin_execution_duration_seconds")); n != 0 {
 		t.Errorf("unsampled cycles recorded %d plugin series", n)
 	}
-	// A node update moves the pod without a series (upstream names
-	// updates by what changed); a new node moves it on NodeAdd.
+	// A label update concerns neither plugin that rejected the pod
+	// (NodeResourcesFit, TaintToleration): their queueing hints leave it
+	// in the unschedulable pool, and no series moves.
 	w.s.OnNodeUpdate(rt.Node("n1").CPU("2").Label("x", "y").Obj())
 	if got := w.gather(t, "scheduler_queue_incoming_pods_total"); len(got) != 3 {
 		t.Errorf("arrivals after a node update: %v, want the UnscheduledPodAdd and ScheduleAttemptFailure series only", got)
 	}
+	if c := w.s.QueueCounts(); c.Unschedulable != 1 {
+		t.Errorf("after a label update the queue holds %+v, want the pod unschedulable", c)
+	}
+	// A new untainted node may help with the taint (TaintToleration's
+	// hint), although the pod does not fit it: it moves on NodeAdd.
 	w.s.OnNodeAdd(rt.Node("n3").CPU("1").Obj())
 	arrivals := w.gather(t, "scheduler_queue_incoming_pods_total")
-	if arrivals["event=NodeAdd,queue=Active"]+arrivals["event=NodeAdd,queue=Backoff"] != 0 {
-		t.Errorf("arrivals after a node add: %v, want none (the update moved the pod already)", arrivals)
+	if arrivals["event=NodeAdd,queue=Active"]+arrivals["event=NodeAdd,queue=Backoff"] != 1 {
+		t.Errorf("arrivals after a node add: %v, want one NodeAdd", arrivals)
 	}
 	w.runAll()
 	w.s.OnNodeAdd(rt.Node("n4").CPU("1").Obj())
 	arrivals = w.gather(t, "scheduler_queue_incoming_pods_total")
-	if arrivals["event=NodeAdd,queue=Active"]+arrivals["event=NodeAdd,queue=Backoff"] != 1 {
-		t.Errorf("arrivals after a node add: %v, want one NodeAdd", arrivals)
+	if arrivals["event=NodeAdd,queue=Active"]+arrivals["event=NodeAdd,queue=Backoff"] != 2 {
+		t.Errorf("arrivals after a second node add: %v, want two NodeAdd", arrivals)
 	}
 	// The pod is deleted: its series stay, at zero.
 	w.f.pods = map[string]*v1.Pod{}

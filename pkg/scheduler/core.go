@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -171,18 +172,46 @@ func (s *Core) podGone(key string, wasAssigned bool) {
 }
 
 // OnNodeAdd handles a new node.
-func (s *Core) OnNodeAdd(node *v1.Node) { s.nodeChanged(node, EventNodeAdd) }
-
-// OnNodeUpdate handles a changed node.
-func (s *Core) OnNodeUpdate(node *v1.Node) { s.nodeChanged(node, "") }
-
-// nodeChanged updates the cache and moves the unschedulable pods, on event
-// for the metrics ("" for an update: upstream names updates by what
-// changed, which needs the old node).
-func (s *Core) nodeChanged(node *v1.Node, event string) {
+func (s *Core) OnNodeAdd(node *v1.Node) {
 	if err := s.snap.UpdateNode(node); err == nil {
-		s.moves(event, s.queue.MoveAllToActiveOrBackoff)
+		s.nodeEvent(NodeAdd, nil, node)
 	}
+}
+
+// OnNodeUpdate handles a changed node. As upstream, the update is one
+// event per property it changed (NodeUpdateEvents), each moving the
+// unschedulable pods whose rejecting plugins' queueing hints say it may
+// help; an update that changes nothing of those moves nothing. The old
+// node is the one in the cache.
+func (s *Core) OnNodeUpdate(node *v1.Node) {
+	var old *v1.Node
+	if n := s.snap.Node(node.Name); n != nil {
+		old = n.Obj
+	}
+	if err := s.snap.UpdateNode(node); err != nil {
+		return
+	}
+	if old == nil {
+		s.nodeEvent(NodeAdd, nil, node)
+		return
+	}
+	for _, action := range NodeUpdateEvents(old, node) {
+		s.nodeEvent(action, old, node)
+	}
+}
+
+// nodeEvent moves the unschedulable pods a node event may help, reported
+// under the event's label.
+func (s *Core) nodeEvent(action NodeAction, old, node *v1.Node) {
+	s.moves(action.Label(), func() {
+		s.queue.MoveIf(func(qp *QueuedPod) bool {
+			var added *nodeaffinity.NodeSelector
+			if prof := s.profiles[qp.Pod.Spec.SchedulerName]; prof != nil {
+				added = prof.Filter.AddedAffinity
+			}
+			return worthRequeuing(qp, action, old, node, added)
+		})
+	})
 }
 
 // OnNodeDelete handles a deleted node.
@@ -388,9 +417,17 @@ func (s *Core) decide() *cycleState {
 
 func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	cs := &cycleState{decision: decision{qp: qp, pod: p, started: s.clock.Now()}}
+	qp.rejectors = nil
 	d := &cs.decision
 	d.report.Profile = p.Obj.Spec.SchedulerName
 	defer func() { d.report.Algorithm = s.clock.Since(d.started) }()
+	// ev counts the plugins' calls, for a DetailObserver only (see
+	// evaluations).
+	var ev *evaluations
+	if s.detail() != nil {
+		ev = &evaluations{}
+		defer func() { d.report.Evaluations = ev.report() }()
+	}
 	prof := s.profiles[p.Obj.Spec.SchedulerName]
 	fopts := prof.Filter
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
@@ -400,6 +437,9 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 		c = filter.NewCycle(s.snap, p, fopts)
 		return c.PreFilterStatus().Code
 	}))
+	if ev != nil {
+		c.CountPreFilter(&ev.filter)
+	}
 	nodes := s.snap.Nodes
 	if len(nodes) == 0 {
 		d.message = "no nodes available to schedule pods"
@@ -411,7 +451,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 
 	// A nominated node is likely the one the pod was preempting for: try it first.
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
-		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n) {
+		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n, ev) {
 			var err error
 			if d.claims, err = s.reserveClaims(c, p, n); err != nil {
 				d.message = err.Error()
@@ -437,13 +477,23 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	if c.PreFilterStatus().IsSuccess() {
 		d.report.ExtensionPoints = append(d.report.ExtensionPoints, filterRun)
 	}
+	if ev != nil {
+		ev.searched(c, nodes, fr, s.nextStartNodeIndex, examined)
+	}
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + examined) % len(nodes)
 	if len(fr.Feasible) > 0 {
 		node := fr.Feasible[0]
 		if len(fr.Feasible) > 1 {
 			var scores []int64
 			d.report.ExtensionPoints = append(d.report.ExtensionPoints, timed(s.clock, "Score", func() filter.Code {
-				scores = score.Score(s.snap, p, fr.Feasible, score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score})
+				sopts := score.Options{DefaultSelector: s.opts.DefaultSelector, Config: prof.Score}
+				if ev == nil {
+					scores = score.Score(s.snap, p, fr.Feasible, sopts)
+					return filter.Success
+				}
+				plugins, _ := score.ScorePlugins(s.snap, p, fr.Feasible, sopts)
+				ev.scored(prof.Score, plugins, len(fr.Feasible))
+				scores = score.Total(plugins, len(fr.Feasible))
 				return filter.Success
 			}))
 			node = score.SelectHost(fr.Feasible, scores)
@@ -461,6 +511,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 
 	// PostFilter: preemption.
 	d.report.UnschedulablePlugins = rejectors(c, fr)
+	qp.rejectors = d.report.UnschedulablePlugins
 	if c.PreFilterStatus().Code == filter.Error {
 		d.message = c.PreFilterStatus().Message()
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
@@ -494,6 +545,9 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	}
 	d.evaluation = s.clock.Since(evalStart)
 	d.evaluated = true
+	if ev != nil && res.Eligible {
+		ev.dryRun(c, fr, prof)
+	}
 	d.report.postFilter(res, d.evaluation)
 	d.message = preemption.FailedSchedulingMessage(c, fr, res)
 	switch {

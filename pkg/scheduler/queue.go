@@ -43,6 +43,9 @@ type QueuedPod struct {
 	where int // which sub-queue holds it
 	index int // position in its heap
 	seq   int // arrival order, the last tie-break
+	// rejectors are the plugins that rejected the pod in its last cycle
+	// (none after an error), for the queueing hints of cluster events.
+	rejectors []string
 	// roomReady is set when the pod's preemption completed (every victim
 	// deleted) while it was in flight: Done then sends it to the active
 	// queue at once.
@@ -118,6 +121,11 @@ type Queue struct {
 	// flight, so that a pod failing that cycle goes to backoff, not to the
 	// unschedulable pool (upstream's moveRequestCycle).
 	moveRequested bool
+	// inFlightHints are the queueing hints of the node events that
+	// happened since the last Pop: a pod failing its cycle goes to backoff
+	// if one of them says the event may help it, as upstream replays the
+	// events an in-flight pod missed against its rejecting plugins.
+	inFlightHints []func(*QueuedPod) bool
 	seq           int
 }
 
@@ -276,6 +284,7 @@ func (q *Queue) Pop() *QueuedPod {
 		qp.InitialAttempt = q.clock.Now()
 	}
 	q.moveRequested = false
+	q.inFlightHints = q.inFlightHints[:0]
 	return qp
 }
 
@@ -295,9 +304,10 @@ func (q *Queue) Done(qp *QueuedPod, unschedulable bool) {
 		q.pushActive(qp)
 		return
 	}
+	moved := q.movedInFlight(qp)
 	if p := q.preempting[qp.Key]; p != nil {
 		// A preemptor keeps its place in the order (see activate).
-		if p.blocked() || unschedulable && !q.moveRequested {
+		if p.blocked() || unschedulable && !moved {
 			qp.where = inUnschedulable
 			q.unschedulable[qp.Key] = qp
 			return
@@ -305,7 +315,7 @@ func (q *Queue) Done(qp *QueuedPod, unschedulable bool) {
 		q.toBackoffOrActive(qp)
 		return
 	}
-	if unschedulable && !q.moveRequested {
+	if unschedulable && !moved {
 		qp.Timestamp = q.clock.Now()
 		qp.where = inUnschedulable
 		q.unschedulable[qp.Key] = qp
@@ -443,8 +453,47 @@ func (q *Queue) Gated(key string) bool {
 // backoff is not over, else to the active queue. Gated pods stay.
 func (q *Queue) MoveAllToActiveOrBackoff() {
 	q.moveRequested = true
+	q.move(func(*QueuedPod) bool { return true })
+}
+
+// MoveIf is a cluster event that may make the unschedulable pods for which
+// worth returns true schedulable (upstream's queueing hints): they move as
+// MoveAllToActiveOrBackoff moves them, the others stay. A pod in flight
+// that fails its cycle afterwards backs off if worth returns true for it
+// then (with the plugins that rejected it in that cycle), else it waits in
+// the unschedulable pool.
+func (q *Queue) MoveIf(worth func(*QueuedPod) bool) {
+	if len(q.inFlightHints) < maxInFlightHints {
+		q.inFlightHints = append(q.inFlightHints, worth)
+	} else {
+		// Many events while nothing was popped: keep no more, and let
+		// the next failure back off as after any event.
+		q.moveRequested = true
+		q.inFlightHints = q.inFlightHints[:0]
+	}
+	q.move(worth)
+}
+
+// maxInFlightHints bounds the node events kept for a pod in flight.
+const maxInFlightHints = 64
+
+// movedInFlight reports whether an event that happened during qp's cycle
+// may make it schedulable.
+func (q *Queue) movedInFlight(qp *QueuedPod) bool {
+	if q.moveRequested {
+		return true
+	}
+	for _, worth := range q.inFlightHints {
+		if worth(qp) {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *Queue) move(worth func(*QueuedPod) bool) {
 	for _, qp := range q.sortedUnschedulable() {
-		if !q.Gated(qp.Key) {
+		if !q.Gated(qp.Key) && worth(qp) {
 			q.requeue(qp)
 		}
 	}

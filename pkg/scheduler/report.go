@@ -57,6 +57,11 @@ type CycleReport struct {
 	// PostFilter is the status code of the preemption evaluation, "" when
 	// it did not run.
 	PostFilter string
+	// Evaluations are the cycle's plugin calls at PreFilter, Filter
+	// (including the preemption dry run's), PreScore and Score, as
+	// upstream's scheduler_plugin_evaluation_total counts them; only
+	// non-zero counts are listed.
+	Evaluations []PluginEvaluation
 }
 
 // DetailObserver is an Observer that also learns the phases of cycles,
@@ -175,11 +180,14 @@ func rejectors(c *filter.Cycle, fr filter.Result) []string {
 }
 
 // filterNominated filters the pod on its nominated node, as a Filter run.
-func (s *Core) filterNominated(d *decision, c *filter.Cycle, n *snapshot.Node) bool {
+func (s *Core) filterNominated(d *decision, c *filter.Cycle, n *snapshot.Node, ev *evaluations) bool {
 	var ok bool
 	run := timed(s.clock, "Filter", func() filter.Code {
 		st := c.FilterOne(n)
 		ok = st.IsSuccess()
+		if ev != nil && c.Filters(n) {
+			c.CountFilterWithNominatedPods(&ev.filter, n, st)
+		}
 		if st.Code == filter.Error {
 			return filter.Error
 		}

@@ -15,17 +15,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
 	compbasemetrics "k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -33,6 +36,7 @@ import (
 	sm "k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"github.com/reprieve/reprieve/internal/cli/schedulercmd"
+	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // TestMetricsMatchUpstream runs a preemption and an unschedulable pod
@@ -308,6 +312,12 @@ func upstreamFeeders(t *testing.T) map[string]func(map[string]string) error {
 	}
 }
 
+// nodeUpdate is upstream's event label of a node update that changed what
+// action names.
+func nodeUpdate(action fwk.ActionType) string {
+	return fwk.ClusterEvent{Resource: fwk.Node, ActionType: action}.Label()
+}
+
 // labelVocabulary checks label values against upstream's.
 func labelVocabulary(profile string) map[string]func(metric, v string) error {
 	oneOf := func(allowed ...string) func(string, string) error {
@@ -342,7 +352,9 @@ func labelVocabulary(profile string) map[string]func(metric, v string) error {
 		"result":          statusOrGoroutine,
 		"queue":           queue,
 		"event": oneOf(framework.EventUnscheduledPodAdd.Label(), framework.ScheduleAttemptFailure,
-			framework.EventAssignedPodDelete.Label(), fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}.Label()),
+			framework.EventAssignedPodDelete.Label(), fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}.Label(),
+			nodeUpdate(fwk.UpdateNodeAllocatable), nodeUpdate(fwk.UpdateNodeLabel), nodeUpdate(fwk.UpdateNodeTaint),
+			nodeUpdate(fwk.UpdateNodeCondition), nodeUpdate(fwk.UpdateNodeAnnotation), nodeUpdate(fwk.UpdateNodePreemptionPolicy)),
 		"operation": oneOf(sm.Binding),
 		"preemptor": oneOf("pod"),
 	}
@@ -572,5 +584,197 @@ func applyClusterRBAC(t *testing.T, c kubernetes.Interface, path string) {
 		if err != nil {
 			t.Fatalf("%s: creating %T: %v", path, obj, err)
 		}
+	}
+}
+
+// TestPluginEvaluationsMatchUpstream runs the same pods, one at a time,
+// through kube-scheduler v1.37.2 and through reprieve's scheduler, each on
+// its own copy of the same four nodes, and compares
+// scheduler_plugin_evaluation_total plugin by plugin and extension point by
+// extension point: a pod that fits on two nodes (PreScore and Score), one
+// a node selector admits on one node only (NodeAffinity, TaintToleration
+// rejections), one with a host port (NodePorts' PreFilter and Filter), a
+// preemption (the dry run's Filter calls and the nominated node's), and a
+// pod no node admits. Placements that scoring leaves to chance (a tie
+// between two equal nodes) do not change which nodes are feasible later.
+func TestPluginEvaluationsMatchUpstream(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	scenario := func(w *world) {
+		w.node(smallNode(w.ns+"-a").Label("disk", "ssd"))
+		w.node(smallNode(w.ns+"-b").Taint("k", "v", v1.TaintEffectNoSchedule))
+		w.node(smallNode(w.ns + "-c"))
+		w.node(smallNode(w.ns+"-d").Label("role", "victim").Taint("role", "victim", v1.TaintEffectNoSchedule))
+		steps := []*v1.Pod{
+			mkPod("fits", low, "100m").Obj(),
+			mkPod("ssd", low, "100m").NodeSelector("disk", "ssd").Obj(),
+			mkPod("port", low, "100m").HostPort(8080, v1.ProtocolTCP, "").Obj(),
+			mkPod("victim", low, "400m").NodeSelector("role", "victim").Toleration("role", "victim", v1.TaintEffectNoSchedule).Obj(),
+		}
+		for _, p := range steps {
+			w.pod(p)
+			w.waitBound(p.Name)
+		}
+		w.waitRunning("victim")
+		w.pod(mkPod("preemptor", high, "400m").NodeSelector("role", "victim").Toleration("role", "victim", v1.TaintEffectNoSchedule).Obj())
+		if got := w.waitBound("preemptor"); got != w.ns+"-d" {
+			t.Fatalf("preemptor bound to %q, want %s-d", got, w.ns)
+		}
+		w.pod(mkPod("stuck", low, "100m").NodeSelector("disk", "none").Obj())
+		w.waitDecided("stuck")
+	}
+
+	up := e.world(t)
+	u := up.startUpstream(t, config.DefaultConnection().ClientConnection)
+	scenario(up)
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "scheduler_plugin_evaluation_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if l := labelMap(m); l["profile"] == up.sched {
+				want[l["extension_point"]+"/"+l["plugin"]] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	u.stop()
+	up.cleanup()
+
+	ours := e.world(t)
+	s := ours.startScheduler(schedOpts{})
+	scenario(ours)
+	got := map[string]float64{}
+	if fam := scrape(t, "http://"+s.metrics+"/metrics")["scheduler_plugin_evaluation_total"]; fam != nil {
+		for _, m := range fam.GetMetric() {
+			l := labelMap(m)
+			if l["profile"] != ours.sched {
+				t.Errorf("series %s: profile %q, want %q", labelKey(m), l["profile"], ours.sched)
+			}
+			got[l["extension_point"]+"/"+l["plugin"]] = m.GetCounter().GetValue()
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("kube-scheduler counted no plugin evaluations")
+	}
+	t.Logf("kube-scheduler's plugin_evaluation_total: %v", want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scheduler_plugin_evaluation_total, kube-scheduler's (-) and reprieve's (+):\n%s", diff)
+	}
+}
+
+// TestNodeUpdateArrivalsMatchUpstream fails two pods on one node (one
+// rejected by NodeResourcesFit, one by NodeAffinity), then updates the
+// node four times, through kube-scheduler v1.37.2 and through reprieve's
+// scheduler: an annotation and an unrelated label move neither pod, the
+// label the selector wants moves one (NodeUpdateNodeLabel), more CPU the
+// other (NodeUpdateNodeAllocatable). scheduler_queue_incoming_pods_total's
+// node-update series, summed over queues (whether a pod lands in Active or
+// Backoff depends on how long after its failure the update comes), must be
+// equal.
+func TestNodeUpdateArrivalsMatchUpstream(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	scenario := func(w *world) {
+		name := w.ns + "-a"
+		w.node(smallNode(name))
+		w.pod(mkPod("big", low, "1").Obj())
+		w.pod(mkPod("ssd", low, "100m").NodeSelector("disk", "ssd").Obj())
+		w.waitDecided("big")
+		w.waitDecided("ssd")
+		update := func(status bool, change func(n *v1.Node)) {
+			t.Helper()
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				n, err := w.Admin.CoreV1().Nodes().Get(w.ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				change(n)
+				if status {
+					_, err = w.Admin.CoreV1().Nodes().UpdateStatus(w.ctx, n, metav1.UpdateOptions{})
+				} else {
+					_, err = w.Admin.CoreV1().Nodes().Update(w.ctx, n, metav1.UpdateOptions{})
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("updating node %s: %v", name, err)
+			}
+		}
+		update(false, func(n *v1.Node) { metav1.SetMetaDataAnnotation(&n.ObjectMeta, "example.com/note", "x") })
+		update(false, func(n *v1.Node) { n.Labels["rack"] = "r1" })
+		// Give both schedulers time to (not) move the pods.
+		time.Sleep(2 * time.Second)
+		update(false, func(n *v1.Node) { n.Labels["disk"] = "ssd" })
+		if got := w.waitBound("ssd"); got != name {
+			t.Fatalf("ssd bound to %q, want %s", got, name)
+		}
+		update(true, func(n *v1.Node) {
+			n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("2")
+			n.Status.Capacity[v1.ResourceCPU] = resource.MustParse("2")
+		})
+		if got := w.waitBound("big"); got != name {
+			t.Fatalf("big bound to %q, want %s", got, name)
+		}
+	}
+	nodeEvents := func(fam *dto.MetricFamily, profile func(map[string]string) bool) map[string]float64 {
+		out := map[string]float64{}
+		if fam == nil {
+			return out
+		}
+		for _, m := range fam.GetMetric() {
+			if l := labelMap(m); strings.HasPrefix(l["event"], "NodeUpdate") && profile(l) {
+				out[l["event"]] += m.GetCounter().GetValue()
+			}
+		}
+		return out
+	}
+
+	up := e.world(t)
+	u := up.startUpstream(t, config.DefaultConnection().ClientConnection)
+	before, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenario(up)
+	after, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	family := func(fams []*dto.MetricFamily) *dto.MetricFamily {
+		for _, f := range fams {
+			if f.GetName() == "scheduler_queue_incoming_pods_total" {
+				return f
+			}
+		}
+		return nil
+	}
+	// The upstream series have no profile label and are shared by every
+	// kube-scheduler of this process: count what this run added.
+	all := func(map[string]string) bool { return true }
+	want := nodeEvents(family(after), all)
+	for k, v := range nodeEvents(family(before), all) {
+		want[k] -= v
+	}
+	for k, v := range want {
+		if v == 0 {
+			delete(want, k)
+		}
+	}
+	u.stop()
+	up.cleanup()
+
+	ours := e.world(t)
+	s := ours.startScheduler(schedOpts{})
+	scenario(ours)
+	got := nodeEvents(scrape(t, "http://"+s.metrics+"/metrics")["scheduler_queue_incoming_pods_total"], all)
+	t.Logf("node-update arrivals: kube-scheduler %v, reprieve %v", want, got)
+	if len(want) == 0 {
+		t.Fatal("kube-scheduler moved no pod on a node update")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("node-update arrivals, kube-scheduler's (-) and reprieve's (+):\n%s", diff)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,7 +38,6 @@ import (
 
 	"github.com/reprieve/reprieve/pkg/kube"
 	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 
@@ -57,7 +55,10 @@ import (
 // reprieve's time measured in-process (list, build, evaluate). Both
 // processes talk to the API server directly (not through the harness's
 // proxy); the API server and etcd run in this test's process, on the same
-// cores. Opt-in: REPRIEVE_BENCH=1 or -run naming it.
+// cores. REPRIEVE_BENCH_KUBECTL=none leaves kubectl out;
+// REPRIEVE_BENCH_BASELINE=PATH times another reprieve binary beside (a
+// build of an earlier commit, say). Opt-in: REPRIEVE_BENCH=1 or -run
+// naming it.
 func TestBenchWhatifLive(t *testing.T) {
 	if os.Getenv("REPRIEVE_BENCH") == "" && !runNames("TestBenchWhatifLive") {
 		t.Skip("benchmark: set REPRIEVE_BENCH=1 or use -run TestBenchWhatifLive")
@@ -66,9 +67,13 @@ func TestBenchWhatifLive(t *testing.T) {
 	perNode := envInt(t, "REPRIEVE_BENCH_PODS_PER_NODE", 30)
 	rounds := envInt(t, "REPRIEVE_BENCH_ROUNDS", 3)
 	kubectl := os.Getenv("REPRIEVE_BENCH_KUBECTL")
-	if kubectl == "" {
+	switch kubectl {
+	case "":
 		kubectl, _ = exec.LookPath("kubectl")
+	case "none":
+		kubectl = ""
 	}
+	baseline := os.Getenv("REPRIEVE_BENCH_BASELINE")
 
 	bin := buildReprieve(t)
 	e := newEnv(t, envOptions{noKubelet: true})
@@ -106,23 +111,30 @@ func TestBenchWhatifLive(t *testing.T) {
 
 	type run struct {
 		wall time.Duration
-		rss  int64 // KiB
+		usage
 	}
-	var reprieveRuns, kubectlRuns []run
+	var reprieveRuns, kubectlRuns, baselineRuns []run
 	timed := func(name string, args ...string) run {
 		start := time.Now()
-		_, rss := runProcess(t, name, args...)
-		return run{time.Since(start), rss}
+		_, u := runProcess(t, name, args...)
+		return run{time.Since(start), u}
 	}
 	for round := range rounds + 1 {
 		r := timed(bin, "whatif", "--kubeconfig", kubeconfig, "--pod", pending)
-		t.Logf("round %d: reprieve whatif --kubeconfig %v, peak RSS %d MiB", round, r.wall.Round(time.Millisecond), r.rss>>10)
+		t.Logf("round %d: reprieve whatif --kubeconfig %v (CPU %v), peak RSS %d MiB", round, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.rss>>10)
 		if round > 0 {
 			reprieveRuns = append(reprieveRuns, r)
 		}
+		if baseline != "" {
+			b := timed(baseline, "whatif", "--kubeconfig", kubeconfig, "--pod", pending)
+			t.Logf("round %d: baseline %s %v (CPU %v), peak RSS %d MiB", round, baseline, b.wall.Round(time.Millisecond), b.cpu.Round(time.Millisecond), b.rss>>10)
+			if round > 0 {
+				baselineRuns = append(baselineRuns, b)
+			}
+		}
 		if kubectl != "" {
 			k := timed(kubectl, "--kubeconfig", kubeconfig, "get", "pods", "-A", "-o", "json")
-			t.Logf("round %d: kubectl get pods -A -o json %v, peak RSS %d MiB", round, k.wall.Round(time.Millisecond), k.rss>>10)
+			t.Logf("round %d: kubectl get pods -A -o json %v (CPU %v), peak RSS %d MiB", round, k.wall.Round(time.Millisecond), k.cpu.Round(time.Millisecond), k.rss>>10)
 			if round > 0 {
 				kubectlRuns = append(kubectlRuns, k)
 			}
@@ -149,33 +161,40 @@ func TestBenchWhatifLive(t *testing.T) {
 			_ = f.Close()
 		}()
 	}
-	var fetches []time.Duration
-	for range rounds {
-		ctx := context.Background()
-		// The pods' pages as bytes only: the API server's and the
-		// network's share of the list.
-		tf := time.Now()
+	plainCfg := rest.CopyConfig(cfg)
+	plainCfg.DisableCompression = true
+	plain := kubernetes.NewForConfigOrDie(plainCfg)
+	// fetch reads the pods' pages as bytes only: the API server's and the
+	// network's share of the list.
+	fetch := func(c kubernetes.Interface) time.Duration {
+		start := time.Now()
 		var cont string
-		var size int
 		for {
-			req := client.CoreV1().RESTClient().Get().Resource("pods").Param("limit", "500")
+			req := c.CoreV1().RESTClient().Get().Resource("pods").Param("limit", "500")
 			if cont != "" {
 				req = req.Param("continue", cont)
 			}
-			raw, err := req.DoRaw(ctx)
+			raw, err := req.DoRaw(context.Background())
 			if err != nil {
 				t.Fatalf("listing pods raw: %v", err)
 			}
-			size += len(raw)
 			if cont, err = continueOf(raw); err != nil {
 				t.Fatal(err)
 			}
 			if cont == "" {
-				break
+				return time.Since(start)
 			}
 		}
-		fetches = append(fetches, time.Since(tf))
-		t.Logf("pods as protobuf: %d MB", size>>20)
+	}
+	var fetches, plainFetches, plainLists []time.Duration
+	for range rounds {
+		ctx := context.Background()
+		fetches, plainFetches = append(fetches, fetch(client)), append(plainFetches, fetch(plain))
+		tp := time.Now()
+		if _, _, err := kube.ListWith(ctx, plain, kube.ListOptions{ChunkSize: 500}); err != nil {
+			t.Fatalf("kube.ListWith: %v", err)
+		}
+		plainLists = append(plainLists, time.Since(tp))
 		t0 := time.Now()
 		objs, _, err := kube.ListWith(ctx, client, kube.ListOptions{ChunkSize: 500})
 		if err != nil {
@@ -193,30 +212,34 @@ func TestBenchWhatifLive(t *testing.T) {
 		if p == nil {
 			t.Fatalf("%s not in the snapshot", pending)
 		}
-		if _, err := whatif.Evaluate(snap, p, whatif.Options{Preemption: preemption.Options{Now: t2}}); err != nil {
+		if _, err := whatif.Evaluate(snap, p, whatif.Options{Now: t2}); err != nil {
 			t.Fatalf("evaluating: %v", err)
 		}
 		lists, builds, evals = append(lists, t1.Sub(t0)), append(builds, t2.Sub(t1)), append(evals, time.Since(t2))
 	}
 
 	medRun := func(rs []run) run {
-		w := make([]time.Duration, len(rs))
+		w, c := make([]time.Duration, len(rs)), make([]time.Duration, len(rs))
 		m := make([]int64, len(rs))
 		for i, r := range rs {
-			w[i], m[i] = r.wall, r.rss
+			w[i], c[i], m[i] = r.wall, r.cpu, r.rss
 		}
-		return run{median(w), medianOf(m)}
+		return run{median(w), usage{medianOf(m), median(c)}}
 	}
 	t.Logf("BENCH TABLE (%d nodes × %d pods, median of %d runs after one warm-up)", numNodes, perNode, rounds)
-	t.Logf("| command | end to end | peak RSS |")
+	t.Logf("| command | end to end | CPU (user+sys) | peak RSS |")
 	r := medRun(reprieveRuns)
-	t.Logf("| reprieve whatif --kubeconfig --pod %s | %v | %d MiB |", pending, r.wall.Round(time.Millisecond), r.rss>>10)
+	t.Logf("| reprieve whatif --kubeconfig --pod %s | %v | %v | %d MiB |", pending, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.rss>>10)
+	if baseline != "" {
+		b := medRun(baselineRuns)
+		t.Logf("| baseline %s | %v | %v | %d MiB |", baseline, b.wall.Round(time.Millisecond), b.cpu.Round(time.Millisecond), b.rss>>10)
+	}
 	if kubectl != "" {
 		k := medRun(kubectlRuns)
-		t.Logf("| kubectl get pods -A -o json (%s) | %v | %d MiB |", kubectlVersion(kubectl), k.wall.Round(time.Millisecond), k.rss>>10)
+		t.Logf("| kubectl get pods -A -o json (%s) | %v | %v | %d MiB |", kubectlVersion(kubectl), k.wall.Round(time.Millisecond), k.cpu.Round(time.Millisecond), k.rss>>10)
 	}
-	t.Logf("in-process (whatif's client: protobuf, pages of 500, kinds concurrently): pods' pages fetched without decoding %v; kube.ListWith %v, build %v, evaluate %v",
-		median(fetches).Round(time.Millisecond), median(lists).Round(time.Millisecond), median(builds).Round(time.Millisecond), median(evals).Round(time.Millisecond))
+	t.Logf("in-process (whatif's client: protobuf, pages of 500, kinds concurrently): pods' pages fetched without decoding %v (uncompressed %v); kube.ListWith %v (uncompressed %v), build %v, evaluate %v",
+		median(fetches).Round(time.Millisecond), median(plainFetches).Round(time.Millisecond), median(lists).Round(time.Millisecond), median(plainLists).Round(time.Millisecond), median(builds).Round(time.Millisecond), median(evals).Round(time.Millisecond))
 }
 
 // continueOf returns the continue token of a protobuf-encoded list
@@ -257,31 +280,40 @@ func (e *env) directConfig() *rest.Config {
 	return cfg
 }
 
-// runProcess runs name with args and returns its standard output and its
-// peak RSS in KiB (0 if unknown); it fails t if the process fails. The
-// RSS comes from GNU time (/usr/bin/time) when there is one: the rusage
+// runProcess runs name with args and returns its standard output, its
+// peak RSS and CPU time (zero if unknown); it fails t if the process
+// fails. They come from GNU time (/usr/bin/time) when there is one: the rusage
 // of a child this process starts directly would count this process's own
 // memory, which the child's high-water mark inherits at exec.
-func runProcess(t *testing.T, name string, args ...string) ([]byte, int64) {
+func runProcess(t *testing.T, name string, args ...string) ([]byte, usage) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	rssFile := ""
 	cmd := exec.Command(name, args...)
 	if _, err := os.Stat("/usr/bin/time"); err == nil {
 		rssFile = filepath.Join(t.TempDir(), "rss")
-		cmd = exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rssFile, name}, args...)...)
+		cmd = exec.Command("/usr/bin/time", append([]string{"-f", "%M %U %S", "-o", rssFile, name}, args...)...)
 	}
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, errOut.String())
 	}
-	var rss int64
+	var u usage
 	if rssFile != "" {
 		if b, err := os.ReadFile(rssFile); err == nil {
-			rss, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+			var user, sys float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "%d %f %f", &u.rss, &user, &sys); err == nil {
+				u.cpu = time.Duration((user + sys) * float64(time.Second))
+			}
 		}
 	}
-	return out.Bytes(), rss
+	return out.Bytes(), u
+}
+
+// usage is what GNU time says of a process.
+type usage struct {
+	rss int64         // peak RSS, KiB
+	cpu time.Duration // user + system
 }
 
 func kubectlVersion(kubectl string) string {

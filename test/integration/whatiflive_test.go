@@ -50,7 +50,8 @@ import (
 // requests and limits, a probe, a Running status with container statuses,
 // managed fields as the API server writes them. One pending pod needs
 // preemption. Each command runs once to warm up, then
-// REPRIEVE_BENCH_ROUNDS times (3), interleaved; the log has every run,
+// REPRIEVE_BENCH_ROUNDS times (3), interleaved, reprieve also with a
+// kubeconfig that sets disable-compression; the log has every run,
 // the medians and the peak RSS of each process, and a breakdown of
 // reprieve's time measured in-process (list, build, evaluate). Both
 // processes talk to the API server directly (not through the harness's
@@ -80,6 +81,10 @@ func TestBenchWhatifLive(t *testing.T) {
 	direct := e.directConfig()
 	pending := fillCluster(t, direct, e.etcd, numNodes, perNode)
 	kubeconfig := kubeconfigFile(t, clientcmdapi.Cluster{Server: direct.Host, CertificateAuthorityData: e.caData},
+		clientcmdapi.AuthInfo{Token: e.adminToken})
+	// The same with disable-compression: true, as one would set it for an
+	// API server close by (kube-scheduler's clients never ask for gzip).
+	plainKubeconfig := kubeconfigFile(t, clientcmdapi.Cluster{Server: direct.Host, CertificateAuthorityData: e.caData, DisableCompression: true},
 		clientcmdapi.AuthInfo{Token: e.adminToken})
 
 	// The decision, checked once (untimed): the pending pod preempts.
@@ -113,7 +118,7 @@ func TestBenchWhatifLive(t *testing.T) {
 		wall time.Duration
 		usage
 	}
-	var reprieveRuns, kubectlRuns, baselineRuns []run
+	var reprieveRuns, plainRuns, kubectlRuns, baselineRuns []run
 	timed := func(name string, args ...string) run {
 		start := time.Now()
 		_, u := runProcess(t, name, args...)
@@ -124,6 +129,11 @@ func TestBenchWhatifLive(t *testing.T) {
 		t.Logf("round %d: reprieve whatif --kubeconfig %v (CPU %v), peak RSS %d MiB", round, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.rss>>10)
 		if round > 0 {
 			reprieveRuns = append(reprieveRuns, r)
+		}
+		p := timed(bin, "whatif", "--kubeconfig", plainKubeconfig, "--pod", pending)
+		t.Logf("round %d: reprieve whatif --kubeconfig (disable-compression) %v (CPU %v), peak RSS %d MiB", round, p.wall.Round(time.Millisecond), p.cpu.Round(time.Millisecond), p.rss>>10)
+		if round > 0 {
+			plainRuns = append(plainRuns, p)
 		}
 		if baseline != "" {
 			b := timed(baseline, "whatif", "--kubeconfig", kubeconfig, "--pod", pending)
@@ -230,6 +240,8 @@ func TestBenchWhatifLive(t *testing.T) {
 	t.Logf("| command | end to end | CPU (user+sys) | peak RSS |")
 	r := medRun(reprieveRuns)
 	t.Logf("| reprieve whatif --kubeconfig --pod %s | %v | %v | %d MiB |", pending, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.rss>>10)
+	p := medRun(plainRuns)
+	t.Logf("| the same, kubeconfig with disable-compression: true | %v | %v | %d MiB |", p.wall.Round(time.Millisecond), p.cpu.Round(time.Millisecond), p.rss>>10)
 	if baseline != "" {
 		b := medRun(baselineRuns)
 		t.Logf("| baseline %s | %v | %v | %d MiB |", baseline, b.wall.Round(time.Millisecond), b.cpu.Round(time.Millisecond), b.rss>>10)

@@ -37,7 +37,9 @@ type ListOptions struct {
 }
 
 // ListWith is List with options. The kinds are listed concurrently; nodes
-// and pods page by page, each page decoded and kept as it arrives.
+// and pods page by page, each page decoded and kept as it arrives, without
+// its managed fields (often most of an object as the API server returns
+// it; nothing reads them, and pkg/loader drops them too).
 func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions) (snapshot.Objects, []string, error) {
 	chunk := max(opts.ChunkSize, 0)
 	var (
@@ -88,6 +90,7 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 			l, err := client.CoreV1().Nodes().List(ctx, o)
 			if err == nil {
 				for i := range l.Items {
+					l.Items[i].ManagedFields = nil
 					nodes = append(nodes, &l.Items[i])
 				}
 				nodeCount.Add(int64(len(l.Items)))
@@ -102,6 +105,7 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 			l, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
 			if err == nil {
 				for i := range l.Items {
+					l.Items[i].ManagedFields = nil
 					pods = append(pods, &l.Items[i])
 				}
 				podCnt.Add(int64(len(l.Items)))

@@ -54,7 +54,8 @@ func TestListPages(t *testing.T) {
 	}
 	var pods []v1.Pod
 	for i := range 1234 {
-		pods = append(pods, v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%04d", i), Namespace: "default"}, Spec: v1.PodSpec{NodeName: fmt.Sprintf("n%d", i%4)}})
+		pods = append(pods, v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%04d", i), Namespace: "default",
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}}, Spec: v1.PodSpec{NodeName: fmt.Sprintf("n%d", i%4)}})
 	}
 	tests := map[string]struct {
 		chunk      int64
@@ -86,6 +87,11 @@ func TestListPages(t *testing.T) {
 			for i, p := range objs.Pods[1:] {
 				if p.Name <= objs.Pods[i].Name {
 					t.Fatalf("pods out of the server's order at %d: %s after %s", i+1, p.Name, objs.Pods[i].Name)
+				}
+			}
+			for _, p := range objs.Pods {
+				if p.ManagedFields != nil {
+					t.Fatalf("pod %s kept its managed fields", p.Name)
 				}
 			}
 			if len(objs.Nodes) != 3 || lastPods == 0 {

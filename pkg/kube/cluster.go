@@ -88,9 +88,9 @@ func (c *Cluster) Bind(ctx context.Context, pod *v1.Pod, node string) error {
 
 // SetUnschedulable patches the pod's PodScheduled condition and, when asked,
 // its nominatedNodeName, through the status subresource.
-func (c *Cluster) SetUnschedulable(ctx context.Context, pod *v1.Pod, message string, setNominated bool, nominated string) error {
+func (c *Cluster) SetUnschedulable(ctx context.Context, pod *v1.Pod, reason, message string, setNominated bool, nominated string) error {
 	return c.patchStatus(ctx, pod, func(st *v1.PodStatus) {
-		setCondition(st, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable, Message: message})
+		setCondition(st, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: message})
 		if setNominated {
 			st.NominatedNodeName = nominated
 		}

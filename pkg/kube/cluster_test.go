@@ -114,7 +114,7 @@ func TestBindAndNomination(t *testing.T) {
 	})
 	c := NewCluster(client, events.NewFakeRecorder(10))
 	ctx := context.Background()
-	if err := c.SetUnschedulable(ctx, pod, "0/1 nodes are available", true, "n1"); err != nil {
+	if err := c.SetUnschedulable(ctx, pod, v1.PodReasonUnschedulable, "0/1 nodes are available", true, "n1"); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := client.CoreV1().Pods("ns").Get(ctx, "p", metav1.GetOptions{})

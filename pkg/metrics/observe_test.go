@@ -42,7 +42,7 @@ func (f *fakeCluster) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	return nil
 }
 
-func (f *fakeCluster) SetUnschedulable(_ context.Context, pod *v1.Pod, _ string, setNominated bool, nominated string) error {
+func (f *fakeCluster) SetUnschedulable(_ context.Context, pod *v1.Pod, _, _ string, setNominated bool, nominated string) error {
 	old := f.pods[key(pod)]
 	p := old.DeepCopy()
 	if setNominated {

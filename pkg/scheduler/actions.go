@@ -88,10 +88,15 @@ type Preemption struct {
 }
 
 // Failure records a failed attempt: the PodScheduled=False condition with
-// Message and the nomination (Cluster.SetUnschedulable), and a
+// Reason and Message and the nomination (Cluster.SetUnschedulable), and a
 // FailedScheduling warning event with Message.
 type Failure struct {
-	Pod     *v1.Pod
+	Pod *v1.Pod
+	// Reason is v1.PodReasonUnschedulable when the pod fits nowhere, or
+	// v1.PodReasonSchedulerError when the attempt failed with an error
+	// (a PreFilter or Reserve error, a failed binding cycle): the pod then
+	// backs off instead of waiting for a cluster event, as upstream's.
+	Reason  string
 	Message string
 	// SetNominated says whether to set status.nominatedNodeName to
 	// Nominated ("" clears it).

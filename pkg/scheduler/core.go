@@ -256,6 +256,9 @@ type decision struct {
 	pod     *snapshot.Pod
 	node    string // bind here
 	message string // FailedScheduling message
+	// failed is set when the cycle failed with an error (upstream's Error
+	// status) rather than finding no fit: reason SchedulerError.
+	failed bool
 	// preemption outcome: evaluated is set when the dry run ran, plan when
 	// it chose a node.
 	evaluated      bool
@@ -347,7 +350,11 @@ func (s *Core) Cycle() *Actions {
 	} else if obs := s.opts.Observer; obs != nil && d.evaluated {
 		obs.Preemption(pod, "", nil, 0, d.evaluation)
 	}
-	cs.failure = Failure{Pod: pod, Message: d.message, SetNominated: d.setNominated, Nominated: d.nominated, attempt: at}
+	reason := v1.PodReasonUnschedulable
+	if d.failed {
+		reason = v1.PodReasonSchedulerError
+	}
+	cs.failure = Failure{Pod: pod, Reason: reason, Message: d.message, SetNominated: d.setNominated, Nominated: d.nominated, attempt: at}
 	a.Failure = &cs.failure
 	return a
 }
@@ -388,13 +395,19 @@ func (s *Core) PreemptionDone(p *Preemption, failed bool) {
 
 // FailureDone reports that a Failure was recorded (or its status update
 // failed, which changes nothing here): the pod returns to the queue as
-// unschedulable (Queue.Done). With a Preemption, report that first when
-// its calls return first, as the synchronous driver does.
+// unschedulable (Queue.Done), or, after an error, backs off. With a
+// Preemption, report that first when its calls return first, as the
+// synchronous driver does.
 func (s *Core) FailureDone(f *Failure) {
-	s.queue.Done(f.attempt.qp, true)
+	failed := f.Reason == v1.PodReasonSchedulerError
+	s.queue.Done(f.attempt.qp, !failed)
 	s.reportQueued(f.attempt.qp, EventScheduleAttemptFailed)
 	if obs := s.opts.Observer; obs != nil {
-		obs.Attempt(f.Pod, AttemptUnschedulable, s.clock.Since(f.attempt.started))
+		result := AttemptUnschedulable
+		if failed {
+			result = AttemptError
+		}
+		obs.Attempt(f.Pod, result, s.clock.Since(f.attempt.started))
 	}
 }
 
@@ -454,7 +467,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n, ev) {
 			var err error
 			if d.claims, err = s.reserveClaims(c, p, n); err != nil {
-				d.message = err.Error()
+				d.message, d.failed = err.Error(), true
 				return cs
 			}
 			d.node = nnn
@@ -500,7 +513,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 		}
 		var err error
 		if d.claims, err = s.reserveClaims(c, p, node); err != nil {
-			d.message = err.Error()
+			d.message, d.failed = err.Error(), true
 			return cs
 		}
 		d.node = node.Name
@@ -513,7 +526,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	d.report.UnschedulablePlugins = rejectors(c, fr)
 	qp.rejectors = d.report.UnschedulablePlugins
 	if c.PreFilterStatus().Code == filter.Error {
-		d.message = c.PreFilterStatus().Message()
+		d.message, d.failed = c.PreFilterStatus().Message(), true
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
 		return cs
 	}
@@ -540,7 +553,7 @@ func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
 	res, err := s.evaluator.Evaluate(c, fr, popts)
 	if err != nil {
 		// Only a missing clock fails an evaluation, and popts has one.
-		d.message = err.Error()
+		d.message, d.failed = err.Error(), true
 		return cs
 	}
 	d.evaluation = s.clock.Since(evalStart)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -155,9 +157,9 @@ func (r *callRecorder) Bind(ctx context.Context, pod *v1.Pod, node string) error
 	return r.fakeCluster.Bind(ctx, pod, node)
 }
 
-func (r *callRecorder) SetUnschedulable(ctx context.Context, pod *v1.Pod, message string, setNominated bool, nominated string) error {
+func (r *callRecorder) SetUnschedulable(ctx context.Context, pod *v1.Pod, reason, message string, setNominated bool, nominated string) error {
 	r.note()
-	return r.fakeCluster.SetUnschedulable(ctx, pod, message, setNominated, nominated)
+	return r.fakeCluster.SetUnschedulable(ctx, pod, reason, message, setNominated, nominated)
 }
 
 func (r *callRecorder) Preempt(ctx context.Context, victim *v1.Pod, c v1.PodCondition) error {
@@ -238,3 +240,49 @@ func TestSynchronousDriverIsSingleThreaded(t *testing.T) {
 		}
 	}
 }
+
+// TestFailureReasons: a pod that fits nowhere fails with reason
+// Unschedulable and waits in the unschedulable queue; a failure with an
+// error (reason SchedulerError, as upstream's for an Error status) backs
+// off instead and counts as an error attempt.
+func TestFailureReasons(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		reason     string
+		wantCounts Counts
+		wantResult AttemptResult
+	}{
+		{"no fit", v1.PodReasonUnschedulable, Counts{Unschedulable: 1}, AttemptUnschedulable},
+		{"error", v1.PodReasonSchedulerError, Counts{Backoff: 1}, AttemptError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := &attemptRecorder{}
+			c := NewCore(testingclock.NewFakeClock(t0), Options{Seed: 1, Parallelism: 1, Observer: obs})
+			c.OnNodeAdd(rt.Node("n1").CPU("1").Obj())
+			p := rt.Pod("ns", "big").Priority(1).Req("2", "").Obj()
+			p.Spec.SchedulerName = v1.DefaultSchedulerName
+			c.OnPodAdd(p)
+			a := c.Cycle()
+			if a == nil || a.Failure == nil || a.Failure.Reason != v1.PodReasonUnschedulable {
+				t.Fatalf("actions %s, want a failure with reason Unschedulable", describe(a))
+			}
+			a.Failure.Reason = tc.reason
+			c.FailureDone(a.Failure)
+			if got := c.QueueCounts(); got != tc.wantCounts {
+				t.Errorf("queue %+v, want %+v", got, tc.wantCounts)
+			}
+			if want := []AttemptResult{tc.wantResult}; !slices.Equal(obs.results, want) {
+				t.Errorf("attempts %v, want %v", obs.results, want)
+			}
+		})
+	}
+}
+
+// attemptRecorder records the results of attempts.
+type attemptRecorder struct{ results []AttemptResult }
+
+func (r *attemptRecorder) Attempt(_ *v1.Pod, result AttemptResult, _ time.Duration) {
+	r.results = append(r.results, result)
+}
+func (r *attemptRecorder) Scheduled(*v1.Pod, string, int, time.Duration)             {}
+func (r *attemptRecorder) Preemption(*v1.Pod, string, []*v1.Pod, int, time.Duration) {}

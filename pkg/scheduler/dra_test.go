@@ -162,7 +162,8 @@ func TestReserveAndPreBindClaims(t *testing.T) {
 			bindFail: errors.New("conflict"),
 			wantCalls: []string{
 				"bind claims p1 n1: allocate c1=n1/g0",
-				"event p1 FailedScheduling: Binding rejected: conflict",
+				"unschedulable p1 reason=SchedulerError",
+				`event p1 FailedScheduling: running PreBind plugin "DynamicResources": conflict`,
 			},
 			wantClaim: "devices: reserved:",
 			wantP2: []string{
@@ -177,7 +178,8 @@ func TestReserveAndPreBindClaims(t *testing.T) {
 				"bind claims p1 n1: allocate c1=n1/g0",
 				"bind p1 n1",
 				"unreserve p1: c1",
-				"event p1 FailedScheduling: Binding rejected: node gone",
+				"unschedulable p1 reason=SchedulerError",
+				`event p1 FailedScheduling: running Bind plugin "DefaultBinder": node gone`,
 			},
 			// Unreserve leaves the allocation, as upstream: the cache holds
 			// the claim as written, without the pod, and the device stays

@@ -32,7 +32,10 @@ func newExecutor(cluster Cluster, clk clock.PassiveClock, obs Observer) executor
 }
 
 // bind runs b's binding cycle, hands its result to done (which reports it
-// to the core) and records the event.
+// to the core) and records the event. A failed binding cycle is recorded as
+// upstream's failure handler records an error: the PodScheduled condition
+// with reason SchedulerError and the nomination cleared, and a
+// FailedScheduling event, both with the failing plugin's error.
 func (e executor) bind(ctx context.Context, b *Binding, done func(BindResult)) {
 	defer e.goroutine("binding")()
 	claims, err := e.bindCalls(ctx, b)
@@ -43,7 +46,7 @@ func (e executor) bind(ctx context.Context, b *Binding, done func(BindResult)) {
 	pod := b.Pod
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Binding failed", "pod", klog.KObj(pod), "node", b.Node)
-		e.cluster.Event(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, ActionScheduling, fmt.Sprintf("Binding rejected: %v", err))
+		e.fail(ctx, &Failure{Pod: pod, Reason: v1.PodReasonSchedulerError, Message: err.Error(), SetNominated: pod.Status.NominatedNodeName != ""})
 		return
 	}
 	e.cluster.Event(pod, nil, v1.EventTypeNormal, ReasonScheduled, ActionBinding, fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, b.Node))
@@ -56,15 +59,19 @@ func (e executor) bindCalls(ctx context.Context, b *Binding) ([]*resourceapi.Res
 	var err error
 	var claims []*resourceapi.ResourceClaim
 	runs := []ExtensionPointRun{timed(e.clock, "PreBind", func() filter.Code {
-		if err = e.bindVolumes(ctx, b); err == nil {
-			claims, err = e.bindClaims(ctx, b)
+		if err = e.bindVolumes(ctx, b); err != nil {
+			err = fmt.Errorf("running PreBind plugin %q: %w", "VolumeBinding", err)
+		} else if claims, err = e.bindClaims(ctx, b); err != nil {
+			err = fmt.Errorf("running PreBind plugin %q: %w", "DynamicResources", err)
 		}
 		return errCode(err)
 	})}
 	var plugins []PluginRun
 	if err == nil {
 		bind := timed(e.clock, "Bind", func() filter.Code {
-			err = e.cluster.Bind(ctx, b.Pod, b.Node)
+			if err = e.cluster.Bind(ctx, b.Pod, b.Node); err != nil {
+				err = fmt.Errorf("running Bind plugin %q: %w", "DefaultBinder", err)
+			}
 			return errCode(err)
 		})
 		runs = append(runs, bind)
@@ -131,7 +138,7 @@ func (e executor) preempt(ctx context.Context, p *Preemption, concurrent bool) (
 
 // fail records a failed attempt: the pod's status, then the event.
 func (e executor) fail(ctx context.Context, f *Failure) {
-	if err := e.cluster.SetUnschedulable(ctx, f.Pod, f.Message, f.SetNominated, f.Nominated); err != nil {
+	if err := e.cluster.SetUnschedulable(ctx, f.Pod, f.Reason, f.Message, f.SetNominated, f.Nominated); err != nil {
 		klog.FromContext(ctx).Error(err, "Updating pod status failed", "pod", klog.KObj(f.Pod))
 	}
 	e.cluster.Event(f.Pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, ActionScheduling, f.Message)

@@ -50,7 +50,7 @@ func (c *liveCluster) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	return nil
 }
 
-func (c *liveCluster) SetUnschedulable(_ context.Context, pod *v1.Pod, _ string, setNominated bool, nominated string) error {
+func (c *liveCluster) SetUnschedulable(_ context.Context, pod *v1.Pod, _, _ string, setNominated bool, nominated string) error {
 	c.record("unschedulable " + pod.Name)
 	c.update(podKey(pod), func(p *v1.Pod) {
 		if setNominated {

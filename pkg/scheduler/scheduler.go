@@ -56,10 +56,11 @@ type Cluster interface {
 	// Bind assigns pod to node (the pods/binding subresource).
 	Bind(ctx context.Context, pod *v1.Pod, node string) error
 	// SetUnschedulable records a failed attempt on a pending pod: the
-	// PodScheduled=False condition with reason Unschedulable and message,
+	// PodScheduled=False condition with reason (Unschedulable, or
+	// SchedulerError when the attempt failed with an error) and message,
 	// and status.nominatedNodeName set to nominated when setNominated is
 	// true ("" clears it).
-	SetUnschedulable(ctx context.Context, pod *v1.Pod, message string, setNominated bool, nominated string) error
+	SetUnschedulable(ctx context.Context, pod *v1.Pod, reason, message string, setNominated bool, nominated string) error
 	// Preempt adds condition (DisruptionTarget) to victim's status, then
 	// deletes it with its own grace period. For a victim already gone it
 	// may return an error wrapping ErrVictimGone: no Preempted event is

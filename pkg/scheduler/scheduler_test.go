@@ -40,8 +40,11 @@ func (f *fakeCluster) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	return nil
 }
 
-func (f *fakeCluster) SetUnschedulable(_ context.Context, pod *v1.Pod, message string, setNominated bool, nominated string) error {
+func (f *fakeCluster) SetUnschedulable(_ context.Context, pod *v1.Pod, reason, message string, setNominated bool, nominated string) error {
 	call := "unschedulable " + pod.Name
+	if reason != v1.PodReasonUnschedulable {
+		call += " reason=" + reason
+	}
 	if setNominated {
 		call += " nominated=" + nominated
 	}

@@ -49,7 +49,8 @@ func TestPreBindVolumes(t *testing.T) {
 		}},
 		"binding the volumes fails": {fail: errors.New("timed out"), wantCalls: []string{
 			"bind volumes p n2: pv local-n2->local provision fast@n2",
-			"event p FailedScheduling: Binding rejected: timed out",
+			"unschedulable p reason=SchedulerError",
+			`event p FailedScheduling: running PreBind plugin "VolumeBinding": timed out`,
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -53,7 +53,7 @@ func (w *world) finishBind(pod *v1.Pod, node string) {
 	w.scheduleCompletion(p)
 }
 
-func (w *world) SetUnschedulable(_ context.Context, pod *v1.Pod, message string, setNominated bool, nominated string) error {
+func (w *world) SetUnschedulable(_ context.Context, pod *v1.Pod, reason, message string, setNominated bool, nominated string) error {
 	w.calls++
 	key := pod.Namespace + "/" + pod.Name
 	p, ok := w.pods[key]
@@ -62,7 +62,7 @@ func (w *world) SetUnschedulable(_ context.Context, pod *v1.Pod, message string,
 	}
 	old := p
 	p = p.DeepCopy()
-	setCondition(&p.Status, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable,
+	setCondition(&p.Status, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason,
 		Message: message, LastTransitionTime: metav1.NewTime(w.now())})
 	if setNominated && p.Status.NominatedNodeName != nominated {
 		if p.Status.NominatedNodeName != "" {

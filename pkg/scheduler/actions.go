@@ -32,7 +32,7 @@ type Actions struct {
 // attempt is the scheduling attempt an action belongs to, for the core to
 // finish it when the outcome comes back.
 type attempt struct {
-	qp      *QueuedPod
+	qp      *queuedPod
 	pod     *snapshot.Pod
 	started time.Time
 }

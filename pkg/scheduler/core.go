@@ -35,7 +35,7 @@ type Core struct {
 	clock clock.PassiveClock
 
 	snap               *snapshot.Snapshot
-	queue              *Queue
+	queue              *schedulingQueue
 	rng                *rand.Rand
 	nextStartNodeIndex int
 	// assumed are pods bound in the cache before the API confirmed it.
@@ -61,7 +61,7 @@ func NewCore(clk clock.PassiveClock, opts Options) *Core {
 		opts:    opts,
 		clock:   clk,
 		snap:    snapshot.Empty(),
-		queue:   NewQueue(clk),
+		queue:   newSchedulingQueue(clk),
 		rng:     rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
 		assumed: map[string]bool{},
 	}
@@ -204,7 +204,7 @@ func (s *Core) OnNodeUpdate(node *v1.Node) {
 // under the event's label.
 func (s *Core) nodeEvent(action NodeAction, old, node *v1.Node) {
 	s.moves(action.Label(), func() {
-		s.queue.MoveIf(func(qp *QueuedPod) bool {
+		s.queue.MoveIf(func(qp *queuedPod) bool {
 			var added *nodeaffinity.NodeSelector
 			if prof := s.profiles[qp.Pod.Spec.SchedulerName]; prof != nil {
 				added = prof.Filter.AddedAffinity
@@ -245,14 +245,14 @@ func (s *Core) NextWakeup() (time.Time, bool) {
 	return s.queue.NextWakeup()
 }
 
-// QueueCounts returns the pending pods by queue (Queue.Counts).
+// QueueCounts returns the pending pods by queue (schedulingQueue.Counts).
 func (s *Core) QueueCounts() Counts {
 	return s.queue.Counts()
 }
 
 // decision is what a cycle decided; Cycle turns it into Actions.
 type decision struct {
-	qp      *QueuedPod
+	qp      *queuedPod
 	pod     *snapshot.Pod
 	node    string // bind here
 	message string // FailedScheduling message
@@ -301,7 +301,7 @@ type preemptionPlan struct {
 // PostFilter and Score on the cache, and returns what the driver must do
 // through the cluster. The pod is assumed on its node (and its claims
 // reserved) in the cache before Cycle returns, so that the next cycle sees
-// it; a preemptor is nominated in the cache and gated (Queue.Gate). nil
+// it; a preemptor is nominated in the cache and gated (schedulingQueue.Gate). nil
 // means no pod was ready.
 func (s *Core) Cycle() *Actions {
 	cs := s.decide()
@@ -385,7 +385,7 @@ func (s *Core) BindDone(b *Binding, r BindResult) {
 // PreemptionDone reports that a Preemption's API calls have returned,
 // failed telling whether one failed (other than for a victim already
 // gone): the preemptor waits for its victims to go, or, after a failure,
-// is retried after its backoff (Queue.Ungate).
+// is retried after its backoff (schedulingQueue.Ungate).
 func (s *Core) PreemptionDone(p *Preemption, failed bool) {
 	if obs := s.opts.Observer; obs != nil {
 		obs.Preemption(p.Preemptor, p.Node, p.Victims, p.NumPDBViolations, p.evaluation)
@@ -395,7 +395,7 @@ func (s *Core) PreemptionDone(p *Preemption, failed bool) {
 
 // FailureDone reports that a Failure was recorded (or its status update
 // failed, which changes nothing here): the pod returns to the queue as
-// unschedulable (Queue.Done), or, after an error, backs off. With a
+// unschedulable (schedulingQueue.Done), or, after an error, backs off. With a
 // Preemption, report that first when its calls return first, as the
 // synchronous driver does.
 func (s *Core) FailureDone(f *Failure) {
@@ -428,7 +428,7 @@ func (s *Core) decide() *cycleState {
 	}
 }
 
-func (s *Core) cycle(qp *QueuedPod, p *snapshot.Pod) *cycleState {
+func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 	cs := &cycleState{decision: decision{qp: qp, pod: p, started: s.clock.Now()}}
 	qp.rejectors = nil
 	d := &cs.decision

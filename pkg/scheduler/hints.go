@@ -134,7 +134,7 @@ func nodeHints(plugin string) (nodeHint, bool) {
 // worthRequeuing is upstream's isPodWorthRequeuing for a node event: a pod
 // no plugin rejected (an error) always moves; otherwise it moves when one
 // of its rejecting plugins registers the action and its hint says Queue.
-func worthRequeuing(qp *QueuedPod, action NodeAction, old, node *v1.Node, added *nodeaffinity.NodeSelector) bool {
+func worthRequeuing(qp *queuedPod, action NodeAction, old, node *v1.Node, added *nodeaffinity.NodeSelector) bool {
 	if len(qp.rejectors) == 0 {
 		return true
 	}

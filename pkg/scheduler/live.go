@@ -130,7 +130,7 @@ func (l *Live) NextWakeup() (time.Time, bool) {
 	return l.core.NextWakeup()
 }
 
-// QueueCounts returns the pending pods by queue (Queue.Counts).
+// QueueCounts returns the pending pods by queue (schedulingQueue.Counts).
 func (l *Live) QueueCounts() Counts {
 	l.mu.Lock()
 	defer l.mu.Unlock()

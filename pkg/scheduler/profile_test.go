@@ -155,7 +155,7 @@ func TestBackoffOptions(t *testing.T) {
 			s := New(&fakeCluster{}, testingclock.NewFakeClock(t0), tc.opts)
 			var got []time.Duration
 			for n := 1; n <= 4; n++ {
-				got = append(got, s.queue.backoffDuration(&QueuedPod{UnschedulableCount: n}))
+				got = append(got, s.queue.backoffDuration(&queuedPod{UnschedulableCount: n}))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("backoff (-want +got):\n%s", diff)

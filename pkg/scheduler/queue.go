@@ -24,8 +24,8 @@ const (
 	backoffOrderingWindow = time.Second
 )
 
-// QueuedPod is a pending pod in the scheduling queue.
-type QueuedPod struct {
+// queuedPod is a pending pod in the scheduling queue.
+type queuedPod struct {
 	Pod *v1.Pod
 	Key string
 	// Timestamp is when the pod last entered the active queue or the
@@ -90,14 +90,14 @@ const (
 )
 
 // Priority returns the pod's priority.
-func (q *QueuedPod) Priority() int32 { return corev1helpers.PodPriority(q.Pod) }
+func (q *queuedPod) Priority() int32 { return corev1helpers.PodPriority(q.Pod) }
 
-// Queue is upstream's PriorityQueue reduced to what a single profile needs:
+// schedulingQueue is upstream's PriorityQueue reduced to what a single profile needs:
 // an active queue ordered by priority then arrival, a backoff queue, an
 // unschedulable pool moved back by cluster events or after five minutes,
 // and gating of preemptors until their preemption is complete (see Gate).
 // It is not safe for concurrent use: the scheduler loop owns it.
-type Queue struct {
+type schedulingQueue struct {
 	clock                clock.PassiveClock
 	initialBackoff       time.Duration
 	maxBackoff           time.Duration
@@ -105,8 +105,8 @@ type Queue struct {
 
 	active        podHeap
 	backoff       podHeap
-	unschedulable map[string]*QueuedPod
-	pods          map[string]*QueuedPod
+	unschedulable map[string]*queuedPod
+	pods          map[string]*queuedPod
 	// preempting are the preemptors whose preemption is not complete,
 	// by pod key; victimOf indexes them by victim key. A blocked
 	// preemptor stays out of the active and backoff queues; once all its
@@ -125,26 +125,26 @@ type Queue struct {
 	// happened since the last Pop: a pod failing its cycle goes to backoff
 	// if one of them says the event may help it, as upstream replays the
 	// events an in-flight pod missed against its rejecting plugins.
-	inFlightHints []func(*QueuedPod) bool
+	inFlightHints []func(*queuedPod) bool
 	seq           int
 }
 
-// NewQueue returns an empty queue on clk with upstream's default timings.
-func NewQueue(clk clock.PassiveClock) *Queue {
-	q := &Queue{
+// newSchedulingQueue returns an empty queue on clk with upstream's default timings.
+func newSchedulingQueue(clk clock.PassiveClock) *schedulingQueue {
+	q := &schedulingQueue{
 		clock:                clk,
 		initialBackoff:       DefaultInitialBackoff,
 		maxBackoff:           DefaultMaxBackoff,
 		maxUnschedulableTime: DefaultMaxUnschedulableTime,
-		unschedulable:        map[string]*QueuedPod{},
-		pods:                 map[string]*QueuedPod{},
+		unschedulable:        map[string]*queuedPod{},
+		pods:                 map[string]*queuedPod{},
 		preempting:           map[string]*preemptionState{},
 		victimOf:             map[string][]string{},
 		start:                clk.Now(),
 	}
 	q.lastFlush = q.start
 	q.active.less = activeLess
-	q.backoff.less = func(a, b *QueuedPod) bool {
+	q.backoff.less = func(a, b *queuedPod) bool {
 		ea, eb := a.BackoffExpiry.Truncate(backoffOrderingWindow), b.BackoffExpiry.Truncate(backoffOrderingWindow)
 		if !ea.Equal(eb) {
 			return ea.Before(eb)
@@ -156,7 +156,7 @@ func NewQueue(clk clock.PassiveClock) *Queue {
 
 // activeLess orders pods as upstream's PrioritySort: higher priority first,
 // then the one that entered the queue first.
-func activeLess(a, b *QueuedPod) bool {
+func activeLess(a, b *queuedPod) bool {
 	pa, pb := a.Priority(), b.Priority()
 	if pa != pb {
 		return pa > pb
@@ -176,7 +176,7 @@ type Counts struct {
 // Counts returns the pending pods by queue. A preemptor waiting for its
 // victims counts as unschedulable, as upstream keeps it; a pod with
 // scheduling gates as gated.
-func (q *Queue) Counts() Counts {
+func (q *schedulingQueue) Counts() Counts {
 	var c Counts
 	for _, qp := range q.pods {
 		switch {
@@ -194,19 +194,19 @@ func (q *Queue) Counts() Counts {
 }
 
 // Len returns the number of pods the queue knows, in any state.
-func (q *Queue) Len() int { return len(q.pods) }
+func (q *schedulingQueue) Len() int { return len(q.pods) }
 
 // Has reports whether the queue holds the pod.
 
 // Add enqueues a new pending pod in the active queue.
-func (q *Queue) Add(pod *v1.Pod) {
+func (q *schedulingQueue) Add(pod *v1.Pod) {
 	key := podKey(pod)
 	if qp, ok := q.pods[key]; ok {
 		qp.Pod = pod
 		return
 	}
 	q.seq++
-	qp := &QueuedPod{Pod: pod, Key: key, Timestamp: q.clock.Now(), seq: q.seq}
+	qp := &queuedPod{Pod: pod, Key: key, Timestamp: q.clock.Now(), seq: q.seq}
 	q.pods[key] = qp
 	q.toActive(qp)
 }
@@ -214,7 +214,7 @@ func (q *Queue) Add(pod *v1.Pod) {
 // Update replaces the pod object of a queued pod. A pod waiting in the
 // unschedulable pool whose spec changed is moved back, since the change may
 // make it schedulable.
-func (q *Queue) Update(pod *v1.Pod) {
+func (q *schedulingQueue) Update(pod *v1.Pod) {
 	qp, ok := q.pods[podKey(pod)]
 	if !ok {
 		q.Add(pod)
@@ -252,7 +252,7 @@ func equalStrings(a, b map[string]string) bool {
 }
 
 // Delete forgets a pod.
-func (q *Queue) Delete(key string) {
+func (q *schedulingQueue) Delete(key string) {
 	qp, ok := q.pods[key]
 	if !ok {
 		return
@@ -267,14 +267,14 @@ func (q *Queue) Delete(key string) {
 // (upstream's SchedulerPopFromBackoffQ, on by default). It first moves pods
 // whose backoff is over and flushes pods that waited too long as
 // unschedulable. nil means nothing is ready.
-func (q *Queue) Pop() *QueuedPod {
+func (q *schedulingQueue) Pop() *queuedPod {
 	q.flush()
-	var qp *QueuedPod
+	var qp *queuedPod
 	switch {
 	case q.active.Len() > 0:
-		qp = heap.Pop(&q.active).(*QueuedPod)
+		qp = heap.Pop(&q.active).(*queuedPod)
 	case q.backoff.Len() > 0:
-		qp = heap.Pop(&q.backoff).(*QueuedPod)
+		qp = heap.Pop(&q.backoff).(*queuedPod)
 	default:
 		return nil
 	}
@@ -292,7 +292,7 @@ func (q *Queue) Pop() *QueuedPod {
 // filters rejected it (as opposed to an error): it then waits in the
 // unschedulable pool for a cluster event, unless an event already happened
 // during its attempt, in which case it backs off.
-func (q *Queue) Done(qp *QueuedPod, unschedulable bool) {
+func (q *schedulingQueue) Done(qp *queuedPod, unschedulable bool) {
 	if q.pods[qp.Key] != qp || qp.where != inFlight {
 		return
 	}
@@ -325,14 +325,14 @@ func (q *Queue) Done(qp *QueuedPod, unschedulable bool) {
 }
 
 // Forget drops a popped pod that was scheduled (or is gone).
-func (q *Queue) Forget(qp *QueuedPod) {
+func (q *schedulingQueue) Forget(qp *queuedPod) {
 	if q.pods[qp.Key] == qp {
 		delete(q.pods, qp.Key)
 		delete(q.preempting, qp.Key)
 	}
 }
 
-func (q *Queue) backoffDuration(qp *QueuedPod) time.Duration {
+func (q *schedulingQueue) backoffDuration(qp *queuedPod) time.Duration {
 	if qp.UnschedulableCount == 0 {
 		return 0
 	}
@@ -349,7 +349,7 @@ func (q *Queue) backoffDuration(qp *QueuedPod) time.Duration {
 // is deleted or terminating (so that it never preempts again while its
 // victims are still visible), and it is retried at once when the last
 // victim is deleted.
-func (q *Queue) Gate(key string, victims []*v1.Pod) {
+func (q *schedulingQueue) Gate(key string, victims []*v1.Pod) {
 	p := &preemptionState{victims: make(map[string]bool, len(victims))}
 	if qp := q.pods[key]; qp != nil {
 		p.timestamp = qp.Timestamp
@@ -365,7 +365,7 @@ func (q *Queue) Gate(key string, victims []*v1.Pod) {
 // Ungate records that the API calls of a pod's preemption have returned.
 // ok false means some failed: as upstream activates its preemptor then
 // (no deletion may come), the pod is retried, after its backoff.
-func (q *Queue) Ungate(key string, ok bool) {
+func (q *schedulingQueue) Ungate(key string, ok bool) {
 	p := q.preempting[key]
 	if p == nil {
 		return
@@ -382,7 +382,7 @@ func (q *Queue) Ungate(key string, ok bool) {
 }
 
 // VictimTerminating records that a pod got its deletionTimestamp.
-func (q *Queue) VictimTerminating(victim string) {
+func (q *schedulingQueue) VictimTerminating(victim string) {
 	for _, key := range q.victimOf[victim] {
 		if p := q.preempting[key]; p != nil {
 			if _, ok := p.victims[victim]; ok {
@@ -397,7 +397,7 @@ func (q *Queue) VictimTerminating(victim string) {
 // active queue at once: the deletion is the event that makes room for it
 // (upstream's queueing hint on assigned-pod deletions, without waiting for
 // the backoff).
-func (q *Queue) VictimGone(victim string) {
+func (q *schedulingQueue) VictimGone(victim string) {
 	keys := q.victimOf[victim]
 	delete(q.victimOf, victim)
 	for _, key := range keys {
@@ -409,7 +409,7 @@ func (q *Queue) VictimGone(victim string) {
 }
 
 // progress activates a preemptor whose preemption is complete.
-func (q *Queue) progress(key string, p *preemptionState) {
+func (q *schedulingQueue) progress(key string, p *preemptionState) {
 	if p.callsDone && len(p.victims) == 0 {
 		q.activate(key)
 	}
@@ -422,7 +422,7 @@ func (q *Queue) progress(key string, p *preemptionState) {
 // full of untried preemptors, held it back until all of them had been
 // tried: the stall of issue 12). It may have been moved meanwhile, as an
 // ordinary unschedulable pod, once its victims were all terminating.
-func (q *Queue) activate(key string) {
+func (q *schedulingQueue) activate(key string) {
 	p := q.preempting[key]
 	delete(q.preempting, key)
 	qp := q.pods[key]
@@ -442,7 +442,7 @@ func (q *Queue) activate(key string) {
 }
 
 // Gated reports whether a pod's preemption keeps it out of scheduling.
-func (q *Queue) Gated(key string) bool {
+func (q *schedulingQueue) Gated(key string) bool {
 	p := q.preempting[key]
 	return p != nil && p.blocked()
 }
@@ -451,9 +451,9 @@ func (q *Queue) Gated(key string) bool {
 // pods schedulable (a pod deleted or finished, a node added or changed):
 // every pod of the unschedulable pool moves to the backoff queue if its
 // backoff is not over, else to the active queue. Gated pods stay.
-func (q *Queue) MoveAllToActiveOrBackoff() {
+func (q *schedulingQueue) MoveAllToActiveOrBackoff() {
 	q.moveRequested = true
-	q.move(func(*QueuedPod) bool { return true })
+	q.move(func(*queuedPod) bool { return true })
 }
 
 // MoveIf is a cluster event that may make the unschedulable pods for which
@@ -462,7 +462,7 @@ func (q *Queue) MoveAllToActiveOrBackoff() {
 // that fails its cycle afterwards backs off if worth returns true for it
 // then (with the plugins that rejected it in that cycle), else it waits in
 // the unschedulable pool.
-func (q *Queue) MoveIf(worth func(*QueuedPod) bool) {
+func (q *schedulingQueue) MoveIf(worth func(*queuedPod) bool) {
 	if len(q.inFlightHints) < maxInFlightHints {
 		q.inFlightHints = append(q.inFlightHints, worth)
 	} else {
@@ -479,7 +479,7 @@ const maxInFlightHints = 64
 
 // movedInFlight reports whether an event that happened during qp's cycle
 // may make it schedulable.
-func (q *Queue) movedInFlight(qp *QueuedPod) bool {
+func (q *schedulingQueue) movedInFlight(qp *queuedPod) bool {
 	if q.moveRequested {
 		return true
 	}
@@ -491,7 +491,7 @@ func (q *Queue) movedInFlight(qp *QueuedPod) bool {
 	return false
 }
 
-func (q *Queue) move(worth func(*QueuedPod) bool) {
+func (q *schedulingQueue) move(worth func(*queuedPod) bool) {
 	for _, qp := range q.sortedUnschedulable() {
 		if !q.Gated(qp.Key) && worth(qp) {
 			q.requeue(qp)
@@ -499,13 +499,13 @@ func (q *Queue) move(worth func(*QueuedPod) bool) {
 	}
 }
 
-func (q *Queue) requeue(qp *QueuedPod) {
+func (q *schedulingQueue) requeue(qp *queuedPod) {
 	delete(q.unschedulable, qp.Key)
 	qp.where = inNone
 	q.toBackoffOrActive(qp)
 }
 
-func (q *Queue) toBackoffOrActive(qp *QueuedPod) {
+func (q *schedulingQueue) toBackoffOrActive(qp *queuedPod) {
 	if q.clock.Now().Before(qp.BackoffExpiry) {
 		qp.where = inBackoff
 		heap.Push(&q.backoff, qp)
@@ -514,18 +514,18 @@ func (q *Queue) toBackoffOrActive(qp *QueuedPod) {
 	q.toActive(qp)
 }
 
-func (q *Queue) toActive(qp *QueuedPod) {
+func (q *schedulingQueue) toActive(qp *queuedPod) {
 	qp.Timestamp = q.clock.Now()
 	q.pushActive(qp)
 }
 
 // pushActive adds qp to the active queue with its timestamp unchanged.
-func (q *Queue) pushActive(qp *QueuedPod) {
+func (q *schedulingQueue) pushActive(qp *queuedPod) {
 	qp.where = inActive
 	heap.Push(&q.active, qp)
 }
 
-func (q *Queue) detach(qp *QueuedPod) {
+func (q *schedulingQueue) detach(qp *queuedPod) {
 	switch qp.where {
 	case inActive:
 		heap.Remove(&q.active, qp.index)
@@ -539,10 +539,10 @@ func (q *Queue) detach(qp *QueuedPod) {
 
 // flush moves pods whose backoff is over to the active queue and pods that
 // waited longer than the limit in the unschedulable pool back.
-func (q *Queue) flush() {
+func (q *schedulingQueue) flush() {
 	now := q.clock.Now()
 	for q.backoff.Len() > 0 && !now.Before(q.backoff.items[0].BackoffExpiry) {
-		qp := heap.Pop(&q.backoff).(*QueuedPod)
+		qp := heap.Pop(&q.backoff).(*queuedPod)
 		q.toActive(qp)
 	}
 	// The unschedulable pool is flushed on 30-second ticks.
@@ -560,18 +560,18 @@ func (q *Queue) flush() {
 
 // sortedUnschedulable lists the unschedulable pool in arrival order, so
 // that moves do not depend on map order.
-func (q *Queue) sortedUnschedulable() []*QueuedPod {
-	out := make([]*QueuedPod, 0, len(q.unschedulable))
+func (q *schedulingQueue) sortedUnschedulable() []*queuedPod {
+	out := make([]*queuedPod, 0, len(q.unschedulable))
 	for _, qp := range q.unschedulable {
 		out = append(out, qp)
 	}
-	slices.SortFunc(out, func(a, b *QueuedPod) int { return a.seq - b.seq })
+	slices.SortFunc(out, func(a, b *queuedPod) int { return a.seq - b.seq })
 	return out
 }
 
 // nextTick returns the first flush tick at which a pod that entered the
 // unschedulable pool at ts has waited longer than the limit.
-func (q *Queue) nextTick(ts time.Time) time.Time {
+func (q *schedulingQueue) nextTick(ts time.Time) time.Time {
 	due := ts.Add(q.maxUnschedulableTime)
 	n := due.Sub(q.start)/UnschedulableFlushInterval + 1
 	return q.start.Add(n * UnschedulableFlushInterval)
@@ -580,7 +580,7 @@ func (q *Queue) nextTick(ts time.Time) time.Time {
 // NextWakeup returns when the queue next has work without any cluster
 // event: the earliest backoff expiry or unschedulable-pool flush. ok is
 // false when nothing is waiting.
-func (q *Queue) NextWakeup() (t time.Time, ok bool) {
+func (q *schedulingQueue) NextWakeup() (t time.Time, ok bool) {
 	if q.active.Len() > 0 || q.backoff.Len() > 0 {
 		return q.clock.Now(), true
 	}
@@ -597,8 +597,8 @@ func (q *Queue) NextWakeup() (t time.Time, ok bool) {
 }
 
 // Pending returns every queued pod (for reports), in no particular order.
-func (q *Queue) Pending() []*QueuedPod {
-	out := make([]*QueuedPod, 0, len(q.pods))
+func (q *schedulingQueue) Pending() []*queuedPod {
+	out := make([]*queuedPod, 0, len(q.pods))
 	for _, qp := range q.pods {
 		out = append(out, qp)
 	}
@@ -609,8 +609,8 @@ func podKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
 // podHeap is a heap of queued pods with a configurable order.
 type podHeap struct {
-	items []*QueuedPod
-	less  func(a, b *QueuedPod) bool
+	items []*queuedPod
+	less  func(a, b *queuedPod) bool
 }
 
 func (h *podHeap) Len() int           { return len(h.items) }
@@ -620,7 +620,7 @@ func (h *podHeap) Swap(i, j int) {
 	h.items[i].index, h.items[j].index = i, j
 }
 func (h *podHeap) Push(x any) {
-	qp := x.(*QueuedPod)
+	qp := x.(*queuedPod)
 	qp.index = len(h.items)
 	h.items = append(h.items, qp)
 }

@@ -15,7 +15,7 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func popAll(q *Queue) []string {
+func popAll(q *schedulingQueue) []string {
 	var out []string
 	for qp := q.Pop(); qp != nil; qp = q.Pop() {
 		out = append(out, qp.Pod.Name)
@@ -25,7 +25,7 @@ func popAll(q *Queue) []string {
 
 func TestQueueOrder(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "low-first").Priority(1).Obj())
 	clk.Step(time.Second)
 	q.Add(rt.Pod("ns", "high").Priority(10).Obj())
@@ -38,8 +38,8 @@ func TestQueueOrder(t *testing.T) {
 }
 
 func TestBackoffDoublesUpToTheMaximum(t *testing.T) {
-	q := NewQueue(testingclock.NewFakeClock(t0))
-	qp := &QueuedPod{}
+	q := newSchedulingQueue(testingclock.NewFakeClock(t0))
+	qp := &queuedPod{}
 	var got []time.Duration
 	for i := 1; i <= 6; i++ {
 		qp.UnschedulableCount = i
@@ -53,7 +53,7 @@ func TestBackoffDoublesUpToTheMaximum(t *testing.T) {
 
 func TestUnschedulablePodsWaitForAnEvent(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "p").Priority(1).Obj())
 	qp := q.Pop()
 	q.Done(qp, true)
@@ -73,7 +73,7 @@ func TestUnschedulablePodsWaitForAnEvent(t *testing.T) {
 
 func TestBackoffQueueWaitsBehindActivePods(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "retry").Priority(100).Obj())
 	qp := q.Pop()
 	q.MoveAllToActiveOrBackoff() // an event during the attempt
@@ -86,7 +86,7 @@ func TestBackoffQueueWaitsBehindActivePods(t *testing.T) {
 
 func TestBackoffExpiryMovesToActive(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "a").Priority(1).Obj())
 	qp := q.Pop()
 	q.MoveAllToActiveOrBackoff()
@@ -101,7 +101,7 @@ func TestBackoffExpiryMovesToActive(t *testing.T) {
 
 func TestUnschedulablePoolIsFlushedAfterFiveMinutes(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "p").Obj())
 	q.Done(q.Pop(), true)
 	wake, ok := q.NextWakeup()
@@ -121,7 +121,7 @@ func TestUnschedulablePoolIsFlushedAfterFiveMinutes(t *testing.T) {
 
 func TestGatedPodsStayOut(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "p").Obj())
 	qp := q.Pop()
 	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v1").Obj(), rt.Pod("ns", "v2").Obj()})
@@ -163,7 +163,7 @@ func TestPreemptorRetriedAtOnceWhenItsVictimsAreGone(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			clk := testingclock.NewFakeClock(t0)
-			q := NewQueue(clk)
+			q := newSchedulingQueue(clk)
 			q.Add(rt.Pod("ns", "preemptor").Priority(10).Obj())
 			clk.Step(time.Second)
 			for i := range 3 {
@@ -202,7 +202,7 @@ func TestPreemptorRetriedAtOnceWhenItsVictimsAreGone(t *testing.T) {
 
 func TestTerminatingVictimsUnblockButDoNotMove(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "p").Obj())
 	qp := q.Pop()
 	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
@@ -224,7 +224,7 @@ func TestTerminatingVictimsUnblockButDoNotMove(t *testing.T) {
 
 func TestVictimsGoneWhileInFlight(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "p").Obj())
 	qp := q.Pop()
 	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
@@ -237,7 +237,7 @@ func TestVictimsGoneWhileInFlight(t *testing.T) {
 }
 
 func TestDeleteForgetsEverywhere(t *testing.T) {
-	q := NewQueue(testingclock.NewFakeClock(t0))
+	q := newSchedulingQueue(testingclock.NewFakeClock(t0))
 	q.Add(rt.Pod("ns", "a").Obj())
 	q.Add(rt.Pod("ns", "b").Obj())
 	q.Done(q.Pop(), true)
@@ -251,7 +251,7 @@ func TestDeleteForgetsEverywhere(t *testing.T) {
 
 func TestFailedPreemptionRetriesAfterBackoff(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "p").Obj())
 	qp := q.Pop()
 	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
@@ -266,7 +266,7 @@ func TestFailedPreemptionRetriesAfterBackoff(t *testing.T) {
 }
 
 func TestVictimsAlreadyTerminatingAtGate(t *testing.T) {
-	q := NewQueue(testingclock.NewFakeClock(t0))
+	q := newSchedulingQueue(testingclock.NewFakeClock(t0))
 	q.Add(rt.Pod("ns", "p").Obj())
 	qp := q.Pop()
 	going := rt.Pod("ns", "going").Obj()
@@ -285,7 +285,7 @@ func TestVictimsAlreadyTerminatingAtGate(t *testing.T) {
 }
 
 func TestDeletedPreemptorIsForgotten(t *testing.T) {
-	q := NewQueue(testingclock.NewFakeClock(t0))
+	q := newSchedulingQueue(testingclock.NewFakeClock(t0))
 	q.Add(rt.Pod("ns", "p").Obj())
 	qp := q.Pop()
 	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
@@ -303,7 +303,7 @@ func TestDeletedPreemptorIsForgotten(t *testing.T) {
 // and gated pods apart.
 func TestCounts(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
-	q := NewQueue(clk)
+	q := newSchedulingQueue(clk)
 	q.Add(rt.Pod("ns", "a").Priority(1).Obj())
 	q.Add(rt.Pod("ns", "b").Priority(2).Obj())
 	gated := rt.Pod("ns", "g").Obj()

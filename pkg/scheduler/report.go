@@ -119,7 +119,7 @@ func (s *Core) detail() DetailObserver {
 }
 
 // queueLabel names the queue holding qp as upstream labels it.
-func queueLabel(qp *QueuedPod) string {
+func queueLabel(qp *queuedPod) string {
 	switch qp.where {
 	case inActive:
 		return QueueActive
@@ -130,7 +130,7 @@ func queueLabel(qp *QueuedPod) string {
 }
 
 // reportQueued tells the observer where qp went on event.
-func (s *Core) reportQueued(qp *QueuedPod, event string) {
+func (s *Core) reportQueued(qp *queuedPod, event string) {
 	do := s.detail()
 	if do == nil || qp == nil || s.queue.pods[qp.Key] != qp {
 		return
@@ -241,7 +241,7 @@ func (s *Core) moves(event string, f func()) {
 		f()
 		return
 	}
-	moved := make([]*QueuedPod, 0, len(s.queue.unschedulable))
+	moved := make([]*queuedPod, 0, len(s.queue.unschedulable))
 	for _, qp := range s.queue.unschedulable {
 		moved = append(moved, qp)
 	}

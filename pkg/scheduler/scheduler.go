@@ -23,7 +23,7 @@
 // nomination. The preemptor stays out of scheduling until those calls have
 // returned and each victim is deleted or terminating (so that it never
 // preempts again while its victims are still visible), and is retried at
-// once when the cache sees its last victim deleted (see Queue.Gate).
+// once when the cache sees its last victim deleted (see schedulingQueue.Gate).
 package scheduler
 
 import (

@@ -465,14 +465,7 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 	// A nominated node is likely the one the pod was preempting for: try it first.
 	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
 		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n, ev) {
-			var err error
-			if d.claims, err = s.reserveClaims(c, p, n); err != nil {
-				d.message, d.failed = err.Error(), true
-				return cs
-			}
-			d.node = nnn
-			d.volumes = volumeBindings(c, n)
-			s.assume(p, nnn)
+			s.place(d, c, n)
 			return cs
 		}
 	}
@@ -511,24 +504,39 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 			}))
 			node = score.SelectHost(fr.Feasible, scores)
 		}
-		var err error
-		if d.claims, err = s.reserveClaims(c, p, node); err != nil {
-			d.message, d.failed = err.Error(), true
-			return cs
-		}
-		d.node = node.Name
-		d.volumes = volumeBindings(c, node)
-		s.assume(p, node.Name)
+		s.place(d, c, node)
 		return cs
 	}
+	s.postFilter(cs, c, fr, prof, ev)
+	return cs
+}
 
-	// PostFilter: preemption.
+// place is Reserve for the pod of d on node: its claims reserved in the
+// cache, its volume bindings noted, and the pod assumed there; a Reserve
+// error fails the cycle.
+func (s *Core) place(d *decision, c *filter.Cycle, node *snapshot.Node) {
+	var err error
+	if d.claims, err = s.reserveClaims(c, d.pod, node); err != nil {
+		d.message, d.failed = err.Error(), true
+		return
+	}
+	d.node = node.Name
+	d.volumes = volumeBindings(c, node)
+	s.assume(d.pod, node.Name)
+}
+
+// postFilter is the PostFilter of a pod that fits nowhere (fr):
+// DefaultPreemption's dry run, and, when it chooses a node, the pod
+// nominated there and gated until its victims are gone.
+func (s *Core) postFilter(cs *cycleState, c *filter.Cycle, fr filter.Result, prof *config.Profile, ev *evaluations) {
+	d := &cs.decision
+	p, qp, nodes := d.pod, d.qp, s.snap.Nodes
 	d.report.UnschedulablePlugins = rejectors(c, fr)
 	qp.rejectors = d.report.UnschedulablePlugins
 	if c.PreFilterStatus().Code == filter.Error {
 		d.message, d.failed = c.PreFilterStatus().Message(), true
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
-		return cs
+		return
 	}
 	if !prof.Preemption {
 		// No DefaultPreemption: the fit error alone. The nomination is
@@ -539,7 +547,7 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 		if !prof.HasPostFilter {
 			d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
 		}
-		return cs
+		return
 	}
 	popts := preemption.Options{
 		MinCandidateNodesPercentage: prof.MinCandidateNodesPercentage,
@@ -554,7 +562,7 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 	if err != nil {
 		// Only a missing clock fails an evaluation, and popts has one.
 		d.message, d.failed = err.Error(), true
-		return cs
+		return
 	}
 	d.evaluation = s.clock.Since(evalStart)
 	d.evaluated = true
@@ -588,7 +596,6 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 		// No candidate: the pod's nomination, if any, is cleared.
 		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
 	}
-	return cs
 }
 
 // nominate records a nomination in the cache before the API does.

@@ -153,13 +153,11 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		})
 	}
 
-	end := sc.Start.Add(sc.End)
 	model := sc.Costs
 	if opts.Costs != nil {
 		model = *opts.Costs
 	}
 	costs := model.resolved(opts.APIQPS, opts.APIBurst)
-	api := newLimiter(costs)
 	progress := func(finished bool) {
 		if opts.Progress == nil {
 			return
@@ -168,10 +166,39 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		opts.Progress(Progress{Done: done, Expected: max(int(min(sc.Estimate.Pods, math.MaxInt32)), len(rec.hist)),
 			Virtual: min(w.now().Sub(sc.Start), sc.End), End: sc.End, Finished: finished})
 	}
+	if err := w.run(ctx, sc.Start, sc.Start.Add(sc.End), costs, progress); err != nil {
+		return nil, err
+	}
+	progress(true)
+	res := &Result{
+		Summary:    rec.summary(sc.Name, seed, sc.End, costs),
+		Events:     rec.events,
+		Pods:       rec.histories(),
+		Nodes:      rec.nodes,
+		Pending:    rec.pending,
+		Replicas:   w.replicaStories(),
+		EndSeconds: sc.End.Seconds(),
+	}
+	for i := range res.Pods {
+		for j := range res.Pods[i].Nominations {
+			if res.Pods[i].Nominations[j].Outcome == "open" {
+				res.Pods[i].Nominations[j].To = ptr(sc.End.Seconds())
+			}
+		}
+	}
+	return res, nil
+}
+
+// run drives the world from start to end: the scheduler's cycles, each
+// costing virtual time under the cost model (none when it is free), and
+// the timers due in between; progress is told every so often. It leaves
+// the clock at end, or returns the context's error as an interruption.
+func (w *world) run(ctx context.Context, start, end time.Time, costs CostModel, progress func(finished bool)) error {
+	api := newLimiter(costs)
 	cycles := 0
 	for steps := 0; ; steps++ {
 		if err := ctx.Err(); err != nil {
-			return nil, interrupted(err, w.now().Sub(sc.Start))
+			return interrupted(err, w.now().Sub(start))
 		}
 		w.runDue()
 		for !w.stopped() && (costs.Free() || w.now().Before(end)) {
@@ -208,7 +235,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, interrupted(err, w.now().Sub(sc.Start))
+			return interrupted(err, w.now().Sub(start))
 		}
 		if !costs.Free() && !w.now().Before(end) {
 			break // the last cycle ran into the end
@@ -232,24 +259,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	if w.now().Before(end) {
 		w.clock.SetTime(end)
 	}
-	progress(true)
-	res := &Result{
-		Summary:    rec.summary(sc.Name, seed, sc.End, costs),
-		Events:     rec.events,
-		Pods:       rec.histories(),
-		Nodes:      rec.nodes,
-		Pending:    rec.pending,
-		Replicas:   w.replicaStories(),
-		EndSeconds: sc.End.Seconds(),
-	}
-	for i := range res.Pods {
-		for j := range res.Pods[i].Nominations {
-			if res.Pods[i].Nominations[j].Outcome == "open" {
-				res.Pods[i].Nominations[j].To = ptr(sc.End.Seconds())
-			}
-		}
-	}
-	return res, nil
+	return nil
 }
 
 // earliest returns the earlier of two times.

@@ -158,14 +158,21 @@ func Run(ctx context.Context, cfg Config) error {
 	ready.Store(true)
 	logger.Info("Caches synced", "schedulerName", cfg.SchedulerName)
 
-	le := cfg.LeaderElection
-	if le == nil {
+	if cfg.LeaderElection == nil {
 		sched.Run(ctx)
 		return nil
 	}
+	return runElected(ctx, cancel, cfg.Client, cfg.LeaderElection, cfg.SchedulerName, sched)
+}
+
+// runElected runs sched while it holds the lease of le (through client),
+// standing by while another instance does; losing the lease cancels ctx (cancel) and returns
+// ErrLeadershipLost.
+func runElected(ctx context.Context, cancel context.CancelFunc, client kubernetes.Interface, le *LeaderElection, name string, sched *scheduler.Live) error {
+	logger := klog.FromContext(ctx)
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: le.Namespace, Name: le.Name},
-		Client:     cfg.Client.CoordinationV1(),
+		Client:     client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: le.Identity},
 	}
 	var leading atomic.Bool
@@ -176,7 +183,7 @@ func Run(ctx context.Context, cfg Config) error {
 		RenewDeadline:   le.RenewDeadline,
 		RetryPeriod:     le.RetryPeriod,
 		ReleaseOnCancel: le.ReleaseOnCancel,
-		Name:            cfg.SchedulerName,
+		Name:            name,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				leading.Store(true)

@@ -64,9 +64,9 @@ const (
 func (q *queuedPod) Priority() int32 { return corev1helpers.PodPriority(q.Pod) }
 
 // schedulingQueue is upstream's PriorityQueue reduced to what a single
-// profile needs:
-// an active queue ordered by priority then arrival, a backoff queue, an
-// unschedulable pool moved back by cluster events or after five minutes,
+// profile needs: an active queue ordered by priority then arrival, a
+// backoff queue, an unschedulable pool moved back by cluster events or
+// after five minutes,
 // and gating of preemptors until their preemption is complete (see Gate).
 // It is not safe for concurrent use: the scheduler loop owns it.
 type schedulingQueue struct {

@@ -23,6 +23,13 @@ type DRAClaim struct {
 	// claim was allocated already, and then PreBind only adds the pod to
 	// its status.reservedFor.
 	Allocation *resourceapi.AllocationResult
+	// Extended is set for the claim of the pod's extended resources backed
+	// by DRA, which does not exist yet (upstream's special claim, named
+	// in memory only): PreBind creates it from Claim (its GenerateName,
+	// owner, annotation and requests for the node), then writes the
+	// allocation, and records in the pod's status.extendedResourceClaimStatus
+	// these container requests it serves.
+	Extended []v1.ContainerExtendedResourceRequest
 }
 
 // DRAAllocation is what DynamicResources' PreBind must write for a pod on
@@ -36,33 +43,42 @@ type DRAAllocation struct {
 // skip (with s Success) means DynamicResources has nothing to do on the
 // node; a status that is not Success rejects the node.
 func (d *draState) nodeToAllocate(pod *v1.Pod, node *v1.Node) (toAllocate []*resourceapi.ResourceClaim, skip bool, s Status) {
+	toAllocate, _, _, skip, s = d.nodeToAllocateExtended(pod, node)
+	return toAllocate, skip, s
+}
+
+// nodeToAllocateExtended is nodeToAllocate with the extended resource
+// claim for node among them (nil when there is none to allocate) and the
+// container requests it serves.
+func (d *draState) nodeToAllocateExtended(pod *v1.Pod, node *v1.Node) (toAllocate []*resourceapi.ResourceClaim, ext *resourceapi.ResourceClaim, mappings []v1.ContainerExtendedResourceRequest, skip bool, s Status) {
 	toAllocate = d.toAllocate
 	if d.ext == nil {
-		return toAllocate, false, Status{}
+		return toAllocate, nil, nil, false, Status{}
 	}
-	claim, skip, s := d.ext.nodeClaim(pod, node, d.numUser == 0)
+	claim, mappings, skip, s := d.ext.nodeClaimAndMappings(pod, node, d.numUser == 0)
 	if skip || !s.IsSuccess() {
-		return nil, skip, s
+		return nil, nil, nil, skip, s
 	}
 	if claim != nil && len(toAllocate) > 0 && toAllocate[len(toAllocate)-1] == d.ext.claim {
 		toAllocate = append(slices.Clone(toAllocate[:len(toAllocate)-1]), claim)
+		return toAllocate, claim, mappings, false, Status{}
 	}
-	return toAllocate, false, Status{}
+	return toAllocate, nil, nil, false, Status{}
 }
 
 // DRAAllocation is DynamicResources' Reserve for the cycle's pod on n, a
 // node its Filter accepted: the allocations of the pod's unallocated claims
 // on n (the allocator's answer for the node, as the Filter computed it) and
 // the allocated claims still to be reserved for the pod. It returns nil when
-// the pod has no claim that needs PreBind. The claim for extended resources
-// backed by DRA is left out: the live scheduler does not create it.
+// the pod has no claim that needs PreBind. The claim for the pod's extended
+// resources backed by DRA comes last, when n serves them through DRA.
 func (c *Cycle) DRAAllocation(n *snapshot.Node) (*DRAAllocation, error) {
 	d := c.dra
-	if d == nil || d.numUser == 0 {
+	if d == nil || (d.numUser == 0 && d.ext == nil) {
 		return nil, nil
 	}
 	pod := c.pod.Obj
-	toAllocate, skip, s := d.nodeToAllocate(pod, n.Obj)
+	toAllocate, ext, mappings, skip, s := d.nodeToAllocateExtended(pod, n.Obj)
 	if !s.IsSuccess() {
 		return nil, fmt.Errorf("node %s: %s", n.Name, s.Message())
 	}
@@ -89,6 +105,13 @@ func (c *Cycle) DRAAllocation(n *snapshot.Node) (*DRAAllocation, error) {
 			return nil, fmt.Errorf("claim %s/%s of pod %s/%s: no allocation on node %s", claim.Namespace, claim.Name, pod.Namespace, pod.Name, n.Name)
 		}
 		a.Claims = append(a.Claims, DRAClaim{Claim: claim, Allocation: alloc})
+	}
+	if ext != nil {
+		alloc := allocations[ext]
+		if alloc == nil {
+			return nil, fmt.Errorf("extended resource claim of pod %s/%s: no allocation on node %s", pod.Namespace, pod.Name, n.Name)
+		}
+		a.Claims = append(a.Claims, DRAClaim{Claim: ext, Allocation: alloc, Extended: mappings})
 	}
 	if len(a.Claims) == 0 {
 		return nil, nil

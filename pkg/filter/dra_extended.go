@@ -97,6 +97,7 @@ func newDRAExtended(snap *snapshot.Snapshot, pod *v1.Pod, request *snapshot.Reso
 		yes := true
 		x.claim = &resourceapi.ResourceClaim{}
 		x.claim.Namespace, x.claim.Name = pod.Namespace, specialClaimName
+		x.claim.GenerateName = pod.Name + "-extended-resources-"
 		x.claim.UID = types.UID("uid-extended-resources-" + string(pod.UID))
 		x.claim.OwnerReferences = append(x.claim.OwnerReferences, ownerRef(pod, &yes))
 		x.claim.Annotations = map[string]string{resourceapi.ExtendedResourceClaimAnnotation: "true"}
@@ -144,9 +145,16 @@ func (x *draExtended) requestFor(n *snapshot.Node, full *snapshot.Resources) *sn
 // claim to allocate on node (nil when the node's allocatable serves them
 // all), or a rejection. skip reports that the plugin has nothing more to do.
 func (x *draExtended) nodeClaim(pod *v1.Pod, node *v1.Node, noUserClaims bool) (claim *resourceapi.ResourceClaim, skip bool, s Status) {
+	claim, _, skip, s = x.nodeClaimAndMappings(pod, node, noUserClaims)
+	return claim, skip, s
+}
+
+// nodeClaimAndMappings is nodeClaim with the container requests the claim
+// serves (the pod's status.extendedResourceClaimStatus).
+func (x *draExtended) nodeClaimAndMappings(pod *v1.Pod, node *v1.Node, noUserClaims bool) (*resourceapi.ResourceClaim, []v1.ContainerExtendedResourceRequest, bool, Status) {
 	if x.claim.Spec.Devices.Requests != nil {
 		// An earlier cycle's claim: upstream's PostFilter deletes it first.
-		return nil, false, draUnresolvable("cannot schedule extended resource claim")
+		return nil, nil, false, draUnresolvable("cannot schedule extended resource claim")
 	}
 	extended := map[v1.ResourceName]int64{}
 	for name, q := range x.podScalars {
@@ -157,26 +165,28 @@ func (x *draExtended) nodeClaim(pod *v1.Pod, node *v1.Node, noUserClaims bool) (
 		if x.resolver.GetDeviceClass(name) != nil && alloc.Value() == 0 {
 			extended[name] = q
 		} else if !ok {
-			return nil, false, draUnresolvable("cannot fit resource")
+			return nil, nil, false, draUnresolvable("cannot fit resource")
 		}
 	}
 	if noUserClaims && len(extended) == 0 {
-		return nil, true, Status{}
+		return nil, nil, true, Status{}
 	}
 	if x.claim.Status.Allocation != nil {
-		return nil, false, Status{}
+		return nil, nil, false, Status{}
 	}
 	c := x.claim.DeepCopy()
-	c.Spec.Devices.Requests = x.deviceRequests(pod, extended)
-	return c, false, Status{}
+	var mappings []v1.ContainerExtendedResourceRequest
+	c.Spec.Devices.Requests, mappings = x.requestsAndMappings(pod, extended)
+	return c, mappings, false, Status{}
 }
 
-// deviceRequests is upstream's createRequestsAndMappings without the
-// mappings: per resource, one request per long-lived container (sidecars
-// and regular containers) and one for the largest need of the init
-// containers that the later long-lived ones do not already cover, sorted by
-// request name.
-func (x *draExtended) deviceRequests(pod *v1.Pod, extended map[v1.ResourceName]int64) []resourceapi.DeviceRequest {
+// requestsAndMappings is upstream's createRequestsAndMappings: per
+// resource, one request per long-lived container (sidecars and regular
+// containers) and one for the largest need of the init containers that the
+// later long-lived ones do not already cover, sorted by request name; and
+// which request serves each container's need (an init container's mapped
+// to the requests it reuses and to the largest init request).
+func (x *draExtended) requestsAndMappings(pod *v1.Pod, extended map[v1.ResourceName]int64) ([]resourceapi.DeviceRequest, []v1.ContainerExtendedResourceRequest) {
 	containers := slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers)
 	numInit := len(pod.Spec.InitContainers)
 	var long, short []int
@@ -193,20 +203,37 @@ func (x *draExtended) deviceRequests(pod *v1.Pod, extended map[v1.ResourceName]i
 	}
 	slices.Sort(names)
 	var out []resourceapi.DeviceRequest
+	var mappings []v1.ContainerExtendedResourceRequest
 	for _, name := range names {
 		class := x.resolver.GetDeviceClass(name)
 		if class == nil {
 			continue
 		}
 		longReqs := make([]*resourceapi.DeviceRequest, len(containers))
+		var longMaps, shortMaps []v1.ContainerExtendedResourceRequest
 		for _, i := range long {
-			longReqs[i] = containerRequest(i, &containers[i], name, class.Name, nil)
+			var m []v1.ContainerExtendedResourceRequest
+			longReqs[i], m = containerRequest(i, &containers[i], name, class.Name, nil)
+			longMaps = append(longMaps, m...)
 		}
 		var maxShort *resourceapi.DeviceRequest
+		shortNames := map[string]bool{}
 		for _, i := range short {
-			if r := containerRequest(i, &containers[i], name, class.Name, longReqs[i:]); r != nil {
+			r, m := containerRequest(i, &containers[i], name, class.Name, longReqs[i:])
+			shortMaps = append(shortMaps, m...)
+			if r != nil {
+				shortNames[r.Name] = true
 				if maxShort == nil || maxShort.Exactly.Count < r.Exactly.Count {
 					maxShort = r
+				}
+			}
+		}
+		if maxShort != nil && len(shortNames) > 1 {
+			// The init containers run one after another: all use the
+			// largest init request.
+			for i := range shortMaps {
+				if shortNames[shortMaps[i].RequestName] {
+					shortMaps[i].RequestName = maxShort.Name
 				}
 			}
 		}
@@ -218,28 +245,31 @@ func (x *draExtended) deviceRequests(pod *v1.Pod, extended map[v1.ResourceName]i
 				out = append(out, *r)
 			}
 		}
+		mappings = append(append(mappings, longMaps...), shortMaps...)
 	}
 	slices.SortStableFunc(out, func(a, b resourceapi.DeviceRequest) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return out, mappings
 }
 
 // containerRequest is the request container i needs for resource name of
 // class beyond what reusable (requests of later long-lived containers)
-// covers, or nil.
-func containerRequest(i int, c *v1.Container, name v1.ResourceName, class string, reusable []*resourceapi.DeviceRequest) *resourceapi.DeviceRequest {
+// covers, or nil, and the requests that serve the container.
+func containerRequest(i int, c *v1.Container, name v1.ResourceName, class string, reusable []*resourceapi.DeviceRequest) (*resourceapi.DeviceRequest, []v1.ContainerExtendedResourceRequest) {
 	q, ok := c.Resources.Requests[name]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	want, ok := q.AsInt64()
 	if !ok || want == 0 {
-		return nil
+		return nil, nil
 	}
+	var mappings []v1.ContainerExtendedResourceRequest
 	covered := int64(0)
 	for _, r := range reusable {
 		if r != nil {
+			mappings = append(mappings, v1.ContainerExtendedResourceRequest{ContainerName: c.Name, ResourceName: string(name), RequestName: r.Name})
 			if covered += r.Exactly.Count; covered >= want {
-				return nil
+				return nil, mappings
 			}
 		}
 	}
@@ -248,12 +278,13 @@ func containerRequest(i int, c *v1.Container, name v1.ResourceName, class string
 		keys = append(keys, string(k))
 	}
 	slices.Sort(keys)
-	return &resourceapi.DeviceRequest{
+	r := &resourceapi.DeviceRequest{
 		Name: fmt.Sprintf("container-%d-request-%d", i, max(0, slices.Index(keys, string(name)))),
 		Exactly: &resourceapi.ExactDeviceRequest{
 			DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: want - covered,
 		},
 	}
+	return r, append(mappings, v1.ContainerExtendedResourceRequest{ContainerName: c.Name, ResourceName: string(name), RequestName: r.Name})
 }
 
 // ownerRef is a controller reference to pod.

@@ -276,3 +276,65 @@ func TestDRAParallelMatchesSequential(t *testing.T) {
 		t.Errorf("%d feasible nodes, want 233 (the nodes with two GPUs)", feasible)
 	}
 }
+
+// TestDRAAllocationExtendedClaim: Reserve on a node that serves a pod's
+// extended resource through DRA hands PreBind the claim to create (named by
+// generateName after the pod, owned by it, annotated, with one request per
+// container), its allocation on the node, and which request serves which
+// container — an init container reusing the request of a later container;
+// on a node whose device plugin serves the resource there is nothing to
+// create.
+func TestDRAAllocationExtendedClaim(t *testing.T) {
+	gpuName := "example.com/gpu"
+	mapped := rt.DeviceClass("gpu", classGPU)
+	mapped.Spec.ExtendedResourceName = &gpuName
+	objs := draCluster(nil)
+	objs.Nodes[0] = rt.Node("n1").CPU("4").Alloc("example.com/gpu", "2").Obj()
+	objs.ResourceSlices = []*resourceapi.ResourceSlice{rt.GPUSlice("n2", rt.GPU{Name: "g0", Model: "h100", Memory: "80Gi"})}
+	objs.DeviceClasses = []*resourceapi.DeviceClass{mapped}
+	snap, err := snapshot.New(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := rt.Pod("default", "train").ReqRes("example.com/gpu", "1").Obj()
+	obj.UID = "uid-train"
+	init := obj.Spec.Containers[0].DeepCopy()
+	init.Name = "warmup"
+	obj.Spec.InitContainers = []v1.Container{*init}
+	pod, err := snap.NewPod(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
+	c.FilterAll()
+	if a, err := c.DRAAllocation(snap.Node("n1")); err != nil || a != nil {
+		t.Errorf("n1 (device plugin): DRAAllocation = %+v, %v; want nothing to write", a, err)
+	}
+	a, err := c.DRAAllocation(snap.Node("n2"))
+	if err != nil || a == nil || len(a.Claims) != 1 {
+		t.Fatalf("n2: DRAAllocation = %+v, %v; want the extended resource claim", a, err)
+	}
+	dc := a.Claims[0]
+	claim := dc.Claim
+	if claim.GenerateName != "train-extended-resources-" || claim.Annotations[resourceapi.ExtendedResourceClaimAnnotation] != "true" ||
+		!metav1.IsControlledBy(claim, obj) {
+		t.Errorf("claim metadata %+v, want generateName train-extended-resources-, the annotation and the pod as controller", claim.ObjectMeta)
+	}
+	var requests []string
+	for _, r := range claim.Spec.Devices.Requests {
+		requests = append(requests, fmt.Sprintf("%s %s x%d", r.Name, r.Exactly.DeviceClassName, r.Exactly.Count))
+	}
+	if diff := cmp.Diff([]string{"container-1-request-0 gpu x1"}, requests); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if dc.Allocation == nil || len(dc.Allocation.Devices.Results) != 1 || dc.Allocation.Devices.Results[0].Device != "g0" {
+		t.Errorf("allocation %+v, want g0 on n2", dc.Allocation)
+	}
+	want := []v1.ContainerExtendedResourceRequest{
+		{ContainerName: obj.Spec.Containers[0].Name, ResourceName: gpuName, RequestName: "container-1-request-0"},
+		{ContainerName: "warmup", ResourceName: gpuName, RequestName: "container-1-request-0"},
+	}
+	if diff := cmp.Diff(want, dc.Extended); diff != "" {
+		t.Errorf("mappings (-want +got):\n%s", diff)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 
@@ -85,6 +86,10 @@ func (s *Core) reserveClaims(c *filter.Cycle, p *snapshot.Pod, node *snapshot.No
 	}
 	ref := podReference(p.Obj)
 	for _, dc := range a.Claims {
+		if dc.Extended != nil {
+			s.snap.SetResourceClaim(assumedExtendedClaim(p.Obj, dc))
+			continue
+		}
 		key := claimKey(dc.Claim)
 		f := s.claimsInFlight[key]
 		if f == nil {
@@ -116,6 +121,15 @@ func (s *Core) releaseClaims(b *Binding, written []*resourceapi.ResourceClaim, b
 	}
 	uid := b.Pod.UID
 	for _, w := range written {
+		if isExtendedClaimOf(w, b.Pod) {
+			// The claim PreBind created for the pod's extended resources:
+			// kept as written once bound (the informer may not have sent it
+			// yet), left to the informer otherwise (Unreserve deleted it).
+			if cur := s.snap.ResourceClaim(w.Namespace, w.Name); bound && (cur == nil || newer(w, cur)) {
+				s.snap.SetResourceClaim(w)
+			}
+			continue
+		}
 		if !bound {
 			// Unreserve took the pod out; the allocation stays.
 			w = w.DeepCopy()
@@ -126,6 +140,11 @@ func (s *Core) releaseClaims(b *Binding, written []*resourceapi.ResourceClaim, b
 		}
 	}
 	for _, dc := range b.Claims.Claims {
+		if dc.Extended != nil {
+			c := assumedExtendedClaim(b.Pod, dc)
+			s.snap.RemoveResourceClaim(c.Namespace, c.Name)
+			continue
+		}
 		key := claimKey(dc.Claim)
 		f := s.claimsInFlight[key]
 		if f == nil {
@@ -219,4 +238,27 @@ func (s *Core) OnResourceClaimDelete(namespace, name string, uid types.UID) {
 		s.queue.MoveAllToActiveOrBackoff()
 	}
 	s.snap.RemoveResourceClaim(namespace, name)
+}
+
+// assumedExtendedClaim is the claim for the pod's extended resources, which
+// does not exist yet, as the cache holds it while the pod is bound:
+// allocated and reserved for the pod, under a name of its own that no
+// object can have (upstream keeps it in its assume cache).
+func assumedExtendedClaim(pod *v1.Pod, dc filter.DRAClaim) *resourceapi.ResourceClaim {
+	c := dc.Claim.DeepCopy()
+	c.Name = "<extended-resources:" + string(pod.UID) + ">"
+	c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
+	c.Status.Allocation = dc.Allocation.DeepCopy()
+	c.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{podReference(pod)}
+	return c
+}
+
+// isExtendedClaimOf reports whether c is the claim made for pod's extended
+// resources backed by DRA: annotated so, and controlled by the pod.
+func isExtendedClaimOf(c *resourceapi.ResourceClaim, pod *v1.Pod) bool {
+	if c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] != "true" {
+		return false
+	}
+	ref := metav1.GetControllerOf(c)
+	return ref != nil && ref.UID == pod.UID
 }

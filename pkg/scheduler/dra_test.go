@@ -358,3 +358,65 @@ func TestClaimNamedByPodStatusLater(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+// TestExtendedClaimAssumed: Reserve for a pod whose example.com/gpu the
+// node serves through DRA holds the claim PreBind will create in the cache,
+// allocated and reserved for the pod, so that no other cycle is handed the
+// same GPU; a failed binding drops it, a successful one keeps the claim as
+// PreBind wrote it.
+func TestExtendedClaimAssumed(t *testing.T) {
+	for _, bound := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bound=%v", bound), func(t *testing.T) {
+			s, _, _ := draSetup(t)
+			gpuName := "example.com/gpu"
+			class := rt.DeviceClass("gpu", `device.driver == "gpu.example.com"`)
+			class.Spec.ExtendedResourceName = &gpuName
+			s.OnStorage(func(snap *snapshot.Snapshot) { snap.SetDeviceClass(class) }, true)
+			obj := rt.Pod("ns", "a").ReqRes(v1.ResourceName(gpuName), "1").Obj()
+			obj.UID = "uid-a"
+			p, err := s.snap.NewPod(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cy := filter.NewCycle(s.snap, p, filter.Options{Parallelism: 1})
+			n1 := s.snap.Node("n1")
+			if st := cy.FilterOne(n1); !st.IsSuccess() {
+				t.Fatalf("a does not fit on n1: %v", st)
+			}
+			reserved, err := s.reserveClaims(cy, p, n1)
+			if err != nil || reserved == nil || len(reserved.Claims) != 1 || reserved.Claims[0].Extended == nil {
+				t.Fatalf("reserveClaims = %+v, %v; want the extended resource claim", reserved, err)
+			}
+			held := func() []string {
+				var out []string
+				for _, c := range s.snap.ResourceClaims() {
+					if c.Status.Allocation != nil {
+						out = append(out, c.Name)
+					}
+				}
+				return out
+			}
+			if got := held(); len(got) != 1 || got[0] != "<extended-resources:uid-a>" {
+				t.Fatalf("allocated claims in the cache %v, want the assumed extended claim", got)
+			}
+			other, _ := s.snap.NewPod(rt.Pod("ns", "b").ReqRes(v1.ResourceName(gpuName), "1").Obj())
+			if st := filter.NewCycle(s.snap, other, filter.Options{Parallelism: 1}).FilterOne(n1); st.IsSuccess() {
+				t.Errorf("another pod fits n1's only GPU while a's claim is assumed")
+			}
+			created := assumedExtendedClaim(obj, reserved.Claims[0])
+			created.Name, created.UID, created.ResourceVersion = "a-extended-resources-x7k2p", "uid-claim", "7"
+			var written []*resourceapi.ResourceClaim
+			if bound {
+				written = []*resourceapi.ResourceClaim{created}
+			}
+			s.releaseClaims(&Binding{Pod: obj, Node: "n1", Claims: reserved}, written, bound)
+			want := []string(nil)
+			if bound {
+				want = []string{"a-extended-resources-x7k2p"}
+			}
+			if diff := cmp.Diff(want, held()); diff != "" {
+				t.Errorf("allocated claims after the binding (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 
 	"github.com/reprieve/reprieve/pkg/filter"
@@ -47,6 +48,10 @@ func (w *world) setResourceClaim(rc *resourceapi.ResourceClaim) {
 func (w *world) BindClaims(_ context.Context, pod *v1.Pod, node string, a *filter.DRAAllocation) ([]*resourceapi.ResourceClaim, error) {
 	var written []*resourceapi.ResourceClaim
 	for _, dc := range a.Claims {
+		if dc.Extended != nil {
+			written = append(written, w.createExtendedClaim(pod, dc))
+			continue
+		}
 		key := dc.Claim.Namespace + "/" + dc.Claim.Name
 		cur := w.claims[key]
 		if cur == nil || cur.UID != dc.Claim.UID {
@@ -92,6 +97,29 @@ func (w *world) releaseClaims(pod *v1.Pod) {
 		}
 		w.releaseClaim(pod.Namespace+"/"+*name, pod, true)
 	}
+	if st := pod.Status.ExtendedResourceClaimStatus; st != nil {
+		w.releaseClaim(pod.Namespace+"/"+st.ResourceClaimName, pod, true)
+	}
+}
+
+// createExtendedClaim is PreBind for the claim of the pod's extended
+// resources backed by DRA: the virtual API server creates it from the
+// cycle's in-memory claim (a name generated from its GenerateName, owned by
+// the pod), allocated and reserved for the pod, and the pod's status names
+// it with the container requests it serves.
+func (w *world) createExtendedClaim(pod *v1.Pod, dc filter.DRAClaim) *resourceapi.ResourceClaim {
+	c := dc.Claim.DeepCopy()
+	c.Name, c.UID, c.CreationTimestamp = c.GenerateName+w.suffix(5), w.newUID(), metav1.NewTime(w.now())
+	c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
+	c.Status.Allocation = dc.Allocation.DeepCopy()
+	c.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: pod.Name, UID: pod.UID}}
+	w.setResourceClaim(c)
+	if p := w.pods[pod.Namespace+"/"+pod.Name]; p != nil && p.UID == pod.UID {
+		q := p.DeepCopy()
+		q.Status.ExtendedResourceClaimStatus = &v1.PodExtendedResourceClaimStatus{RequestMappings: dc.Extended, ResourceClaimName: c.Name}
+		w.updatePod(p, q)
+	}
+	return c
 }
 
 func (w *world) releaseClaim(key string, pod *v1.Pod, deallocate bool) {

@@ -124,3 +124,47 @@ func TestPodClaimsFromTemplate(t *testing.T) {
 		t.Errorf("claim %s outlived its pod", name)
 	}
 }
+
+// TestSimulatedExtendedResourceClaims: a pod asking for example.com/gpu on
+// a node that offers it only through DRA gets the claim PreBind creates
+// for it, allocated the node's GPU; the next such pod waits until the first
+// is gone and its claim with it.
+func TestSimulatedExtendedResourceClaims(t *testing.T) {
+	pod := func(name string) string {
+		return `
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: ` + name + `}
+      spec:
+        terminationGracePeriodSeconds: 0
+        containers: [{name: c, resources: {requests: {cpu: "100m", example.com/gpu: "1"}, limits: {example.com/gpu: "1"}}}]`
+	}
+	doc := strings.Replace(gpuNode, "  selectors: [{cel:", "  extendedResourceName: example.com/gpu\n  selectors: [{cel:", 1) + `
+---
+apiVersion: reprieve.dev/v1alpha1
+kind: Simulation
+metadata: {name: t}
+spec:
+  end: 5m
+  actions:
+  - at: 1s
+    create:` + pod("a") + `
+  - at: 10s
+    create:` + pod("b") + `
+  - at: 60s
+    delete: [{kind: Pod, name: a}]
+`
+	res := runYAML(t, doc)
+	bound := map[string]float64{}
+	for _, p := range res.Pods {
+		if p.Bound != nil {
+			bound[p.Pod] = *p.Bound
+		}
+	}
+	if a, ok := bound["default/a"]; !ok || a > 2 {
+		t.Errorf("a bound at %v (bound %v), want at once", a, ok)
+	}
+	if b, ok := bound["default/b"]; !ok || b < 60 {
+		t.Errorf("b bound at %v (bound %v), want after a's deletion at 60s", b, ok)
+	}
+}

@@ -12,8 +12,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/reprievetest"
@@ -123,6 +125,44 @@ func TestDynamicResources(t *testing.T) {
 			t.Errorf("FailedScheduling note:\n got %q\nwant %q", ev, want)
 		}
 		wantNoPreemption(t, w, s, "preemptor", "holder")
+	})
+
+	// (e) A pod asks for the extended resource that a DeviceClass maps to
+	// node-1's device, which node-1 does not offer otherwise: PreBind
+	// creates the pod's claim, allocated and reserved for it, and names it
+	// in the pod's status before the pod is bound.
+	t.Run("extended resource backed by DRA", func(t *testing.T) {
+		w := e.world(t)
+		d := w.gpuWorld("gpu-0")
+		dc, err := w.Admin.ResourceV1().DeviceClasses().Get(w.ctx, d.class, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resourceName := v1.ResourceName("example.com/" + w.ns)
+		dc.Spec.ExtendedResourceName = ptr.To(string(resourceName))
+		if _, err := w.Admin.ResourceV1().DeviceClasses().Update(w.ctx, dc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		w.startScheduler(schedOpts{})
+		pod := mkPod("x", low, "100m").ReqRes(resourceName, "1").Obj()
+		pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{resourceName: resource.MustParse("1")}
+		w.pod(pod)
+		if got := w.waitBound("x"); got != "node-1" {
+			t.Fatalf("x bound to %q, want node-1", got)
+		}
+		p := w.mustGet("x")
+		st := p.Status.ExtendedResourceClaimStatus
+		if st == nil || len(st.RequestMappings) != 1 || st.RequestMappings[0].ResourceName != string(resourceName) {
+			t.Fatalf("x's extendedResourceClaimStatus %+v, want its claim for %s", st, resourceName)
+		}
+		claim, err := w.Admin.ResourceV1().ResourceClaims(w.ns).Get(w.ctx, st.ResourceClaimName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.wantAllocatedFor(t, claim, p)
+		if !metav1.IsControlledBy(claim, p) || claim.Annotations[resourceapi.ExtendedResourceClaimAnnotation] != "true" {
+			t.Errorf("claim %s metadata %+v, want the pod as controller and the extended resource annotation", claim.Name, claim.ObjectMeta)
+		}
 	})
 }
 

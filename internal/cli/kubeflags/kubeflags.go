@@ -1,5 +1,8 @@
-// Package kubeflags holds the kubectl-like connection flags (--kubeconfig,
-// --context, --namespace) and turns them into a client, honouring the
+// Package kubeflags holds the connection flags: kubectl's for the commands
+// that read a cluster (--kubeconfig, --context, --namespace, --server,
+// --token, --as, --request-timeout, ...; client-go's clientcmd overrides, as
+// kubectl's own flags are built), kube-scheduler's for the scheduler
+// (--kubeconfig, --master); and turns them into a client, honouring the
 // KUBECONFIG variable and the current context like kubectl does.
 package kubeflags
 
@@ -17,15 +20,37 @@ import (
 // Flags are the connection flags.
 type Flags struct {
 	Kubeconfig string
-	Context    string
-	Namespace  string
+	// Overrides are kubectl's flags over the kubeconfig: the context,
+	// namespace, server, credentials, impersonation and request timeout.
+	Overrides clientcmd.ConfigOverrides
 }
 
-// AddTo registers the flags.
-func (f *Flags) AddTo(fs *pflag.FlagSet) {
+// AddTo registers kubectl's connection flags, namespace describing what
+// --namespace does for the command.
+func (f *Flags) AddTo(fs *pflag.FlagSet, namespace string) {
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "path to a kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&f.Context, "context", "", "the kubeconfig context to use")
-	fs.StringVarP(&f.Namespace, "namespace", "n", "", "namespace for a pod read with -f that names none (default: the context's)")
+	names := clientcmd.RecommendedConfigOverrideFlags("")
+	names.ContextOverrideFlags.Namespace.Description = namespace
+	clientcmd.BindOverrideFlags(&f.Overrides, fs, names)
+}
+
+// AddSchedulerTo registers kube-scheduler's connection flags: --kubeconfig
+// and --master (the API server's address, over the kubeconfig's).
+func (f *Flags) AddSchedulerTo(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "path to a kubeconfig file with authorization and master location information (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&f.Overrides.ClusterInfo.Server, "master", "", "the address of the Kubernetes API server (overrides any value in kubeconfig)")
+}
+
+// Context is --context.
+func (f *Flags) Context() string { return f.Overrides.CurrentContext }
+
+// Namespace is --namespace.
+func (f *Flags) Namespace() string { return f.Overrides.Context.Namespace }
+
+// Live reports whether a flag asks for a live cluster: a kubeconfig, a
+// context or a server.
+func (f *Flags) Live() bool {
+	return f.Kubeconfig != "" || f.Overrides.CurrentContext != "" || f.Overrides.ClusterInfo.Server != ""
 }
 
 func (f *Flags) clientConfig() clientcmd.ClientConfig {
@@ -33,17 +58,14 @@ func (f *Flags) clientConfig() clientcmd.ClientConfig {
 	if f.Kubeconfig != "" {
 		rules.ExplicitPath = f.Kubeconfig
 	}
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.Context}
-	if f.Namespace != "" {
-		overrides.Context.Namespace = f.Namespace
-	}
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	overrides := f.Overrides
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &overrides)
 }
 
 // RESTConfig returns the client configuration: from the kubeconfig when one
 // is found (or given), else in-cluster when inCluster is allowed.
 func (f *Flags) RESTConfig(inCluster bool) (*rest.Config, error) {
-	if inCluster && f.Kubeconfig == "" && f.Context == "" {
+	if inCluster && !f.Live() {
 		if cfg, err := rest.InClusterConfig(); err == nil {
 			return cfg, nil
 		}
@@ -76,8 +98,8 @@ func (f *Flags) ReadClient(userAgent string) (kubernetes.Interface, error) {
 
 // DefaultNamespace returns --namespace, else the context's namespace, else "default".
 func (f *Flags) DefaultNamespace() string {
-	if f.Namespace != "" {
-		return f.Namespace
+	if ns := f.Namespace(); ns != "" {
+		return ns
 	}
 	ns, _, err := f.clientConfig().Namespace()
 	if err != nil || ns == "" {

@@ -110,7 +110,7 @@ is used.`,
 		},
 	}
 	f := cmd.Flags()
-	o.Kube.AddTo(f)
+	o.Kube.AddSchedulerTo(f)
 	o.API.AddTo(f)
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup, DRAPreemption: victims' resource claims free their devices, beyond v1.37); all off by default, as in v1.37")
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(config.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")

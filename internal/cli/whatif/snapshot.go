@@ -43,8 +43,8 @@ once. JSON (the default) is the fastest for whatif to read back.`,
 				return clierr.Usagef("%v", err)
 			}
 			o.load = loader.Options{Validation: v, Stdin: o.in}
-			if len(o.Snapshots) > 0 && (o.Kube.Kubeconfig != "" || o.Kube.Context != "") {
-				return clierr.Usagef("--snapshot and --kubeconfig/--context are exclusive: read a snapshot or a live cluster")
+			if len(o.Snapshots) > 0 && o.Kube.Live() {
+				return clierr.Usagef("--snapshot and --kubeconfig/--context/--server are exclusive: read a snapshot or a live cluster")
 			}
 			if o.format, err = output.ParseStrict(o.Output, o.AllowMissingKeys, SnapshotKinds()...); err != nil {
 				return err
@@ -56,7 +56,7 @@ once. JSON (the default) is the fastest for whatif to read back.`,
 	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "manifests to read instead of a live cluster: a YAML/JSON file or a directory of them, - for standard input (repeatable)")
 	f.StringVarP(&o.Output, "output", "o", "json", "output format: json (compact, the default), yaml, name (KIND[.GROUP]/NAME per object, as kubectl), jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE (templates apply to the List)")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
-	o.Kube.AddTo(f)
+	o.Kube.AddTo(f, "unused: the snapshot holds every namespace")
 	addChunkSize(f, &o.ChunkSize)
 	output.AddFlags(f, &o.AllowMissingKeys)
 	completion.Output(cmd, SnapshotKinds()...)

@@ -107,7 +107,7 @@ node was rejected.`,
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
-	o.Kube.AddTo(f)
+	o.Kube.AddTo(f, "namespace for a pod read with -f that names none, and of --pod completion (default: the context's)")
 	addChunkSize(f, &o.ChunkSize)
 	output.AddFlags(f, &o.AllowMissingKeys)
 	completion.Output(cmd, Kinds()...)
@@ -148,7 +148,7 @@ func (o *Options) pendingPods(ctx context.Context) ([]string, error) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		pods, err := client.CoreV1().Pods(o.Kube.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName="})
+		pods, err := client.CoreV1().Pods(o.Kube.Namespace()).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName="})
 		if err != nil {
 			return nil, err
 		}
@@ -199,8 +199,8 @@ func (o *Options) Complete() error {
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if len(o.Snapshots) > 0 && (o.Kube.Kubeconfig != "" || o.Kube.Context != "") {
-		return clierr.Usagef("--snapshot and --kubeconfig/--context are exclusive: read a snapshot or a live cluster")
+	if len(o.Snapshots) > 0 && o.Kube.Live() {
+		return clierr.Usagef("--snapshot and --kubeconfig/--context/--server are exclusive: read a snapshot or a live cluster")
 	}
 	if (o.PodFile == "") == (o.PodKey == "") {
 		return clierr.Usagef("exactly one of -f/--filename and --pod is required")
@@ -350,13 +350,13 @@ func (o *Options) pods(snap *snapshot.Snapshot) ([]*snapshot.Pod, error) {
 	out := make([]*snapshot.Pod, 0, len(objs))
 	for _, obj := range objs {
 		switch {
-		case podSet.NamespaceGiven(obj) && o.Kube.Namespace != "" && obj.Namespace != o.Kube.Namespace:
+		case podSet.NamespaceGiven(obj) && o.Kube.Namespace() != "" && obj.Namespace != o.Kube.Namespace():
 			// As kubectl refuses it.
 			return nil, clierr.Usagef("-f %s: the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
-				podSet.Origin(obj), obj.Namespace, o.Kube.Namespace, obj.Namespace)
+				podSet.Origin(obj), obj.Namespace, o.Kube.Namespace(), obj.Namespace)
 		case podSet.NamespaceGiven(obj):
-		case o.Kube.Namespace != "":
-			obj.Namespace = o.Kube.Namespace
+		case o.Kube.Namespace() != "":
+			obj.Namespace = o.Kube.Namespace()
 		case len(o.Snapshots) == 0:
 			obj.Namespace = o.Kube.DefaultNamespace()
 		}

@@ -41,6 +41,10 @@ type spreadState struct {
 	included [][]bool
 	// requiredAffinity is the incoming pod's required node affinity.
 	requiredAffinity nodeaffinity.RequiredNodeAffinity
+	// namespace is the incoming pod's; memo bit i reports whether a label
+	// set is in it and selected by constraint i.
+	namespace string
+	memo      labelMemo
 }
 
 // spreadOverlay holds, per constraint, count changes by domain, and, when
@@ -94,7 +98,7 @@ func (p *criticalPaths) update(domain string, count int) {
 
 // newSpreadState is PodTopologySpread's PreFilter. It returns nil when the
 // pod has no DoNotSchedule constraints (the plugin is skipped).
-func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*spreadState, error) {
+func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, memoBuf *[]uint32) (*spreadState, error) {
 	cons, err := SpreadConstraints(pod.Obj.Spec.TopologySpreadConstraints, pod.Obj.Labels, v1.DoNotSchedule)
 	if err != nil {
 		return nil, err
@@ -110,10 +114,17 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*s
 		sorted:           make([][]domainCount, len(cons)),
 		included:         make([][]bool, len(snap.Nodes)),
 		requiredAffinity: nodeaffinity.GetRequiredNodeAffinity(pod.Obj),
+		namespace:        pod.Namespace(),
 	}
+	preds := make([]func(*snapshot.LabelSet) bool, len(cons))
 	for i := range cons {
 		s.counts[i] = map[string]int{}
+		sel := cons[i].Selector
+		preds[i] = func(set *snapshot.LabelSet) bool {
+			return set.Namespace == s.namespace && sel.Matches(set.Labels)
+		}
 	}
+	s.memo = newLabelMemo(memoBuf, snap, workers, preds)
 	// Counted in ranges of nodes on several goroutines, then summed.
 	nodes := snap.Nodes
 	local := make([][]map[string]int, rangeWorkers(workers, len(nodes), podsMatchingPerRange))
@@ -136,7 +147,7 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*s
 					continue
 				}
 				inc[i] = true
-				counts[i][n.Obj.Labels[cons[i].TopologyKey]] += CountMatching(n.Pods, cons[i].Selector, pod.Namespace())
+				counts[i][n.Obj.Labels[cons[i].TopologyKey]] += s.countMatching(i, n.Pods)
 			}
 		}
 		local[w] = counts
@@ -170,6 +181,33 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*s
 	return s, nil
 }
 
+// countMatching is CountMatching for constraint i, read from the memo.
+func (s *spreadState) countMatching(i int, pods []*snapshot.Pod) int {
+	c := &s.constraints[i]
+	if c.Selector.Empty() {
+		return 0
+	}
+	n := 0
+	for _, p := range pods {
+		if p.Terminating() {
+			continue
+		}
+		if s.selects(i, p) {
+			n++
+		}
+	}
+	return n
+}
+
+// selects reports whether constraint i selects p: same namespace as the
+// incoming pod, labels selected (terminating or not).
+func (s *spreadState) selects(i int, p *snapshot.Pod) bool {
+	if bits, ok := s.memo.lookup(p); ok {
+		return bits&(1<<i) != 0
+	}
+	return p.Obj.Namespace == s.namespace && s.constraints[i].Selector.Matches(labels.Set(p.Obj.Labels))
+}
+
 // basePaths returns the critical paths of every constraint as upstream's
 // PreFilter leaves them. Upstream builds them by updating them with every
 // domain in map order, and with ties that order decides which domains hold
@@ -190,18 +228,14 @@ func (s *spreadState) basePaths() []criticalPaths {
 // not skip terminating pods or empty selectors: removing a terminating
 // victim lowers a count it never raised. This is upstream's behaviour and
 // is kept on purpose.
-func (s *spreadState) update(o *spreadOverlay, p, incoming *snapshot.Pod, node *snapshot.Node, sign int) {
-	if p.Obj.Namespace != incoming.Obj.Namespace {
-		return
-	}
+func (s *spreadState) update(o *spreadOverlay, p *snapshot.Pod, node *snapshot.Node, sign int) {
 	inc := s.included[node.Index]
 	if inc == nil {
 		return
 	}
-	podLabels := labels.Set(p.Obj.Labels)
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		if !inc[i] || !c.Selector.Matches(podLabels) {
+		if !inc[i] || !s.selects(i, p) {
 			continue
 		}
 		if o.delta == nil {

@@ -96,6 +96,7 @@ func (s *Snapshot) UpdateNode(n *v1.Node) error {
 	}
 	oldZone := node.Zone
 	node.setObj(n)
+	s.forgetDomains()
 	if zone := node.Zone; zone != oldZone {
 		node.Zone = oldZone
 		s.unlinkZone(node)
@@ -167,6 +168,7 @@ func (s *Snapshot) unlinkZone(node *Node) {
 
 // relist lays nodes out as the scheduler's node tree lists them.
 func (s *Snapshot) relist() {
+	s.forgetDomains()
 	s.Nodes = s.Nodes[:0]
 	if s.namesShared.Swap(false) {
 		// Someone holds the old names: leave them as they are.

@@ -86,6 +86,10 @@ type Snapshot struct {
 	classesByName map[string]*schedulingv1.PriorityClass
 	defaultClass  *schedulingv1.PriorityClass
 	seq           int
+	// labelSets interns the pods' namespaces and labels (labelsets.go).
+	labelSets labelSets
+	// domains caches the nodes' topology domains (domains.go).
+	domains domainCache
 
 	// Pod groups: PodGroups and CompositePodGroups by "namespace/name", the
 	// children of each CompositePodGroup (by its key, whether it exists or
@@ -272,6 +276,7 @@ func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
 		return nil, err
 	}
 	s.seq++
+	s.labelSets.acquire(p)
 	s.podsByKey[key] = p
 	s.place(p)
 	return p, nil
@@ -295,6 +300,8 @@ func (s *Snapshot) UpdatePod(obj *v1.Pod) (*Pod, error) {
 		return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Detail: err.Error(), Obj: obj}
 	}
 	s.unplace(old)
+	s.labelSets.acquire(p)
+	s.labelSets.release(old)
 	s.podsByKey[key] = p
 	s.place(p)
 	return p, nil
@@ -304,6 +311,7 @@ func (s *Snapshot) UpdatePod(obj *v1.Pod) (*Pod, error) {
 func (s *Snapshot) RemovePod(key string) {
 	if p, ok := s.podsByKey[key]; ok {
 		s.unplace(p)
+		s.labelSets.release(p)
 		delete(s.podsByKey, key)
 	}
 }

@@ -131,6 +131,10 @@ type affinityState struct {
 	// memo bit 0 reports whether a label set matches all affinityTerms,
 	// bit 1+i whether it matches antiAffinityTerms[i].
 	memo labelMemo
+	// existingMemo reports, by snapshot.AffinityTerm.ID, whether each
+	// distinct anti-affinity term of the existing pods selects the
+	// incoming pod.
+	existingMemo []bool
 }
 
 // affinityOverlay holds changes to the three counts and the resulting
@@ -210,6 +214,16 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, b
 		}
 		s.memo = newLabelMemo(&buf.memo, snap, workers, preds)
 	}
+	if existingAnti {
+		terms := snap.AntiAffinityTerms()
+		if cap(buf.existing) < len(terms) {
+			buf.existing = make([]bool, len(terms), len(terms)+len(terms)/4)
+		}
+		s.existingMemo = buf.existing[:len(terms)]
+		for id, t := range terms {
+			s.existingMemo[id] = t != nil && t.Matches(pod.Obj, s.nsLabels)
+		}
+	}
 	if existingAnti || ownTerms {
 		// Counted in ranges of nodes on several goroutines, then summed.
 		nodes := snap.Nodes
@@ -231,7 +245,7 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, b
 				for _, e := range n.PodsWithRequiredAntiAffinity {
 					for i := range e.RequiredAntiAffinity() {
 						t := &e.RequiredAntiAffinity()[i]
-						if t.Matches(pod.Obj, s.nsLabels) {
+						if s.existingSelects(t) {
 							existing = addKeyCount(existing, t.TopologyKey)
 						}
 					}
@@ -287,8 +301,9 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, b
 // affinityBuffers is InterPodAffinity's PreFilter memory kept in Buffers:
 // the label memo and the counts, one set per goroutine.
 type affinityBuffers struct {
-	memo  []uint32
-	local []affinityCounts
+	memo     []uint32
+	existing []bool
+	local    []affinityCounts
 }
 
 // affinityCounts are the three counts of affinityState.
@@ -358,6 +373,15 @@ func (s *affinityState) antiSelects(bits uint32, i int, e *snapshot.Pod) bool {
 	return s.antiAffinityTerms[i].Matches(e.Obj, nil)
 }
 
+// existingSelects reports whether existing pod's anti-affinity term t
+// selects the incoming pod.
+func (s *affinityState) existingSelects(t *snapshot.AffinityTerm) bool {
+	if id := t.ID(); id >= 0 && id < len(s.existingMemo) {
+		return s.existingMemo[id]
+	}
+	return t.Matches(s.pod.Obj, s.nsLabels)
+}
+
 // setMatches is AffinityTerm.Matches for the pods of a label set, without
 // namespace labels (the incoming pod's terms have their namespace
 // selectors resolved).
@@ -413,7 +437,7 @@ func (s *affinityState) update(o *affinityOverlay, e *snapshot.Pod, n *snapshot.
 	}
 	for i := range e.RequiredAntiAffinity() {
 		t := &e.RequiredAntiAffinity()[i]
-		if t.Matches(s.pod.Obj, s.nsLabels) {
+		if s.existingSelects(t) {
 			bump(s.existingAnti, &o.existingAnti, n, t.TopologyKey, v)
 		}
 	}

@@ -383,7 +383,7 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 		}
 	}
 	if c.spread != nil {
-		if s := c.spread.filter(&st.spread, c.pod, nv.Node); !s.IsSuccess() {
+		if s := c.spread.filter(&st.spread, nv.Node); !s.IsSuccess() {
 			return s
 		}
 	}

@@ -156,6 +156,8 @@ type AffinityTerm struct {
 	NamespaceSelector labels.Selector
 	// TopologyKey is the node label that defines the topology domain.
 	TopologyKey string
+	// id is ID()+1: 0 when the term is not interned (terms.go).
+	id int32
 }
 
 // Matches reports whether pod is selected by the term; nsLabels are the

@@ -88,6 +88,8 @@ type Snapshot struct {
 	seq           int
 	// labelSets interns the pods' namespaces and labels (labelsets.go).
 	labelSets labelSets
+	// terms interns the pods' anti-affinity terms (terms.go).
+	terms termSets
 	// domains caches the nodes' topology domains (domains.go).
 	domains domainCache
 
@@ -277,6 +279,7 @@ func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
 	}
 	s.seq++
 	s.labelSets.acquire(p)
+	s.terms.acquire(p)
 	s.podsByKey[key] = p
 	s.place(p)
 	return p, nil
@@ -302,6 +305,8 @@ func (s *Snapshot) UpdatePod(obj *v1.Pod) (*Pod, error) {
 	s.unplace(old)
 	s.labelSets.acquire(p)
 	s.labelSets.release(old)
+	s.terms.acquire(p)
+	s.terms.release(old)
 	s.podsByKey[key] = p
 	s.place(p)
 	return p, nil
@@ -312,6 +317,7 @@ func (s *Snapshot) RemovePod(key string) {
 	if p, ok := s.podsByKey[key]; ok {
 		s.unplace(p)
 		s.labelSets.release(p)
+		s.terms.release(p)
 		delete(s.podsByKey, key)
 	}
 }

@@ -51,8 +51,10 @@ type Node struct {
 	PodsWithRequiredAntiAffinity []*Pod
 	PodsWithAffinity             []*Pod
 
-	// order caches ImportanceOrder until Pods change.
+	// order caches ImportanceOrder until Pods change; uses counts the
+	// calls of CachedImportanceOrder since they changed.
 	order atomic.Pointer[ImportanceOrder]
+	uses  atomic.Int32
 }
 
 // AddNode adds a node. Adding a node that exists is an error.

@@ -383,7 +383,7 @@ func (s *Snapshot) unplace(p *Pod) {
 
 func (n *Node) addPod(p *Pod) {
 	n.Pods = append(n.Pods, p)
-	n.order.Store(nil)
+	n.forgetOrder()
 	n.Requested.Add(&p.Requests, 1)
 	n.NonZeroMilliCPU += p.NonZeroMilliCPU
 	n.NonZeroMemory += p.NonZeroMemory
@@ -415,7 +415,7 @@ func (n *Node) removePod(p *Pod) {
 	if len(n.Pods) == before {
 		return
 	}
-	n.order.Store(nil)
+	n.forgetOrder()
 	n.Requested.Add(&p.Requests, -1)
 	n.NonZeroMilliCPU -= p.NonZeroMilliCPU
 	n.NonZeroMemory -= p.NonZeroMemory

@@ -198,6 +198,9 @@ func addKeyCount(list []keyCount, key string) []keyCount {
 // plugin is skipped: the pod has no required terms and no existing pod's
 // anti-affinity matches it.
 func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, buf *affinityBuffers) (*affinityState, error) {
+	if snap.NumRequiredAntiAffinity() == 0 && len(pod.RequiredAffinity()) == 0 && len(pod.RequiredAntiAffinity()) == 0 {
+		return nil, nil // nothing to count, nothing to filter
+	}
 	s := &affinityState{
 		pod:               pod,
 		nsLabels:          snap.NamespaceLabels(pod.Namespace()),

@@ -81,6 +81,10 @@ type Options struct {
 // to two cycles in use at the same time.
 type Buffers struct {
 	statuses, scratch []Status
+	// spreadMemo is PodTopologySpread's labelMemo; affinity is
+	// InterPodAffinity's PreFilter memory.
+	spreadMemo []uint32
+	affinity   affinityBuffers
 	// celCache keeps DynamicResources' compiled CEL expressions.
 	celCache *cel.Cache
 }
@@ -155,11 +159,11 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 		return c
 	}
 	var err error
-	if c.spread, err = newSpreadState(snap, pod, c.workers); err != nil {
+	if c.spread, err = newSpreadState(snap, pod, c.workers, &c.buffers.spreadMemo); err != nil {
 		c.preFilter = Status{Code: Error, Plugin: PodTopologySpread, Reasons: []string{fmt.Sprintf("running PreFilter plugin %q: %v", PodTopologySpread, err)}}
 		return c
 	}
-	if c.affinity, err = newAffinityState(snap, pod, c.workers); err != nil {
+	if c.affinity, err = newAffinityState(snap, pod, c.workers, &c.buffers.affinity); err != nil {
 		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
 		return c
 	}
@@ -312,7 +316,7 @@ func (c *Cycle) updatePod(st *State, nv *NodeView, p *snapshot.Pod, node *snapsh
 		c.updateVolumes(st, nv, p, node, sign)
 	}
 	if c.spread != nil {
-		c.spread.update(&st.spread, p, c.pod, node, sign)
+		c.spread.update(&st.spread, p, node, sign)
 	}
 	if c.affinity != nil {
 		c.affinity.update(&st.affinity, p, node, int64(sign))
@@ -379,7 +383,7 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 		}
 	}
 	if c.spread != nil {
-		if s := c.spread.filter(&st.spread, c.pod, nv.Node); !s.IsSuccess() {
+		if s := c.spread.filter(&st.spread, nv.Node); !s.IsSuccess() {
 			return s
 		}
 	}
@@ -450,7 +454,7 @@ func (c *Cycle) updatePodCounts(st *State, nv *NodeView, p *snapshot.Pod, node *
 		c.updateVolumes(st, nv, p, node, sign)
 	}
 	if c.spread != nil {
-		c.spread.update(&st.spread, p, c.pod, node, sign)
+		c.spread.update(&st.spread, p, node, sign)
 	}
 	if c.affinity != nil {
 		c.affinity.update(&st.affinity, p, node, int64(sign))

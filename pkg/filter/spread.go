@@ -14,6 +14,7 @@ import (
 // domainCount is the number of matching pods in one topology domain.
 type domainCount struct {
 	domain string
+	id     int32
 	count  int
 }
 
@@ -32,25 +33,45 @@ type domainCount struct {
 // update instead (see criticalPaths).
 type spreadState struct {
 	constraints []SpreadConstraint
-	// counts[i] maps each domain of constraint i to its matching pods.
-	counts []map[string]int
-	// sorted[i] are the domains of constraint i in ascending count.
+	// doms[i] are the snapshot's domains of constraint i's topology key.
+	doms []*snapshot.Domains
+	// counts[i] holds, by domain id, the matching pods of each domain of
+	// constraint i; present[i] whether the domain has a node taking part
+	// (upstream's map of counts has an entry for it), numDomains[i] how
+	// many do.
+	counts     [][]int
+	present    [][]bool
+	numDomains []int
+	// sorted[i] are the present domains of constraint i in ascending count.
 	sorted [][]domainCount
-	// included[n][i] reports whether node n (by index) takes part in
-	// constraint i; nil for a node missing any topology key.
-	included [][]bool
+	// included[n*len(constraints)+i] reports whether node n (by index)
+	// takes part in constraint i; false for a node missing any topology key.
+	included []bool
 	// requiredAffinity is the incoming pod's required node affinity.
 	requiredAffinity nodeaffinity.RequiredNodeAffinity
+	// namespace is the incoming pod's; memo bit i reports whether a label
+	// set is in it and selected by constraint i.
+	namespace string
+	memo      labelMemo
+	// self[i] reports whether constraint i selects the incoming pod.
+	self []bool
 }
 
 // spreadOverlay holds, per constraint, count changes by domain, and, when
 // it models upstream's critical paths, their current values.
 type spreadOverlay struct {
-	delta []map[string]int
+	delta []spreadDelta
 	// modelPaths makes minMatch read paths; paths is nil until the first
 	// update, which copies the PreFilter paths.
 	modelPaths bool
 	paths      []criticalPaths
+}
+
+// spreadDelta is a change to the count of a domain of a constraint.
+type spreadDelta struct {
+	constraint int
+	domain     int32
+	delta      int
 }
 
 // criticalPath is a domain and its count of matching pods.
@@ -94,7 +115,7 @@ func (p *criticalPaths) update(domain string, count int) {
 
 // newSpreadState is PodTopologySpread's PreFilter. It returns nil when the
 // pod has no DoNotSchedule constraints (the plugin is skipped).
-func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*spreadState, error) {
+func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, memoBuf *[]uint32) (*spreadState, error) {
 	cons, err := SpreadConstraints(pod.Obj.Spec.TopologySpreadConstraints, pod.Obj.Labels, v1.DoNotSchedule)
 	if err != nil {
 		return nil, err
@@ -106,37 +127,52 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*s
 	}
 	s := &spreadState{
 		constraints:      cons,
-		counts:           make([]map[string]int, len(cons)),
+		doms:             make([]*snapshot.Domains, len(cons)),
+		counts:           make([][]int, len(cons)),
+		present:          make([][]bool, len(cons)),
+		numDomains:       make([]int, len(cons)),
 		sorted:           make([][]domainCount, len(cons)),
-		included:         make([][]bool, len(snap.Nodes)),
+		included:         make([]bool, len(snap.Nodes)*len(cons)),
 		requiredAffinity: nodeaffinity.GetRequiredNodeAffinity(pod.Obj),
+		namespace:        pod.Namespace(),
+		self:             make([]bool, len(cons)),
 	}
+	preds := make([]func(*snapshot.LabelSet) bool, len(cons))
 	for i := range cons {
-		s.counts[i] = map[string]int{}
+		s.doms[i] = snap.Domains(cons[i].TopologyKey)
+		s.counts[i] = make([]int, len(s.doms[i].Values))
+		s.present[i] = make([]bool, len(s.doms[i].Values))
+		sel := cons[i].Selector
+		s.self[i] = sel.Matches(labels.Set(pod.Obj.Labels))
+		preds[i] = func(set *snapshot.LabelSet) bool {
+			return set.Namespace == s.namespace && sel.Matches(set.Labels)
+		}
 	}
+	s.memo = newLabelMemo(memoBuf, snap, workers, preds)
 	// Counted in ranges of nodes on several goroutines, then summed.
 	nodes := snap.Nodes
-	local := make([][]map[string]int, rangeWorkers(workers, len(nodes), podsMatchingPerRange))
+	local := make([][][]int, rangeWorkers(workers, len(nodes), podsMatchingPerRange))
 	forNodeRanges(len(nodes), len(local), func(w, lo, hi int) {
 		counts := s.counts // the first range counts into the state itself
 		if w > 0 {
-			counts = make([]map[string]int, len(cons))
+			counts = make([][]int, len(cons))
 			for i := range counts {
-				counts[i] = map[string]int{}
+				counts[i] = make([]int, len(s.counts[i]))
 			}
 		}
+	nodes:
 		for _, n := range nodes[lo:hi] {
-			if !NodeHasTopologyKeys(n.Obj.Labels, cons) {
-				continue
+			for i := range cons {
+				if s.doms[i].OfNode[n.Index] < 0 {
+					continue nodes
+				}
 			}
-			inc := make([]bool, len(cons))
-			s.included[n.Index] = inc
 			for i := range cons {
 				if !cons[i].Includes(pod.Obj, n.Obj, s.requiredAffinity) {
 					continue
 				}
-				inc[i] = true
-				counts[i][n.Obj.Labels[cons[i].TopologyKey]] += CountMatching(n.Pods, cons[i].Selector, pod.Namespace())
+				s.included[n.Index*len(cons)+i] = true
+				counts[i][s.doms[i].OfNode[n.Index]] += s.countMatching(i, n.Pods)
 			}
 		}
 		local[w] = counts
@@ -148,11 +184,21 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*s
 			}
 		}
 	}
-	for i := range cons {
-		list := make([]domainCount, 0, len(s.counts[i]))
-		for d, c := range s.counts[i] {
-			list = append(list, domainCount{d, c})
+	for _, n := range nodes {
+		for i := range cons {
+			if s.included[n.Index*len(cons)+i] {
+				s.present[i][s.doms[i].OfNode[n.Index]] = true
+			}
 		}
+	}
+	for i := range cons {
+		var list []domainCount
+		for d, c := range s.counts[i] {
+			if s.present[i][d] {
+				list = append(list, domainCount{s.doms[i].Values[d], int32(d), c})
+			}
+		}
+		s.numDomains[i] = len(list)
 		slices.SortFunc(list, func(a, b domainCount) int {
 			if a.count != b.count {
 				return a.count - b.count
@@ -168,6 +214,33 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int) (*s
 		s.sorted[i] = list
 	}
 	return s, nil
+}
+
+// countMatching is CountMatching for constraint i, read from the memo.
+func (s *spreadState) countMatching(i int, pods []*snapshot.Pod) int {
+	c := &s.constraints[i]
+	if c.Selector.Empty() {
+		return 0
+	}
+	n := 0
+	for _, p := range pods {
+		if p.Terminating() {
+			continue
+		}
+		if s.selects(i, p) {
+			n++
+		}
+	}
+	return n
+}
+
+// selects reports whether constraint i selects p: same namespace as the
+// incoming pod, labels selected (terminating or not).
+func (s *spreadState) selects(i int, p *snapshot.Pod) bool {
+	if bits, ok := s.memo.lookup(p); ok {
+		return bits&(1<<i) != 0
+	}
+	return p.Obj.Namespace == s.namespace && s.constraints[i].Selector.Matches(labels.Set(p.Obj.Labels))
 }
 
 // basePaths returns the critical paths of every constraint as upstream's
@@ -190,54 +263,61 @@ func (s *spreadState) basePaths() []criticalPaths {
 // not skip terminating pods or empty selectors: removing a terminating
 // victim lowers a count it never raised. This is upstream's behaviour and
 // is kept on purpose.
-func (s *spreadState) update(o *spreadOverlay, p, incoming *snapshot.Pod, node *snapshot.Node, sign int) {
-	if p.Obj.Namespace != incoming.Obj.Namespace {
-		return
+func (s *spreadState) update(o *spreadOverlay, p *snapshot.Pod, node *snapshot.Node, sign int) {
+	if node.Index < 0 || node.Index*len(s.constraints) >= len(s.included) {
+		return // not one of the snapshot's nodes: it takes part in nothing
 	}
-	inc := s.included[node.Index]
-	if inc == nil {
-		return
-	}
-	podLabels := labels.Set(p.Obj.Labels)
+	inc := s.included[node.Index*len(s.constraints):][:len(s.constraints)]
 	for i := range s.constraints {
-		c := &s.constraints[i]
-		if !inc[i] || !c.Selector.Matches(podLabels) {
+		if !inc[i] || !s.selects(i, p) {
 			continue
 		}
-		if o.delta == nil {
-			o.delta = make([]map[string]int, len(s.constraints))
-		}
-		if o.delta[i] == nil {
-			o.delta[i] = map[string]int{}
-		}
-		d := node.Obj.Labels[c.TopologyKey]
-		o.delta[i][d] += sign
-		if o.delta[i][d] == 0 {
-			delete(o.delta[i], d)
-		}
+		d := s.doms[i].OfNode[node.Index]
+		delta := o.add(i, d, sign)
 		if o.modelPaths {
 			if o.paths == nil {
 				o.paths = s.basePaths()
 			}
-			o.paths[i].update(d, s.counts[i][d]+o.delta[i][d])
+			o.paths[i].update(s.doms[i].Values[d], s.counts[i][d]+delta)
 		}
 	}
 }
 
-// count returns the current number of matching pods in domain d.
-func (s *spreadState) count(o *spreadOverlay, i int, d string) int {
-	n := s.counts[i][d]
-	if o.delta != nil && o.delta[i] != nil {
-		n += o.delta[i][d]
+// add changes the count of domain d of constraint i by v and returns the
+// change now.
+func (o *spreadOverlay) add(i int, d int32, v int) int {
+	for k := range o.delta {
+		if e := &o.delta[k]; e.constraint == i && e.domain == d {
+			e.delta += v
+			return e.delta
+		}
 	}
-	return n
+	o.delta = append(o.delta, spreadDelta{i, d, v})
+	return v
+}
+
+// get returns the change of the count of domain d of constraint i, and
+// whether the overlay touched it.
+func (o *spreadOverlay) get(i int, d int32) (int, bool) {
+	for k := range o.delta {
+		if e := &o.delta[k]; e.constraint == i && e.domain == d {
+			return e.delta, true
+		}
+	}
+	return 0, false
+}
+
+// count returns the current number of matching pods in domain d.
+func (s *spreadState) count(o *spreadOverlay, i int, d int32) int {
+	delta, _ := o.get(i, d)
+	return s.counts[i][d] + delta
 }
 
 // minMatch returns the smallest count over the domains of constraint i, or
 // 0 when there are fewer domains than minDomains.
 func (s *spreadState) minMatch(o *spreadOverlay, i int) int {
 	c := &s.constraints[i]
-	if len(s.counts[i]) < int(c.MinDomains) {
+	if s.numDomains[i] < int(c.MinDomains) {
 		return 0
 	}
 	if len(s.sorted[i]) == 0 {
@@ -246,15 +326,17 @@ func (s *spreadState) minMatch(o *spreadOverlay, i int) int {
 	if o.modelPaths && o.paths != nil {
 		return o.paths[i][0].count
 	}
-	if o.delta == nil || len(o.delta[i]) == 0 {
+	best, touched := math.MaxInt, false
+	for _, e := range o.delta {
+		if e.constraint == i {
+			best, touched = min(best, s.counts[i][e.domain]+e.delta), true
+		}
+	}
+	if !touched {
 		return s.sorted[i][0].count
 	}
-	best := math.MaxInt
-	for d, delta := range o.delta[i] {
-		best = min(best, s.counts[i][d]+delta)
-	}
 	for _, dc := range s.sorted[i] {
-		if _, touched := o.delta[i][dc.domain]; !touched {
+		if _, touched := o.get(i, dc.id); !touched {
 			best = min(best, dc.count)
 			break
 		}
@@ -263,16 +345,15 @@ func (s *spreadState) minMatch(o *spreadOverlay, i int) int {
 }
 
 // filter is PodTopologySpread's Filter.
-func (s *spreadState) filter(o *spreadOverlay, pod *snapshot.Pod, node *snapshot.Node) Status {
-	podLabels := labels.Set(pod.Obj.Labels)
+func (s *spreadState) filter(o *spreadOverlay, node *snapshot.Node) Status {
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		d, ok := node.Obj.Labels[c.TopologyKey]
-		if !ok {
+		d := s.doms[i].Of(node)
+		if d < 0 {
 			return statusSpreadLabel
 		}
 		self := 0
-		if c.Selector.Matches(podLabels) {
+		if s.self[i] {
 			self = 1
 		}
 		if s.count(o, i, d)+self-s.minMatch(o, i) > int(c.MaxSkew) {

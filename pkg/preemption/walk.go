@@ -272,16 +272,17 @@ func (d *dryRun) splitByPDB(w *worker, units *unitList, order []int32) (violatin
 }
 
 // potentialPods returns the node's pods below the preemptor's priority as
-// single-pod units. When every pod of the node has started, they are a
-// suffix of the node's importance order, which any sort leaves as it is
-// when no two of them are equal or there are so few that the sort is
-// stable, and which is sorted anew (once, and cached) otherwise. Else they
-// are listed in the node's order, a pod that has not started counting as
-// starting at the evaluation time, later pods of the node a nanosecond
-// later each, as upstream's time.Now() fallback does.
+// single-pod units. When the node's importance order is cached (its second
+// visit on) and every pod of the node has started, they are a suffix of
+// it, which any sort leaves as it is when no two of them are equal or
+// there are so few that the sort is stable, and which is sorted anew
+// (once, and cached) otherwise. Else they are listed in the node's order,
+// for the walk to sort, a pod that has not started counting as starting at
+// the evaluation time, later pods of the node a nanosecond later each, as
+// upstream's time.Now() fallback does.
 func (d *dryRun) potentialPods(w *worker, node *snapshot.Node) unitList {
 	prio := d.c.Pod().Priority
-	if o := node.ImportanceOrder(); o.AllStarted {
+	if o := node.CachedImportanceOrder(); o != nil && o.AllStarted {
 		i := o.Below(prio)
 		if n := len(o.Ranked) - i; n <= maxInsertion || o.LastTie <= i {
 			return unitList{members: o.Ranked[i:], sorted: true, kept: o.Ranked[:i:i]}

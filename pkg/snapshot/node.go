@@ -51,8 +51,10 @@ type Node struct {
 	PodsWithRequiredAntiAffinity []*Pod
 	PodsWithAffinity             []*Pod
 
-	// order caches ImportanceOrder until Pods change.
+	// order caches ImportanceOrder until Pods change; uses counts the
+	// calls of CachedImportanceOrder since they changed.
 	order atomic.Pointer[ImportanceOrder]
+	uses  atomic.Int32
 }
 
 // AddNode adds a node. Adding a node that exists is an error.
@@ -96,6 +98,7 @@ func (s *Snapshot) UpdateNode(n *v1.Node) error {
 	}
 	oldZone := node.Zone
 	node.setObj(n)
+	s.forgetDomains()
 	if zone := node.Zone; zone != oldZone {
 		node.Zone = oldZone
 		s.unlinkZone(node)
@@ -167,6 +170,7 @@ func (s *Snapshot) unlinkZone(node *Node) {
 
 // relist lays nodes out as the scheduler's node tree lists them.
 func (s *Snapshot) relist() {
+	s.forgetDomains()
 	s.Nodes = s.Nodes[:0]
 	if s.namesShared.Swap(false) {
 		// Someone holds the old names: leave them as they are.

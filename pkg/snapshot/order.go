@@ -92,6 +92,27 @@ func (n *Node) ImportanceOrder() *ImportanceOrder {
 	return o
 }
 
+// CachedImportanceOrder returns the node's importance order from the
+// second call on after the node's pods change, and nil on the first: a
+// one-shot evaluation visits a node once, and building the order (and
+// keeping it) costs more than the one sort a dry run does without it.
+// Concurrent callers may each compute the order.
+func (n *Node) CachedImportanceOrder() *ImportanceOrder {
+	if o := n.order.Load(); o != nil {
+		return o
+	}
+	if n.uses.Add(1) < 2 {
+		return nil
+	}
+	return n.ImportanceOrder()
+}
+
+// forgetOrder drops the cached importance order: the pods changed.
+func (n *Node) forgetOrder() {
+	n.order.Store(nil)
+	n.uses.Store(0)
+}
+
 // compareImportance orders pods by priority, highest first, then by start
 // time, earliest first.
 func compareImportance(a, b RankedPod) int {

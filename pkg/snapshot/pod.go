@@ -42,12 +42,17 @@ type Pod struct {
 	// plugin would: spec.priority, else its PriorityClass, else the
 	// globalDefault class, else 0.
 	Priority int32
+	// labelSetID is the index of the pod's interned namespace and labels
+	// (labelsets.go); -1 for a pod made with NewPod or removed.
+	labelSetID int32
 	// started reports whether status.startTime is set.
 	started bool
 	// hasAffinity caches HasAffinity (scoring asks it of every pod).
 	hasAffinity bool
 	// preemptNever is the resolved preemptionPolicy Never.
 	preemptNever bool
+	// terminating caches Terminating (filters ask it of every pod).
+	terminating bool
 }
 
 // podTerms are the parts of a pod that only some pods have.
@@ -112,7 +117,7 @@ func (p *Pod) NodeName() string { return p.Obj.Spec.NodeName }
 func (p *Pod) StartTime() *metav1.Time { return p.Obj.Status.StartTime }
 
 // Terminating reports whether the pod has a deletion timestamp.
-func (p *Pod) Terminating() bool { return p.Obj.DeletionTimestamp != nil }
+func (p *Pod) Terminating() bool { return p.terminating }
 
 // TerminatingByPreemption reports whether the pod is terminating because the
 // scheduler preempted it: a deletion timestamp and a DisruptionTarget
@@ -151,6 +156,8 @@ type AffinityTerm struct {
 	NamespaceSelector labels.Selector
 	// TopologyKey is the node label that defines the topology domain.
 	TopologyKey string
+	// id is ID()+1: 0 when the term is not interned (terms.go).
+	id int32
 }
 
 // Matches reports whether pod is selected by the term; nsLabels are the
@@ -304,6 +311,8 @@ func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*
 		preemptNever:    policy == v1.PreemptNever,
 		hasAffinity:     obj.Spec.Affinity != nil && (obj.Spec.Affinity.PodAffinity != nil || obj.Spec.Affinity.PodAntiAffinity != nil),
 		Seq:             seq,
+		terminating:     obj.DeletionTimestamp != nil,
+		labelSetID:      -1,
 	}
 	if st := obj.Status.StartTime; st != nil {
 		p.startNanos, p.started = st.UnixNano(), true

@@ -86,6 +86,12 @@ type Snapshot struct {
 	classesByName map[string]*schedulingv1.PriorityClass
 	defaultClass  *schedulingv1.PriorityClass
 	seq           int
+	// labelSets interns the pods' namespaces and labels (labelsets.go).
+	labelSets labelSets
+	// terms interns the pods' anti-affinity terms (terms.go).
+	terms termSets
+	// domains caches the nodes' topology domains (domains.go).
+	domains domainCache
 
 	// Pod groups: PodGroups and CompositePodGroups by "namespace/name", the
 	// children of each CompositePodGroup (by its key, whether it exists or
@@ -272,6 +278,8 @@ func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
 		return nil, err
 	}
 	s.seq++
+	s.labelSets.acquire(p)
+	s.terms.acquire(p)
 	s.podsByKey[key] = p
 	s.place(p)
 	return p, nil
@@ -295,6 +303,10 @@ func (s *Snapshot) UpdatePod(obj *v1.Pod) (*Pod, error) {
 		return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Detail: err.Error(), Obj: obj}
 	}
 	s.unplace(old)
+	s.labelSets.acquire(p)
+	s.labelSets.release(old)
+	s.terms.acquire(p)
+	s.terms.release(old)
 	s.podsByKey[key] = p
 	s.place(p)
 	return p, nil
@@ -304,6 +316,8 @@ func (s *Snapshot) UpdatePod(obj *v1.Pod) (*Pod, error) {
 func (s *Snapshot) RemovePod(key string) {
 	if p, ok := s.podsByKey[key]; ok {
 		s.unplace(p)
+		s.labelSets.release(p)
+		s.terms.release(p)
 		delete(s.podsByKey, key)
 	}
 }
@@ -369,7 +383,7 @@ func (s *Snapshot) unplace(p *Pod) {
 
 func (n *Node) addPod(p *Pod) {
 	n.Pods = append(n.Pods, p)
-	n.order.Store(nil)
+	n.forgetOrder()
 	n.Requested.Add(&p.Requests, 1)
 	n.NonZeroMilliCPU += p.NonZeroMilliCPU
 	n.NonZeroMemory += p.NonZeroMemory
@@ -401,7 +415,7 @@ func (n *Node) removePod(p *Pod) {
 	if len(n.Pods) == before {
 		return
 	}
-	n.order.Store(nil)
+	n.forgetOrder()
 	n.Requested.Add(&p.Requests, -1)
 	n.NonZeroMilliCPU -= p.NonZeroMilliCPU
 	n.NonZeroMemory -= p.NonZeroMemory

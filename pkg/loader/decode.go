@@ -23,6 +23,17 @@ type header struct {
 	metav1.ObjectMeta `json:"metadata"`
 }
 
+// objectHeader is the part of a header the loader keeps per object: a
+// header holds a whole ObjectMeta, and a large List has many objects
+// prepared at once.
+type objectHeader struct {
+	APIVersion, Kind, Name, Namespace string
+}
+
+func (h *header) short() objectHeader {
+	return objectHeader{APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Name, Namespace: h.Namespace}
+}
+
 // kinds are the objects the engine uses, by kind, with the apiVersion it
 // accepts.
 var kinds = map[string]string{
@@ -55,7 +66,7 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 // prepared in parallel and committed in order, so that the first error in
 // the input is the one reported, as if they had been read one by one.
 type prepared struct {
-	h header
+	h objectHeader
 	// err is a document that is not an object with a kind and an
 	// apiVersion (then nothing else is set).
 	err *InputError
@@ -97,7 +108,7 @@ func prepare(raw []byte) prepared {
 			return p
 		}
 	}
-	p.h = h
+	p.h = h.short()
 	if h.Kind == "" || h.APIVersion == "" || isListKind(h.Kind) {
 		return p
 	}
@@ -247,7 +258,7 @@ func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
 // whose items may omit their kind and apiVersion. The items are found by
 // the scanner (slices of raw, not copies); only the List without them goes
 // through the decoder.
-func (s *Set) addList(src string, raw []byte, h header, depth int) error {
+func (s *Set) addList(src string, raw []byte, h objectHeader, depth int) error {
 	var items [][]byte
 	rest := raw
 	walked := objectMembers(raw, func(key, value []byte, at int) {
@@ -269,27 +280,14 @@ func (s *Set) addList(src string, raw []byte, h header, depth int) error {
 // are checked strictly, and items its items already cut out, or nil to
 // take them from rest. Items are prepared in parallel and committed in
 // order.
-func (s *Set) addItems(src string, rest []byte, h header, items [][]byte, depth int) error {
-	if depth > 0 {
-		return &InputError{Source: src, Field: "kind", Detail: "nested List"}
-	}
-	var list struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        metav1.ListMeta   `json:"metadata"`
-		Items           []json.RawMessage `json:"items"`
-	}
-	unknown, err := sjson.UnmarshalStrict(rest, &list)
+func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, depth int) error {
+	listItems, err := s.checkList(src, rest, h, depth)
 	if err != nil {
-		return &InputError{Source: src, Object: h.Kind, Field: "items", Detail: oneLine(err.Error())}
-	}
-	for _, u := range unknown {
-		if err := s.strict(src, h.Kind, oneLine(u.Error())); err != nil {
-			return err
-		}
+		return err
 	}
 	if items == nil {
-		items = make([][]byte, len(list.Items))
-		for i, item := range list.Items {
+		items = make([][]byte, len(listItems))
+		for i, item := range listItems {
 			items[i] = item
 		}
 	}
@@ -306,11 +304,40 @@ func (s *Set) addItems(src string, rest []byte, h header, items [][]byte, depth 
 		}
 	})
 	for i, item := range items {
-		if err := s.commit(fmt.Sprintf("%s items[%d]", src, i), item, preps[i], depth+1); err != nil {
+		if err := s.commitItem(src, i, item, preps[i], depth); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkList checks a List without its items (rest) strictly, and returns
+// the items rest still holds.
+func (s *Set) checkList(src string, rest []byte, h objectHeader, depth int) ([]json.RawMessage, error) {
+	if depth > 0 {
+		return nil, &InputError{Source: src, Field: "kind", Detail: "nested List"}
+	}
+	var list struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ListMeta   `json:"metadata"`
+		Items           []json.RawMessage `json:"items"`
+	}
+	unknown, err := sjson.UnmarshalStrict(rest, &list)
+	if err != nil {
+		return nil, &InputError{Source: src, Object: h.Kind, Field: "items", Detail: oneLine(err.Error())}
+	}
+	for _, u := range unknown {
+		if err := s.strict(src, h.Kind, oneLine(u.Error())); err != nil {
+			return nil, err
+		}
+	}
+	return list.Items, nil
+}
+
+// commitItem commits item i of the List src (of depth), prepared as p
+// (item is its JSON, or nil once p holds it decoded).
+func (s *Set) commitItem(src string, i int, item []byte, p prepared, depth int) error {
+	return s.commit(fmt.Sprintf("%s items[%d]", src, i), item, p, depth+1)
 }
 
 // isListKind reports whether kind names a list (List, PodList, ...).

@@ -82,6 +82,10 @@ type Set struct {
 
 	opts      Options
 	stdinRead bool
+	// streamMin overrides streamMinSize (tests stream small files);
+	// streamed counts the files read by streaming.
+	streamMin int64
+	streamed  int
 	skipped   []skippedObject // what each Skipped line names
 	origin    map[any]string
 	seen      map[string]string
@@ -216,7 +220,29 @@ func (s *Set) AddPath(path string) error {
 }
 
 func (s *Set) addFile(path string) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return fileError(path, err)
+	}
+	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		return fileError(path, err)
+	}
+	minSize := int64(streamMinSize)
+	if s.streamMin > 0 {
+		minSize = s.streamMin
+	}
+	if info.Mode().IsRegular() && info.Size() >= minSize {
+		if done, err := s.streamFile(path, f); done {
+			s.streamed++
+			return err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fileError(path, err)
+		}
+	}
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return fileError(path, err)
 	}

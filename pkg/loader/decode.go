@@ -58,7 +58,7 @@ var kinds = map[string]string{
 const SimulationAPIVersion = "reprieve.dev/v1alpha1"
 
 func (s *Set) addDocument(src string, raw []byte, depth int) error {
-	return s.commit(src, raw, prepare(raw), depth)
+	return s.commit(src, raw, prepare(raw, s.opts.Lean), depth)
 }
 
 // prepared is what can be done for one document without the set: its
@@ -92,8 +92,9 @@ func (p *prepared) decoded() bool {
 }
 
 // prepare reads raw's header and, for an object the loader reads, decodes,
-// defaults and validates it. It touches nothing shared.
-func prepare(raw []byte) prepared {
+// defaults and validates it (and with lean drops what Options.Lean says).
+// It touches nothing shared.
+func prepare(raw []byte, lean bool) prepared {
 	var p prepared
 	h, ok := scanHeader(raw)
 	if !ok {
@@ -147,6 +148,9 @@ func prepare(raw []byte) prepared {
 	// returns it, and nothing reads them.
 	if m, ok := p.obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
+	}
+	if pod, ok := p.obj.(*v1.Pod); ok && lean && p.admitErr == nil {
+		leanPod(pod)
 	}
 	return p
 }
@@ -298,7 +302,7 @@ func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, 
 	}
 	preps := make([]prepared, len(items))
 	s.parallel(len(items), func(i int) {
-		preps[i] = prepare(items[i])
+		preps[i] = prepare(items[i], s.opts.Lean)
 		if preps[i].decoded() {
 			items[i] = nil // commit needs the JSON only to word an error
 		}

@@ -62,6 +62,12 @@ type Options struct {
 	// Parallelism bounds the goroutines that decode documents (0 is
 	// GOMAXPROCS; 1 decodes on the caller's goroutine).
 	Parallelism int
+	// Lean drops, once a pod is admitted, the fields of pods that no
+	// scheduling or preemption decision reads (see leanPod): a snapshot of
+	// a large cluster then holds much less. For commands that only
+	// evaluate (whatif); whoever writes objects back or runs them
+	// (simulate, snapshot) leaves it off.
+	Lean bool
 }
 
 // Set is what a load produced: the objects and where each came from.

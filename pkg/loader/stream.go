@@ -57,16 +57,16 @@ type itemBatch struct {
 // streamer prepares the items of a List on worker goroutines, batch by
 // batch, as they are cut.
 type streamer struct {
-	yaml, duplicates bool
-	batches          []*itemBatch
-	cur              *itemBatch
-	work             chan *itemBatch
-	wg               sync.WaitGroup
-	declined         atomic.Bool
+	yaml, duplicates, lean bool
+	batches                []*itemBatch
+	cur                    *itemBatch
+	work                   chan *itemBatch
+	wg                     sync.WaitGroup
+	declined               atomic.Bool
 }
 
-func newStreamer(workers int, yaml, duplicates bool) *streamer {
-	st := &streamer{yaml: yaml, duplicates: duplicates, work: make(chan *itemBatch, 2*workers)}
+func newStreamer(workers int, yaml, duplicates, lean bool) *streamer {
+	st := &streamer{yaml: yaml, duplicates: duplicates, lean: lean, work: make(chan *itemBatch, 2*workers)}
 	for range workers {
 		st.wg.Go(func() {
 			for b := range st.work {
@@ -91,7 +91,7 @@ func (st *streamer) prepareBatch(b *itemBatch) {
 				return
 			}
 		}
-		b.preps[i] = prepare(raw)
+		b.preps[i] = prepare(raw, st.lean)
 		if b.preps[i].decoded() {
 			raw = nil // commit needs the JSON only to word an error
 		}
@@ -161,7 +161,7 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	isJSON := t[0] == '{'
-	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore)
+	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.opts.Lean)
 	var rest []byte
 	if isJSON {
 		rest, err = cutJSONList(r, st.add)

@@ -15,6 +15,7 @@ import (
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	sjson "sigs.k8s.io/json"
 )
 
@@ -95,6 +96,9 @@ func (p *prepared) decoded() bool {
 // defaults and validates it (and with lean drops what Options.Lean says).
 // It touches nothing shared.
 func prepare(raw []byte, lean bool) prepared {
+	if p, ok := prepareSniffed(raw, lean); ok {
+		return p
+	}
 	var p prepared
 	h, ok := scanHeader(raw)
 	if !ok {
@@ -113,24 +117,10 @@ func prepare(raw []byte, lean bool) prepared {
 	if h.Kind == "" || h.APIVersion == "" || isListKind(h.Kind) {
 		return p
 	}
-	want, known := kinds[h.Kind]
-	sk, isStorage := storageKinds[h.Kind]
-	if isStorage {
-		want, known = sk.apiVersion, true
-	}
-	if !known {
+	if !p.setKind(h.Kind, h.Namespace) {
 		return p
 	}
-	p.known, p.apiVersion = true, want
-	p.namespaced = h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass" && (!isStorage || sk.namespaced)
-	if n, dra := draKinds[h.Kind]; dra {
-		p.namespaced = n
-	}
-	p.ns = h.Namespace
-	if p.namespaced && p.ns == "" {
-		p.ns = metav1.NamespaceDefault
-	}
-	if h.APIVersion != want || h.Kind == "Simulation" || h.Name == "" {
+	if h.APIVersion != p.apiVersion || h.Kind == "Simulation" || h.Name == "" {
 		return p
 	}
 	if p.quantityField, p.quantityDetail = checkQuantities(raw); p.quantityField != "" {
@@ -140,6 +130,96 @@ func prepare(raw []byte, lean bool) prepared {
 	if p.decodeErr != nil {
 		return p
 	}
+	p.finish(lean)
+	return p
+}
+
+// prepareSniffed is prepare's fast path for the common case: an object of
+// a kind the loader reads, with a plain first "kind" key (kubectl writes
+// apiVersion and kind first), a name, the apiVersion the loader accepts,
+// no suspicious number, that decodes. Its object is decoded on the kind
+// that key names without walking its header first; the decoded kind,
+// apiVersion and name are then checked to be what prepare would have
+// read. Anything else returns false, and prepare takes the general path,
+// which gives the same result or words the error.
+func prepareSniffed(raw []byte, lean bool) (prepared, bool) {
+	var p prepared
+	kind := sniffKind(raw)
+	if kind == "" || kind == "Simulation" || isListKind(kind) || !p.setKind(kind, "") || suspiciousNumbers(raw) {
+		return prepared{}, false
+	}
+	obj, unknown, err := decodeTyped(kind, raw)
+	if err != nil {
+		return prepared{}, false
+	}
+	tk, ok := obj.(interface{ GetObjectKind() schema.ObjectKind })
+	m, isMeta := obj.(metav1.Object)
+	if !ok || !isMeta {
+		return prepared{}, false
+	}
+	tm, ok := tk.GetObjectKind().(*metav1.TypeMeta)
+	if !ok || tm.Kind != kind || tm.APIVersion != p.apiVersion || m.GetName() == "" {
+		return prepared{}, false
+	}
+	p.h = objectHeader{APIVersion: tm.APIVersion, Kind: kind, Name: m.GetName(), Namespace: m.GetNamespace()}
+	p.setKind(kind, p.h.Namespace)
+	p.obj, p.unknown = obj, unknown
+	p.finish(lean)
+	return p, true
+}
+
+// sniffKind returns the value of the first "kind" key in raw when it is a
+// plain string, else "".
+func sniffKind(raw []byte) string {
+	i := bytes.Index(raw, []byte(`"kind"`))
+	if i < 0 {
+		return ""
+	}
+	i = skipSpace(raw, i+len(`"kind"`))
+	if i >= len(raw) || raw[i] != ':' {
+		return ""
+	}
+	i = skipSpace(raw, i+1)
+	if i >= len(raw) || raw[i] != '"' {
+		return ""
+	}
+	end := bytes.IndexByte(raw[i+1:], '"')
+	if end < 0 {
+		return ""
+	}
+	kind, ok := plainString(raw[i : i+end+2])
+	if !ok {
+		return ""
+	}
+	return kind
+}
+
+// setKind records what the loader knows of kind: whether it reads it, the
+// apiVersion it accepts, whether it is namespaced and so the namespace of
+// an object that names ns. It reports whether the loader reads the kind.
+func (p *prepared) setKind(kind, ns string) bool {
+	want, known := kinds[kind]
+	sk, isStorage := storageKinds[kind]
+	if isStorage {
+		want, known = sk.apiVersion, true
+	}
+	if !known {
+		return false
+	}
+	p.known, p.apiVersion = true, want
+	p.namespaced = kind != "Node" && kind != "Namespace" && kind != "PriorityClass" && (!isStorage || sk.namespaced)
+	if n, dra := draKinds[kind]; dra {
+		p.namespaced = n
+	}
+	p.ns = ns
+	if p.namespaced && p.ns == "" {
+		p.ns = metav1.NamespaceDefault
+	}
+	return true
+}
+
+// finish defaults, validates and trims a decoded object.
+func (p *prepared) finish(lean bool) {
 	if p.namespaced {
 		setNamespace(p.obj, p.ns)
 	}
@@ -152,7 +232,6 @@ func prepare(raw []byte, lean bool) prepared {
 	if pod, ok := p.obj.(*v1.Pod); ok && lean && p.admitErr == nil {
 		leanPod(pod)
 	}
-	return p
 }
 
 // commit adds a prepared document to the set, with the checks that need

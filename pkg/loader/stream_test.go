@@ -91,58 +91,118 @@ func streamCases(t *testing.T) map[string]streamCase {
 // streaming reader is meant for must be streamed.
 func TestStreamMatchesWhole(t *testing.T) {
 	dir := t.TempDir()
-	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
 	for name, tc := range streamCases(t) {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
 		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for _, v := range []FieldValidation{ValidateStrict, ValidateWarn, ValidateIgnore} {
-			load := func(streamMin int64) (*Set, string) {
-				s := NewSetWith(Options{Validation: v, Parallelism: 3})
-				s.streamMin = streamMin
-				err := s.AddPath(path)
-				if err != nil {
-					if strings.Contains(err.Error(), "\n") {
-						t.Errorf("%s, %s: the error is not one line: %q", name, v, err)
-					}
-					return s, err.Error()
-				}
-				return s, ""
-			}
-			whole, wholeErr := load(math.MaxInt64)
-			streamed, streamedErr := load(1)
-			if whole.streamed != 0 {
-				t.Fatalf("%s: read whole, yet streamed", name)
-			}
-			wantStreamed := 0
+			want := 0
 			if tc.streamed || tc.streamedIgnoring && v == ValidateIgnore {
-				wantStreamed = 1
+				want = 1
 			}
-			if streamed.streamed != wantStreamed {
-				t.Errorf("%s, %s: streamed %d files, want %d", name, v, streamed.streamed, wantStreamed)
-			}
-			if wholeErr != streamedErr {
-				t.Errorf("%s, %s: errors differ:\nwhole:    %s\nstreamed: %s", name, v, wholeErr, streamedErr)
-			}
-			if wholeErr != "" {
-				continue
-			}
-			if diff := cmp.Diff(whole.Objects, streamed.Objects, opts); diff != "" {
-				t.Errorf("%s, %s: objects differ (-whole +streamed):\n%s", name, v, diff)
-			}
-			if diff := cmp.Diff(whole.Warnings, streamed.Warnings); diff != "" {
-				t.Errorf("%s, %s: warnings differ (-whole +streamed):\n%s", name, v, diff)
-			}
-			if diff := cmp.Diff(whole.Skipped, streamed.Skipped); diff != "" {
-				t.Errorf("%s, %s: skipped differ (-whole +streamed):\n%s", name, v, diff)
-			}
-			for i, p := range whole.Objects.Pods {
-				q := streamed.Objects.Pods[i]
-				if whole.Origin(p) != streamed.Origin(q) || whole.NamespaceGiven(p) != streamed.NamespaceGiven(q) {
-					t.Errorf("%s, %s: pod %s: origin %q, namespace given %v; streamed %q, %v", name, v, p.Name, whole.Origin(p), whole.NamespaceGiven(p), streamed.Origin(q), streamed.NamespaceGiven(q))
-				}
+			if got := compareStreamed(t, name, path, v); got != want {
+				t.Errorf("%s, %s: streamed %d files, want %d", name, v, got, want)
 			}
 		}
+	}
+}
+
+// FuzzStreamMatchesWhole: whatever the file, the streaming reader and the
+// whole-file path agree (or the streaming reader declines).
+func FuzzStreamMatchesWhole(f *testing.F) {
+	f.Add([]byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]}`))
+	f.Add([]byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: a\nkind: List\n"))
+	f.Add([]byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: a\n  spec:\n    containers:\n    - name: c\n      image: i\n      resources:\n        requests:\n          cpu: 1\nkind: List\n"))
+	f.Add([]byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "n"}, "spec": {"nodeName": "x", "containers": [{"name": "c", "image": "i", "env": [{"name": "A"}]}]}}, 1]}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "f")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		compareStreamed(t, "fuzz", path, ValidateStrict)
+		compareStreamed(t, "fuzz", path, ValidateIgnore)
+	})
+}
+
+// compareStreamed reads path streamed and whole under v and fails on any
+// difference; it returns how many files the streaming reader read.
+func compareStreamed(t *testing.T, name, path string, v FieldValidation) int {
+	t.Helper()
+	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
+	load := func(streamMin int64) (*Set, string) {
+		s := NewSetWith(Options{Validation: v, Parallelism: 3})
+		s.streamMin = streamMin
+		err := s.AddPath(path)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s, %s: the error is not one line: %q", name, v, err)
+			}
+			return s, err.Error()
+		}
+		return s, ""
+	}
+	whole, wholeErr := load(math.MaxInt64)
+	streamed, streamedErr := load(1)
+	if whole.streamed != 0 {
+		t.Fatalf("%s: read whole, yet streamed", name)
+	}
+	if wholeErr != streamedErr {
+		t.Errorf("%s, %s: errors differ:\nwhole:    %s\nstreamed: %s", name, v, wholeErr, streamedErr)
+	}
+	if wholeErr != "" {
+		return streamed.streamed
+	}
+	if diff := cmp.Diff(whole.Objects, streamed.Objects, opts); diff != "" {
+		t.Errorf("%s, %s: objects differ (-whole +streamed):\n%s", name, v, diff)
+	}
+	if diff := cmp.Diff(whole.Warnings, streamed.Warnings); diff != "" {
+		t.Errorf("%s, %s: warnings differ (-whole +streamed):\n%s", name, v, diff)
+	}
+	if diff := cmp.Diff(whole.Skipped, streamed.Skipped); diff != "" {
+		t.Errorf("%s, %s: skipped differ (-whole +streamed):\n%s", name, v, diff)
+	}
+	for i, p := range whole.Objects.Pods {
+		q := streamed.Objects.Pods[i]
+		if whole.Origin(p) != streamed.Origin(q) || whole.NamespaceGiven(p) != streamed.NamespaceGiven(q) {
+			t.Errorf("%s, %s: pod %s: origin %q, namespace given %v; streamed %q, %v", name, v, p.Name, whole.Origin(p), whole.NamespaceGiven(p), streamed.Origin(q), streamed.NamespaceGiven(q))
+		}
+	}
+	return streamed.streamed
+}
+
+// TestStreamErrors: the bad inputs around the streaming reader each get
+// their one-line error naming the file, the item and the field.
+func TestStreamErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := streamCases(t)
+	tests := map[string]string{
+		"truncated JSON":                  "f#1: malformed YAML/JSON: unexpected EOF",
+		"truncated YAML":                  "f: kind: missing",
+		"wrong kind in a List":            "f items[50]: kind: nested List",
+		"a 10 MB line":                    "f items[0]: Namespace a: metadata.annotations: Too long: may not be more than 262144 bytes",
+		"a 10 MB YAML line":               "f items[0]: Namespace a: metadata.annotations: Too long: may not be more than 262144 bytes",
+		"deep nesting":                    "f items[0]: expected a Kubernetes object (a mapping with apiVersion and kind)",
+		"deep nesting, unclosed":          "f#1: malformed YAML/JSON: invalid character '[' exceeded max depth",
+		"bad apiVersion in an item, YAML": `f items[30]: Pod shop/web-003-4: apiVersion: unsupported "v2" (want "v1")`,
+		"unknown field in the List":       `f: List: unknown field "extra" (strict decoding; --validate=warn or ignore to accept)`,
+	}
+	for name, want := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, "f")
+			if err := os.WriteFile(path, cases[name].data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := NewSet()
+			s.streamMin = 1
+			err := s.AddPath(path)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := strings.TrimPrefix(err.Error(), dir+"/"); got != want {
+				t.Errorf("error\n got: %s\nwant: %s", got, want)
+			}
+		})
 	}
 }

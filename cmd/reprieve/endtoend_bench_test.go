@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,17 +73,24 @@ func BenchmarkWhatifEndToEnd(b *testing.B) {
 			b.SetBytes(size)
 			var cpu time.Duration
 			var peak int64
+			var walls, cpus []float64
 			for b.Loop() {
 				cmd := exec.Command(bin, "whatif", "--snapshot", path, "-f", pod, "-o", "json")
 				cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+				start := time.Now()
 				if err := cmd.Run(); err != nil {
 					b.Fatalf("reprieve whatif: %v", err)
 				}
+				walls = append(walls, time.Since(start).Seconds())
 				u := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-				cpu += time.Duration(u.Utime.Nano() + u.Stime.Nano())
+				c := time.Duration(u.Utime.Nano() + u.Stime.Nano())
+				cpu += c
+				cpus = append(cpus, c.Seconds())
 				peak = max(peak, u.Maxrss) // KiB on Linux
 			}
 			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(median(walls), "median-s")
+			b.ReportMetric(median(cpus), "median-cpu-s")
 			b.ReportMetric(float64(peak)/1024, "peak-MiB")
 		})
 	}
@@ -107,6 +115,18 @@ func BenchmarkWhatifInProcess(b *testing.B) {
 			b.Fatalf("reprieve whatif: exit code %d: %s", code, stderr.String())
 		}
 	}
+}
+
+// median returns the median of xs (which it sorts).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
 
 func yesNo(b bool) string {

@@ -397,6 +397,10 @@ func isDecimalInt(s []byte) bool {
 func isPlainString(s []byte) bool {
 	c := s[0]
 	switch {
+	case c == '.' && len(s) == 1:
+		// "." alone, as managed fields name a map itself: not a float
+		// (nor .inf or .nan) to go-yaml v2.
+		return true
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '/', c == '_':
 		switch strings.ToLower(string(s)) {
 		case "y", "yes", "n", "no", "on", "off", "true", "false", "null":

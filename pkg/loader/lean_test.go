@@ -32,6 +32,9 @@ func TestLeanDecidesAlike(t *testing.T) {
 		pods    []string
 	}{
 		"examples": {cluster: []string{"../../examples/cluster"}, pods: examplePods},
+		"dra":      {cluster: []string{"../../examples/dra/cluster.yaml"}, pods: []string{"../../examples/dra/gpu-job.yaml", "../../examples/dra/big-gpu-job.yaml"}},
+		"gang":     {cluster: []string{"../../examples/gang/cluster.yaml"}, pods: []string{"../../examples/gang/evict-the-gang.yaml", "../../examples/gang/spare-the-gang.yaml"}},
+		"policy":   {cluster: []string{"../../examples/policy/cluster.yaml"}, pods: []string{"../../examples/policy/pod.yaml"}},
 		"many":     {cluster: []string{many}, pods: []string{preemptor}},
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -69,16 +69,18 @@ func newStreamer(workers int, yaml, duplicates, lean bool) *streamer {
 	st := &streamer{yaml: yaml, duplicates: duplicates, lean: lean, work: make(chan *itemBatch, 2*workers)}
 	for range workers {
 		st.wg.Go(func() {
+			var scratch yamlScratch
 			for b := range st.work {
-				st.prepareBatch(b)
+				st.prepareBatch(b, &scratch)
 			}
 		})
 	}
 	return st
 }
 
-// prepareBatch converts (YAML) and prepares every item of b.
-func (st *streamer) prepareBatch(b *itemBatch) {
+// prepareBatch converts (YAML, with the worker's scratch) and prepares
+// every item of b.
+func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch) {
 	b.preps = make([]prepared, len(b.raw))
 	for i, raw := range b.raw {
 		if st.declined.Load() {
@@ -86,14 +88,19 @@ func (st *streamer) prepareBatch(b *itemBatch) {
 		}
 		if st.yaml {
 			var ok bool
-			if raw, ok = convertYAMLItem(raw, st.duplicates); !ok {
+			if raw, ok = convertYAMLItem(raw, st.duplicates, scratch); !ok {
 				st.declined.Store(true)
 				return
 			}
 		}
 		b.preps[i] = prepare(raw, st.lean)
 		if b.preps[i].decoded() {
-			raw = nil // commit needs the JSON only to word an error
+			// commit needs the JSON only to word an error; the decoded
+			// object holds none of it.
+			if st.yaml {
+				scratch.recycle(raw)
+			}
+			raw = nil
 		}
 		b.raw[i] = raw
 	}
@@ -128,8 +135,8 @@ func (st *streamer) wait() bool {
 
 // convertYAMLItem converts an item of a YAML List to JSON as
 // convertYAMLList does, or returns false.
-func convertYAMLItem(doc []byte, duplicates bool) ([]byte, bool) {
-	raw, ok := fastYAMLToJSON(doc)
+func convertYAMLItem(doc []byte, duplicates bool, scratch *yamlScratch) ([]byte, bool) {
+	raw, ok := fastYAMLToJSONWith(doc, scratch)
 	if !ok {
 		toJSON := yaml.YAMLToJSON
 		if duplicates {
@@ -178,7 +185,7 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 	}
 	if !isJSON {
 		var ok bool
-		if rest, ok = convertYAMLItem(rest, st.duplicates); !ok {
+		if rest, ok = convertYAMLItem(rest, st.duplicates, nil); !ok {
 			return false, nil
 		}
 	}

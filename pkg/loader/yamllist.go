@@ -58,6 +58,7 @@ type yamlListCutter struct {
 	inItems bool
 	cur     []byte // the item being cut, nil between items
 	found   bool
+	last    int // the size of the last item, to size the next
 }
 
 // line takes the next line of the document, with its line break.
@@ -86,7 +87,7 @@ func (c *yamlListCutter) line(line []byte) bool {
 			return false
 		}
 		c.flush()
-		c.cur = make([]byte, 0, 4<<10)
+		c.cur = make([]byte, 0, max(256, c.last+c.last/8))
 		c.cur = append(c.cur, "  "...)
 		c.cur = append(c.cur, line[2:]...)
 	case line[0] == ' ':
@@ -124,6 +125,7 @@ func (c *yamlListCutter) line(line []byte) bool {
 // flush hands the item being cut to item.
 func (c *yamlListCutter) flush() {
 	if c.cur != nil {
+		c.last = len(c.cur)
 		c.item(c.cur)
 		c.cur = nil
 	}

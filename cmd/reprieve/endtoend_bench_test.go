@@ -2,25 +2,37 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/reprieve/reprieve/internal/cli"
 )
 
 // BenchmarkWhatifEndToEnd times `reprieve whatif --snapshot FILE -f POD`
 // as a user runs it — a fresh process, built like the release binary, with
 // its defaults — on a snapshot of REPRIEVE_E2E_NODES nodes (default 5,000)
 // with 30 pods each, written as `kubectl get nodes,pods -A -o json|yaml`
-// writes it (status, owner references, labels, annotations; managed fields
-// stripped, as kubectl shows them). It reports wall time per run, the
-// process's CPU time and its peak RSS. REPRIEVE_E2E_BINARY=PATH times that
-// binary instead of a fresh build.
+// writes it (status, owner references, labels, annotations), with managed
+// fields stripped as kubectl shows them ("managed=no") and kept as
+// --show-managed-fields shows them ("managed=yes"). It reports wall time per
+// run, the process's CPU time and its peak RSS. REPRIEVE_E2E_BINARY=PATH
+// times that binary instead of a fresh build; REPRIEVE_E2E_DIR=DIR writes
+// the snapshots there, and reuses those already there, instead of in a
+// temporary directory (to run the binary on them by hand, under a profiler).
 //
 //	go test -run NONE -bench WhatifEndToEnd -benchtime 3x ./cmd/reprieve/
 func BenchmarkWhatifEndToEnd(b *testing.B) {
@@ -33,6 +45,10 @@ func BenchmarkWhatifEndToEnd(b *testing.B) {
 		nodes = n
 	}
 	dir := b.TempDir()
+	files := dir
+	if d := os.Getenv("REPRIEVE_E2E_DIR"); d != "" {
+		files = d
+	}
 	// REPRIEVE_E2E_BINARY runs another build (an older commit's, to
 	// compare) on the same files.
 	bin := os.Getenv("REPRIEVE_E2E_BINARY")
@@ -43,36 +59,100 @@ func BenchmarkWhatifEndToEnd(b *testing.B) {
 		}
 	}
 	pod := filepath.Join(dir, "pod.yaml")
-	if err := os.WriteFile(pod, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default}\nspec:\n  priority: 100\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: 3900m, memory: 1Gi}}\n"), 0o644); err != nil {
+	if err := os.WriteFile(pod, []byte(benchPod), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	for _, format := range []string{"json", "yaml"} {
-		path := filepath.Join(dir, "snapshot."+format)
-		size := writeKubectlSnapshot(b, path, format, nodes, 30)
-		b.Run(fmt.Sprintf("%s/nodes=%d", format, nodes), func(b *testing.B) {
+	for _, c := range []struct {
+		format  string
+		managed bool
+	}{{"json", false}, {"yaml", false}, {"json", true}, {"yaml", true}} {
+		format, managed := c.format, c.managed
+		path := filepath.Join(files, fmt.Sprintf("snapshot-%d-managed=%s.%s", nodes, yesNo(managed), format))
+		size := writeKubectlSnapshot(b, path, format, nodes, 30, managed)
+		b.Run(fmt.Sprintf("%s/managed=%s/nodes=%d", format, yesNo(managed), nodes), func(b *testing.B) {
 			b.SetBytes(size)
 			var cpu time.Duration
 			var peak int64
+			var walls, cpus []float64
 			for b.Loop() {
 				cmd := exec.Command(bin, "whatif", "--snapshot", path, "-f", pod, "-o", "json")
 				cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+				start := time.Now()
 				if err := cmd.Run(); err != nil {
 					b.Fatalf("reprieve whatif: %v", err)
 				}
+				walls = append(walls, time.Since(start).Seconds())
 				u := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-				cpu += time.Duration(u.Utime.Nano() + u.Stime.Nano())
+				c := time.Duration(u.Utime.Nano() + u.Stime.Nano())
+				cpu += c
+				cpus = append(cpus, c.Seconds())
 				peak = max(peak, u.Maxrss) // KiB on Linux
 			}
 			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(median(walls), "median-s")
+			b.ReportMetric(median(cpus), "median-cpu-s")
 			b.ReportMetric(float64(peak)/1024, "peak-MiB")
 		})
 	}
 }
 
+// BenchmarkWhatifInProcess runs `reprieve whatif` as
+// BenchmarkWhatifEndToEnd does, but in the test process, for -cpuprofile
+// and -memprofile: on the file REPRIEVE_E2E_SNAPSHOT (one the end-to-end
+// benchmark left in REPRIEVE_E2E_DIR). It is skipped without one.
+func BenchmarkWhatifInProcess(b *testing.B) {
+	path := os.Getenv("REPRIEVE_E2E_SNAPSHOT")
+	if path == "" {
+		b.Skip("REPRIEVE_E2E_SNAPSHOT not set")
+	}
+	pod := filepath.Join(b.TempDir(), "pod.yaml")
+	if err := os.WriteFile(pod, []byte(benchPod), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		var stderr bytes.Buffer
+		if code := cli.Execute(context.Background(), []string{"whatif", "--snapshot", path, "-f", pod, "-o", "json"}, cli.Streams{In: strings.NewReader(""), Out: io.Discard, Err: &stderr}); code != 0 {
+			b.Fatalf("reprieve whatif: exit code %d: %s", code, stderr.String())
+		}
+	}
+}
+
+// median returns the median of xs (which it sorts).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// benchPod is the pod the benchmarks evaluate: it fits no node as they are.
+const benchPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default}\nspec:\n  priority: 100\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: 3900m, memory: 1Gi}}\n"
+
 // writeKubectlSnapshot writes nodes × pods objects as one List in format,
-// shaped as kubectl writes them, and returns the file's size.
-func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int) int64 {
+// shaped as kubectl writes them (with their managed fields if managed),
+// and returns the file's size. A file already at path (REPRIEVE_E2E_DIR)
+// is kept.
+func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, managed bool) int64 {
 	b.Helper()
+	if st, err := os.Stat(path); err == nil && os.Getenv("REPRIEVE_E2E_DIR") != "" {
+		return st.Size()
+	}
+	nodeTemplate, podTemplate := nodeTemplates[format], podTemplates[format]
+	if managed {
+		nodeTemplate = withManagedFields(nodeTemplate, format, nodeManagedFields)
+		podTemplate = withManagedFields(podTemplate, format, podManagedFields)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
@@ -93,10 +173,10 @@ func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int) in
 	for n := range nodes {
 		node := fmt.Sprintf("node-%05d", n)
 		sep()
-		fmt.Fprintf(w, nodeTemplates[format], node, n, 1000+n, n%3)
+		fmt.Fprintf(w, nodeTemplate, node, n, 1000+n, n%3)
 		for p := range pods {
 			sep()
-			fmt.Fprintf(w, podTemplates[format], p, fmt.Sprintf("app-%05d-%02d", n, p), n, p, 5000+n*pods+p, p, node)
+			fmt.Fprintf(w, podTemplate, p, fmt.Sprintf("app-%05d-%02d", n, p), n, p, 5000+n*pods+p, p, node)
 		}
 	}
 	if format == "json" {
@@ -368,3 +448,165 @@ var podTemplates = map[string]string{
             }
         }`,
 }
+
+// withManagedFields inserts managed fields (YAML, indented for an item's
+// metadata) into an object template before its metadata's name, where
+// kubectl sorts them.
+func withManagedFields(template, format, managed string) string {
+	if format == "yaml" {
+		at := strings.Index(template, "\n    name: ")
+		return template[:at+1] + "    managedFields:\n" + managed + template[at+1:]
+	}
+	j, err := yaml.YAMLToJSON([]byte(strings.ReplaceAll(managed, "\n    ", "\n")[4:]))
+	if err != nil {
+		panic(err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, j, "                ", "    "); err != nil {
+		panic(err)
+	}
+	at := strings.Index(template, "\n                \"name\": ")
+	return template[:at+1] + "                \"managedFields\": " + out.String() + ",\n" + template[at+1:]
+}
+
+// The managed fields of a node as kubelet and kube-controller-manager
+// leave them, and of a ReplicaSet's pod, for an item's metadata.
+var (
+	nodeManagedFields = `    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:metadata:
+          f:annotations:
+            .: {}
+            f:volumes.kubernetes.io/controller-managed-attach-detach: {}
+          f:labels:
+            .: {}
+            f:kubernetes.io/hostname: {}
+            f:kubernetes.io/os: {}
+            f:node.kubernetes.io/instance-type: {}
+            f:topology.kubernetes.io/zone: {}
+      manager: kubelet
+      operation: Update
+      time: "2026-01-01T00:00:00Z"
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:metadata:
+          f:annotations:
+            f:node.alpha.kubernetes.io/ttl: {}
+        f:spec:
+          f:podCIDR: {}
+          f:podCIDRs:
+            .: {}
+            v:"10.244.0.0/24": {}
+      manager: kube-controller-manager
+      operation: Update
+      time: "2026-01-01T00:00:00Z"
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:status:
+          f:allocatable:
+            f:ephemeral-storage: {}
+          f:conditions:
+            k:{"type":"Ready"}:
+              f:lastHeartbeatTime: {}
+              f:lastTransitionTime: {}
+              f:message: {}
+              f:reason: {}
+              f:status: {}
+          f:nodeInfo:
+            f:bootID: {}
+            f:containerRuntimeVersion: {}
+            f:kernelVersion: {}
+            f:kubeletVersion: {}
+            f:machineID: {}
+            f:osImage: {}
+            f:systemUUID: {}
+      manager: kubelet
+      operation: Update
+      subresource: status
+      time: "2026-01-01T00:00:00Z"
+`
+	podManagedFields = `    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:metadata:
+          f:annotations:
+            .: {}
+            f:kubectl.kubernetes.io/restartedAt: {}
+          f:generateName: {}
+          f:labels:
+            .: {}
+            f:app: {}
+            f:pod-template-hash: {}
+          f:ownerReferences:
+            .: {}
+            k:{"uid":"1a2b3c4d-0000-4000-8000-000000000000"}: {}
+        f:spec:
+          f:containers:
+            k:{"name":"app"}:
+              .: {}
+              f:env:
+                .: {}
+                k:{"name":"LOG_LEVEL"}:
+                  .: {}
+                  f:name: {}
+                  f:value: {}
+              f:image: {}
+              f:imagePullPolicy: {}
+              f:name: {}
+              f:ports:
+                .: {}
+                k:{"containerPort":8080,"protocol":"TCP"}:
+                  .: {}
+                  f:containerPort: {}
+                  f:name: {}
+                  f:protocol: {}
+              f:resources:
+                .: {}
+                f:limits:
+                  .: {}
+                  f:memory: {}
+                f:requests:
+                  .: {}
+                  f:cpu: {}
+                  f:memory: {}
+              f:terminationMessagePath: {}
+              f:terminationMessagePolicy: {}
+          f:dnsPolicy: {}
+          f:enableServiceLinks: {}
+          f:restartPolicy: {}
+          f:schedulerName: {}
+          f:securityContext: {}
+          f:terminationGracePeriodSeconds: {}
+      manager: kube-controller-manager
+      operation: Update
+      time: "2026-01-01T00:00:00Z"
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:status:
+          f:conditions:
+            k:{"type":"Ready"}:
+              .: {}
+              f:lastProbeTime: {}
+              f:lastTransitionTime: {}
+              f:status: {}
+              f:type: {}
+          f:containerStatuses: {}
+          f:hostIP: {}
+          f:phase: {}
+          f:podIP: {}
+          f:podIPs:
+            .: {}
+            k:{"ip":"10.244.0.7"}:
+              .: {}
+              f:ip: {}
+          f:startTime: {}
+      manager: kubelet
+      operation: Update
+      subresource: status
+      time: "2026-01-01T00:00:00Z"
+`
+)

@@ -15,12 +15,24 @@ import (
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	sjson "sigs.k8s.io/json"
 )
 
 type header struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
+}
+
+// objectHeader is the part of a header the loader keeps per object: a
+// header holds a whole ObjectMeta, and a large List has many objects
+// prepared at once.
+type objectHeader struct {
+	APIVersion, Kind, Name, Namespace string
+}
+
+func (h *header) short() objectHeader {
+	return objectHeader{APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Name, Namespace: h.Namespace}
 }
 
 // kinds are the objects the engine uses, by kind, with the apiVersion it
@@ -48,7 +60,7 @@ var kinds = map[string]string{
 const SimulationAPIVersion = "reprieve.dev/v1alpha1"
 
 func (s *Set) addDocument(src string, raw []byte, depth int) error {
-	return s.commit(src, raw, prepare(raw), depth)
+	return s.commit(src, raw, prepare(raw, s.opts.Lean), depth)
 }
 
 // prepared is what can be done for one document without the set: its
@@ -56,7 +68,7 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 // prepared in parallel and committed in order, so that the first error in
 // the input is the one reported, as if they had been read one by one.
 type prepared struct {
-	h header
+	h objectHeader
 	// err is a document that is not an object with a kind and an
 	// apiVersion (then nothing else is set).
 	err *InputError
@@ -82,8 +94,12 @@ func (p *prepared) decoded() bool {
 }
 
 // prepare reads raw's header and, for an object the loader reads, decodes,
-// defaults and validates it. It touches nothing shared.
-func prepare(raw []byte) prepared {
+// defaults and validates it (and with lean drops what Options.Lean says).
+// It touches nothing shared.
+func prepare(raw []byte, lean bool) prepared {
+	if p, ok := prepareSniffed(raw, lean); ok {
+		return p
+	}
 	var p prepared
 	h, ok := scanHeader(raw)
 	if !ok {
@@ -98,28 +114,14 @@ func prepare(raw []byte) prepared {
 			return p
 		}
 	}
-	p.h = h
+	p.h = h.short()
 	if h.Kind == "" || h.APIVersion == "" || isListKind(h.Kind) {
 		return p
 	}
-	want, known := kinds[h.Kind]
-	sk, isStorage := storageKinds[h.Kind]
-	if isStorage {
-		want, known = sk.apiVersion, true
-	}
-	if !known {
+	if !p.setKind(h.Kind, h.Namespace) {
 		return p
 	}
-	p.known, p.apiVersion = true, want
-	p.namespaced = h.Kind != "Node" && h.Kind != "Namespace" && h.Kind != "PriorityClass" && (!isStorage || sk.namespaced)
-	if n, dra := draKinds[h.Kind]; dra {
-		p.namespaced = n
-	}
-	p.ns = h.Namespace
-	if p.namespaced && p.ns == "" {
-		p.ns = metav1.NamespaceDefault
-	}
-	if h.APIVersion != want || h.Kind == "Simulation" || h.Name == "" {
+	if h.APIVersion != p.apiVersion || h.Kind == "Simulation" || h.Name == "" {
 		return p
 	}
 	if p.quantityField, p.quantityDetail = checkQuantities(raw); p.quantityField != "" {
@@ -129,6 +131,96 @@ func prepare(raw []byte) prepared {
 	if p.decodeErr != nil {
 		return p
 	}
+	p.finish(lean)
+	return p
+}
+
+// prepareSniffed is prepare's fast path for the common case: an object of
+// a kind the loader reads, with a plain first "kind" key (kubectl writes
+// apiVersion and kind first), a name, the apiVersion the loader accepts,
+// no suspicious number, that decodes. Its object is decoded on the kind
+// that key names without walking its header first; the decoded kind,
+// apiVersion and name are then checked to be what prepare would have
+// read. Anything else returns false, and prepare takes the general path,
+// which gives the same result or words the error.
+func prepareSniffed(raw []byte, lean bool) (prepared, bool) {
+	var p prepared
+	kind := sniffKind(raw)
+	if kind == "" || kind == "Simulation" || isListKind(kind) || !p.setKind(kind, "") || suspiciousNumbers(raw) {
+		return prepared{}, false
+	}
+	obj, unknown, err := decodeTyped(kind, raw)
+	if err != nil {
+		return prepared{}, false
+	}
+	tk, ok := obj.(interface{ GetObjectKind() schema.ObjectKind })
+	m, isMeta := obj.(metav1.Object)
+	if !ok || !isMeta {
+		return prepared{}, false
+	}
+	tm, ok := tk.GetObjectKind().(*metav1.TypeMeta)
+	if !ok || tm.Kind != kind || tm.APIVersion != p.apiVersion || m.GetName() == "" {
+		return prepared{}, false
+	}
+	p.h = objectHeader{APIVersion: tm.APIVersion, Kind: kind, Name: m.GetName(), Namespace: m.GetNamespace()}
+	p.setKind(kind, p.h.Namespace)
+	p.obj, p.unknown = obj, unknown
+	p.finish(lean)
+	return p, true
+}
+
+// sniffKind returns the value of the first "kind" key in raw when it is a
+// plain string, else "".
+func sniffKind(raw []byte) string {
+	i := bytes.Index(raw, []byte(`"kind"`))
+	if i < 0 {
+		return ""
+	}
+	i = skipSpace(raw, i+len(`"kind"`))
+	if i >= len(raw) || raw[i] != ':' {
+		return ""
+	}
+	i = skipSpace(raw, i+1)
+	if i >= len(raw) || raw[i] != '"' {
+		return ""
+	}
+	end := bytes.IndexByte(raw[i+1:], '"')
+	if end < 0 {
+		return ""
+	}
+	kind, ok := plainString(raw[i : i+end+2])
+	if !ok {
+		return ""
+	}
+	return kind
+}
+
+// setKind records what the loader knows of kind: whether it reads it, the
+// apiVersion it accepts, whether it is namespaced and so the namespace of
+// an object that names ns. It reports whether the loader reads the kind.
+func (p *prepared) setKind(kind, ns string) bool {
+	want, known := kinds[kind]
+	sk, isStorage := storageKinds[kind]
+	if isStorage {
+		want, known = sk.apiVersion, true
+	}
+	if !known {
+		return false
+	}
+	p.known, p.apiVersion = true, want
+	p.namespaced = kind != "Node" && kind != "Namespace" && kind != "PriorityClass" && (!isStorage || sk.namespaced)
+	if n, dra := draKinds[kind]; dra {
+		p.namespaced = n
+	}
+	p.ns = ns
+	if p.namespaced && p.ns == "" {
+		p.ns = metav1.NamespaceDefault
+	}
+	return true
+}
+
+// finish defaults, validates and trims a decoded object.
+func (p *prepared) finish(lean bool) {
 	if p.namespaced {
 		setNamespace(p.obj, p.ns)
 	}
@@ -138,7 +230,9 @@ func prepare(raw []byte) prepared {
 	if m, ok := p.obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
 	}
-	return p
+	if pod, ok := p.obj.(*v1.Pod); ok && lean && p.admitErr == nil {
+		leanPod(pod)
+	}
 }
 
 // commit adds a prepared document to the set, with the checks that need
@@ -248,7 +342,7 @@ func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
 // whose items may omit their kind and apiVersion. The items are found by
 // the scanner (slices of raw, not copies); only the List without them goes
 // through the decoder.
-func (s *Set) addList(src string, raw []byte, h header, depth int) error {
+func (s *Set) addList(src string, raw []byte, h objectHeader, depth int) error {
 	var items [][]byte
 	rest := raw
 	walked := objectMembers(raw, func(key, value []byte, at int) {
@@ -270,27 +364,14 @@ func (s *Set) addList(src string, raw []byte, h header, depth int) error {
 // are checked strictly, and items its items already cut out, or nil to
 // take them from rest. Items are prepared in parallel and committed in
 // order.
-func (s *Set) addItems(src string, rest []byte, h header, items [][]byte, depth int) error {
-	if depth > 0 {
-		return &InputError{Source: src, Field: "kind", Detail: "nested List"}
-	}
-	var list struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        metav1.ListMeta   `json:"metadata"`
-		Items           []json.RawMessage `json:"items"`
-	}
-	unknown, err := sjson.UnmarshalStrict(rest, &list)
+func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, depth int) error {
+	listItems, err := s.checkList(src, rest, h, depth)
 	if err != nil {
-		return &InputError{Source: src, Object: h.Kind, Field: "items", Detail: oneLine(err.Error())}
-	}
-	for _, u := range unknown {
-		if err := s.strict(src, h.Kind, oneLine(u.Error())); err != nil {
-			return err
-		}
+		return err
 	}
 	if items == nil {
-		items = make([][]byte, len(list.Items))
-		for i, item := range list.Items {
+		items = make([][]byte, len(listItems))
+		for i, item := range listItems {
 			items[i] = item
 		}
 	}
@@ -301,17 +382,46 @@ func (s *Set) addItems(src string, rest []byte, h header, items [][]byte, depth 
 	}
 	preps := make([]prepared, len(items))
 	s.parallel(len(items), func(i int) {
-		preps[i] = prepare(items[i])
+		preps[i] = prepare(items[i], s.opts.Lean)
 		if preps[i].decoded() {
 			items[i] = nil // commit needs the JSON only to word an error
 		}
 	})
 	for i, item := range items {
-		if err := s.commit(fmt.Sprintf("%s items[%d]", src, i), item, preps[i], depth+1); err != nil {
+		if err := s.commitItem(src, i, item, preps[i], depth); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkList checks a List without its items (rest) strictly, and returns
+// the items rest still holds.
+func (s *Set) checkList(src string, rest []byte, h objectHeader, depth int) ([]json.RawMessage, error) {
+	if depth > 0 {
+		return nil, &InputError{Source: src, Field: "kind", Detail: "nested List"}
+	}
+	var list struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ListMeta   `json:"metadata"`
+		Items           []json.RawMessage `json:"items"`
+	}
+	unknown, err := sjson.UnmarshalStrict(rest, &list)
+	if err != nil {
+		return nil, &InputError{Source: src, Object: h.Kind, Field: "items", Detail: oneLine(err.Error())}
+	}
+	for _, u := range unknown {
+		if err := s.strict(src, h.Kind, oneLine(u.Error())); err != nil {
+			return nil, err
+		}
+	}
+	return list.Items, nil
+}
+
+// commitItem commits item i of the List src (of depth), prepared as p
+// (item is its JSON, or nil once p holds it decoded).
+func (s *Set) commitItem(src string, i int, item []byte, p prepared, depth int) error {
+	return s.commit(fmt.Sprintf("%s items[%d]", src, i), item, p, depth+1)
 }
 
 // isListKind reports whether kind names a list (List, PodList, ...).

@@ -20,11 +20,41 @@ import (
 // then converts the document the generic way, which gives the same
 // answer or words the error. FuzzFastYAML holds it to that.
 func fastYAMLToJSON(doc []byte) ([]byte, bool) {
+	return fastYAMLToJSONWith(doc, nil)
+}
+
+// yamlScratch is memory fastYAMLToJSONWith reuses from one document to
+// the next: a converting goroutine holds one.
+type yamlScratch struct {
+	lines []yamlLine
+	// out is a JSON buffer handed back with recycle once the document
+	// converted into it is no longer needed.
+	out []byte
+}
+
+// recycle hands back the JSON fastYAMLToJSONWith returned, for the next
+// document (nothing may hold it any longer).
+func (s *yamlScratch) recycle(out []byte) {
+	if s != nil && cap(out) > cap(s.out) {
+		s.out = out[:0]
+	}
+}
+
+// fastYAMLToJSONWith is fastYAMLToJSON cutting the lines into scratch's
+// (nil allocates them).
+func fastYAMLToJSONWith(doc []byte, scratch *yamlScratch) ([]byte, bool) {
 	if len(doc) > 0 && doc[len(doc)-1] != '\n' {
 		// A literal block scalar's final line break is the input's.
 		return nil, false
 	}
-	p := yamlParser{lines: splitYAMLLines(doc)}
+	var buf []yamlLine
+	if scratch != nil {
+		buf = scratch.lines[:0]
+	}
+	p := yamlParser{lines: splitYAMLLines(doc, buf)}
+	if scratch != nil && p.lines != nil {
+		scratch.lines = p.lines
+	}
 	if p.lines == nil {
 		return nil, false
 	}
@@ -32,7 +62,11 @@ func fastYAMLToJSON(doc []byte) ([]byte, bool) {
 	if p.i == len(p.lines) {
 		return []byte("null"), true
 	}
-	p.out = make([]byte, 0, len(doc)+len(doc)/4)
+	if size := len(doc) + len(doc)/4; scratch != nil && cap(scratch.out) >= size {
+		p.out, scratch.out = scratch.out[:0], nil
+	} else {
+		p.out = make([]byte, 0, size)
+	}
 	if !p.node(p.lines[p.i].indent) {
 		return nil, false
 	}
@@ -53,11 +87,13 @@ type yamlLine struct {
 // splitYAMLLines cuts doc into lines, or returns nil for what the parser
 // does not read (tabs in indentation, line breaks other than \n and \r\n,
 // invalid UTF-8, directives and document markers).
-func splitYAMLLines(doc []byte) []yamlLine {
+func splitYAMLLines(doc []byte, lines []yamlLine) []yamlLine {
 	if !utf8.Valid(doc) || !printable(doc) {
 		return nil
 	}
-	lines := make([]yamlLine, 0, bytes.Count(doc, []byte("\n"))+1)
+	if lines == nil {
+		lines = make([]yamlLine, 0, bytes.Count(doc, []byte("\n"))+1)
+	}
 	for len(doc) > 0 {
 		raw := doc
 		if i := bytes.IndexByte(doc, '\n'); i >= 0 {
@@ -397,6 +433,10 @@ func isDecimalInt(s []byte) bool {
 func isPlainString(s []byte) bool {
 	c := s[0]
 	switch {
+	case c == '.' && len(s) == 1:
+		// "." alone, as managed fields name a map itself: not a float
+		// (nor .inf or .nan) to go-yaml v2.
+		return true
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '/', c == '_':
 		switch strings.ToLower(string(s)) {
 		case "y", "yes", "n", "no", "on", "off", "true", "false", "null":
@@ -425,6 +465,11 @@ func notNumeric(s []byte) bool {
 		return false
 	}
 	plain := strings.ReplaceAll(string(s), "_", "")
+	if !integerChars(plain) {
+		// Neither ParseInt nor ParseUint would read it (and their errors
+		// allocate).
+		return !yamlFloat(plain) && !strings.HasPrefix(plain, "0b")
+	}
 	if _, err := strconv.ParseInt(plain, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		return false
 	}
@@ -432,6 +477,20 @@ func notNumeric(s []byte) bool {
 		return false
 	}
 	return !yamlFloat(plain) && !strings.HasPrefix(plain, "0b")
+}
+
+// integerChars reports whether s has only characters an integer of any
+// base strconv reads can hold (digits, hex digits, base prefixes, signs).
+func integerChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F',
+			c == 'x', c == 'X', c == 'o', c == 'O', c == '+', c == '-', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func isDigits(s []byte) bool {

@@ -63,6 +63,12 @@ type Options struct {
 	// Parallelism bounds the goroutines that decode documents (0 is
 	// GOMAXPROCS; 1 decodes on the caller's goroutine).
 	Parallelism int
+	// Lean drops, once a pod is admitted, the fields of pods that no
+	// scheduling or preemption decision reads (see leanPod): a snapshot of
+	// a large cluster then holds much less. For commands that only
+	// evaluate (whatif); whoever writes objects back or runs them
+	// (simulate, snapshot) leaves it off.
+	Lean bool
 }
 
 // Set is what a load produced: the objects and where each came from.
@@ -86,6 +92,10 @@ type Set struct {
 
 	opts      Options
 	stdinRead bool
+	// streamMin overrides streamMinSize (tests stream small files);
+	// streamed counts the files read by streaming.
+	streamMin int64
+	streamed  int
 	skipped   []skippedObject // what each Skipped line names
 	origin    map[any]string
 	seen      map[string]string
@@ -223,7 +233,29 @@ func (s *Set) AddPath(path string) error {
 }
 
 func (s *Set) addFile(path string) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return fileError(path, err)
+	}
+	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		return fileError(path, err)
+	}
+	minSize := int64(streamMinSize)
+	if s.streamMin > 0 {
+		minSize = s.streamMin
+	}
+	if info.Mode().IsRegular() && info.Size() >= minSize {
+		if done, err := s.streamFile(path, f); done {
+			s.streamed++
+			return err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fileError(path, err)
+		}
+	}
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return fileError(path, err)
 	}

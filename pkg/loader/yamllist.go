@@ -26,25 +26,8 @@ type yamlList struct {
 
 // splitYAMLList cuts doc into a yamlList, or returns false.
 func splitYAMLList(doc []byte) (yamlList, bool) {
-	// Line breaks other than \n and \r\n (NEL, LS, PS; a lone \r is
-	// checked per line below) are breaks to YAML too, but not to the line
-	// cutter; printable refuses them, as the fast converter does.
-	if !printable(doc) {
-		return yamlList{}, false
-	}
-	var (
-		l       yamlList
-		rest    bytes.Buffer
-		inItems bool
-		item    *bytes.Buffer
-		found   bool
-	)
-	flush := func() {
-		if item != nil {
-			l.items = append(l.items, item.Bytes())
-			item = nil
-		}
-	}
+	var l yamlList
+	c := yamlListCutter{item: func(item []byte) { l.items = append(l.items, item) }}
 	for len(doc) > 0 {
 		line := doc
 		if i := bytes.IndexByte(doc, '\n'); i >= 0 {
@@ -52,70 +35,114 @@ func splitYAMLList(doc []byte) (yamlList, bool) {
 		} else {
 			doc = nil
 		}
-		content := bytes.TrimRight(line, " \r\n")
-		if bytes.IndexByte(content, '\r') >= 0 {
+		if !c.line(line) {
 			return yamlList{}, false
-		}
-		switch {
-		case len(content) == 0:
-			if item != nil {
-				item.Write(line)
-			}
-		case line[0] == '#' || line[0] == '\t' || line[0] == '%':
-			return yamlList{}, false
-		case inItems && bytes.HasPrefix(line, []byte("- ")):
-			// Only an item that is a block mapping ("- key: value")
-			// reads the same on its own as inside the sequence.
-			if !startsWithKey(line[2:]) {
-				return yamlList{}, false
-			}
-			flush()
-			item = &bytes.Buffer{}
-			item.WriteString("  ")
-			item.Write(line[min(2, len(line)):])
-		case line[0] == ' ':
-			if item == nil {
-				if inItems || rest.Len() == 0 {
-					return yamlList{}, false // an indented sequence or root
-				}
-				rest.Write(line)
-				continue
-			}
-			if !bytes.HasPrefix(line, []byte("  ")) {
-				return yamlList{}, false
-			}
-			item.Write(line)
-		case line[0] == '-':
-			return yamlList{}, false
-		default:
-			// A key in the first column ends the items.
-			if !startsWithKey(line) {
-				return yamlList{}, false
-			}
-			flush()
-			inItems = false
-			if string(content) == "items:" {
-				if found {
-					return yamlList{}, false
-				}
-				inItems, found = true, true
-			}
-			rest.Write(line)
 		}
 	}
-	flush()
-	if !found || len(l.items) == 0 {
+	rest, ok := c.end()
+	if !ok || len(l.items) == 0 {
 		return yamlList{}, false
 	}
-	l.rest = rest.Bytes()
+	l.rest = rest
 	return l, true
+}
+
+// yamlListCutter cuts a YAML List into its items line by line, for
+// splitYAMLList and for the streaming reader (stream.go): each line is
+// given to line, which returns false when the document is not one it cuts;
+// each item is given to item as soon as it is complete; end returns the
+// List without its items, or false.
+type yamlListCutter struct {
+	item    func(item []byte)
+	rest    []byte
+	inItems bool
+	cur     []byte // the item being cut, nil between items
+	found   bool
+	last    int // the size of the last item, to size the next
+}
+
+// line takes the next line of the document, with its line break.
+func (c *yamlListCutter) line(line []byte) bool {
+	// Line breaks other than \n and \r\n (NEL, LS, PS; a lone \r is
+	// checked below) are breaks to YAML too, but not to the line cutter;
+	// printable refuses them, as the fast converter does.
+	if !printable(line) {
+		return false
+	}
+	content := bytes.TrimRight(line, " \r\n")
+	if bytes.IndexByte(content, '\r') >= 0 {
+		return false
+	}
+	switch {
+	case len(content) == 0:
+		if c.cur != nil {
+			c.cur = append(c.cur, line...)
+		}
+	case line[0] == '#' || line[0] == '\t' || line[0] == '%':
+		return false
+	case c.inItems && bytes.HasPrefix(line, []byte("- ")):
+		// Only an item that is a block mapping ("- key: value") reads the
+		// same on its own as inside the sequence.
+		if !startsWithKey(line[2:]) {
+			return false
+		}
+		c.flush()
+		c.cur = make([]byte, 0, max(256, c.last+c.last/8))
+		c.cur = append(c.cur, "  "...)
+		c.cur = append(c.cur, line[2:]...)
+	case line[0] == ' ':
+		if c.cur == nil {
+			if c.inItems || len(c.rest) == 0 {
+				return false // an indented sequence or root
+			}
+			c.rest = append(c.rest, line...)
+			return true
+		}
+		if !bytes.HasPrefix(line, []byte("  ")) {
+			return false
+		}
+		c.cur = append(c.cur, line...)
+	case line[0] == '-':
+		return false
+	default:
+		// A key in the first column ends the items.
+		if !startsWithKey(line) {
+			return false
+		}
+		c.flush()
+		c.inItems = false
+		if string(content) == "items:" {
+			if c.found {
+				return false
+			}
+			c.inItems, c.found = true, true
+		}
+		c.rest = append(c.rest, line...)
+	}
+	return true
+}
+
+// flush hands the item being cut to item.
+func (c *yamlListCutter) flush() {
+	if c.cur != nil {
+		c.last = len(c.cur)
+		c.item(c.cur)
+		c.cur = nil
+	}
+}
+
+// end completes the last item and returns the List without its items,
+// or false when the document had no items key.
+func (c *yamlListCutter) end() ([]byte, bool) {
+	c.flush()
+	return c.rest, c.found
 }
 
 // convertedList is a YAML List converted to JSON: the List with
 // "items": null, and each item.
 type convertedList struct {
 	rest   []byte
-	header header
+	header objectHeader
 	items  [][]byte
 }
 
@@ -143,9 +170,11 @@ func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool)
 	}
 	// Only a List is read by parts (anything else with an items key is
 	// converted whole, and refused or skipped as it would be then).
-	if c.header, ok = scanHeader(c.rest); !ok || !isListKind(c.header.Kind) || c.header.APIVersion == "" {
+	h, ok := scanHeader(c.rest)
+	if !ok || !isListKind(h.Kind) || h.APIVersion == "" {
 		return convertedList{}, false
 	}
+	c.header = h.short()
 	failed := make([]bool, len(l.items))
 	s.parallel(len(l.items), func(i int) {
 		var ok bool

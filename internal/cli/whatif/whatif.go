@@ -230,7 +230,9 @@ func (o *Options) Validate() error {
 
 // Run loads the snapshot, decides and prints.
 func (o *Options) Run(ctx context.Context) error {
-	set, err := o.loadSet(ctx)
+	// whatif only evaluates: the snapshot's pods need only what decisions
+	// read.
+	set, err := o.loadSet(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -302,10 +304,13 @@ func (o *Options) profile(pod *v1.Pod) *config.Profile {
 	return p
 }
 
-// loadSet reads the snapshot files, or lists the live cluster when none are given.
-func (o *Options) loadSet(ctx context.Context) (*loader.Set, error) {
+// loadSet reads the snapshot files, or lists the live cluster when none
+// are given; lean reads the files with loader.Options.Lean.
+func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 	if len(o.Snapshots) > 0 {
-		set, err := loader.LoadWith(o.load, o.Snapshots...)
+		opts := o.load
+		opts.Lean = lean
+		set, err := loader.LoadWith(opts, o.Snapshots...)
 		return set, clierr.NameFlag("--snapshot", err)
 	}
 	client, err := o.Kube.ReadClient("reprieve-whatif")

@@ -1,0 +1,57 @@
+package loader
+
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
+// leanPod drops from an admitted pod what neither the scheduler's filters
+// and scores nor preemption read, for Options.Lean: of each container its
+// command, environment, mounts, probes, lifecycle, security context and
+// limits (admission has already defaulted requests from them) — not of
+// ephemeral containers, which the scheduler ignores — the pod's
+// annotations, of its status the conditions other than DisruptionTarget
+// and the addresses, and of each container status its state and image.
+// What stays: names, labels, owners, every scheduling field of the spec
+// (node name, selectors, affinity, tolerations, spread constraints,
+// volumes, claims, priority, scheduling group and gates, overhead and
+// pod-level resources), container names, images (ImageLocality), ports
+// (host ports) and requests, and the status fields that preemption reads
+// (phase, start time, nominated node, resize status).
+func leanPod(p *v1.Pod) {
+	p.Annotations = nil
+	for _, cs := range [][]v1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range cs {
+			leanContainer(&cs[i])
+		}
+	}
+	conds := p.Status.Conditions[:0]
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			conds = append(conds, c)
+		}
+	}
+	if len(conds) == 0 {
+		conds = nil
+	}
+	p.Status.Conditions = conds
+	p.Status.HostIPs, p.Status.PodIPs, p.Status.HostIP, p.Status.PodIP, p.Status.Message = nil, nil, "", "", ""
+	for _, css := range [][]v1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses} {
+		for i := range css {
+			cs := &css[i]
+			cs.State, cs.LastTerminationState = v1.ContainerState{}, v1.ContainerState{}
+			cs.Image, cs.ImageID, cs.ContainerID = "", "", ""
+			cs.VolumeMounts, cs.User, cs.AllocatedResourcesStatus = nil, nil, nil
+		}
+	}
+}
+
+// leanContainer drops what leanPod says of a container.
+func leanContainer(c *v1.Container) {
+	c.Command, c.Args, c.WorkingDir = nil, nil, ""
+	c.Env, c.EnvFrom = nil, nil
+	c.VolumeMounts, c.VolumeDevices = nil, nil
+	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
+	c.TerminationMessagePath, c.TerminationMessagePolicy, c.ImagePullPolicy = "", "", ""
+	c.SecurityContext = nil
+	c.Resources.Limits = nil
+}

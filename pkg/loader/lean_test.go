@@ -1,0 +1,101 @@
+package loader
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/reprieve/reprieve/pkg/preemption"
+	"github.com/reprieve/reprieve/pkg/whatif"
+)
+
+// TestLeanDecidesAlike evaluates every example pod, and pods that preempt
+// in a cluster of many objects, on a snapshot loaded as usual and one
+// loaded lean: the decisions must be the same, and the lean snapshot must
+// have lost what leanPod drops.
+func TestLeanDecidesAlike(t *testing.T) {
+	examplePods, err := filepath.Glob("../../examples/pods/*.yaml")
+	if err != nil || len(examplePods) == 0 {
+		t.Fatalf("no example pods: %v", err)
+	}
+	dir := t.TempDir()
+	many := filepath.Join(dir, "many.json")
+	writeFile(t, many, mustJSON(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": manyObjects(30)}, true))
+	preemptor := filepath.Join(dir, "preemptor.yaml")
+	writeFile(t, preemptor, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: shop}\nspec:\n  priority: 5000\n  containers:\n  - name: c\n    image: img:1\n    resources: {requests: {cpu: 3900m}}\n"))
+	tests := map[string]struct {
+		cluster []string
+		pods    []string
+	}{
+		"examples": {cluster: []string{"../../examples/cluster"}, pods: examplePods},
+		"dra":      {cluster: []string{"../../examples/dra/cluster.yaml"}, pods: []string{"../../examples/dra/gpu-job.yaml", "../../examples/dra/big-gpu-job.yaml"}},
+		"gang":     {cluster: []string{"../../examples/gang/cluster.yaml"}, pods: []string{"../../examples/gang/evict-the-gang.yaml", "../../examples/gang/spare-the-gang.yaml"}},
+		"policy":   {cluster: []string{"../../examples/policy/cluster.yaml"}, pods: []string{"../../examples/policy/pod.yaml"}},
+		"many":     {cluster: []string{many}, pods: []string{preemptor}},
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			decide := func(lean bool) []*whatif.Decision {
+				set, err := LoadWith(Options{Lean: lean}, tc.cluster...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lean {
+					for _, p := range set.Objects.Pods {
+						for _, c := range p.Spec.Containers {
+							if c.Env != nil || c.Args != nil || c.Resources.Limits != nil {
+								t.Fatalf("lean pod %s kept container fields: %+v", p.Name, c)
+							}
+						}
+					}
+				}
+				snap, err := set.Build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ds []*whatif.Decision
+				var e whatif.Evaluator
+				for _, path := range tc.pods {
+					obj, _, err := LoadPod(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					obj.Status.Phase = v1.PodPending
+					pod, err := snap.NewPod(obj)
+					if err != nil {
+						t.Fatal(err)
+					}
+					d, err := e.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ds = append(ds, d)
+				}
+				return ds
+			}
+			full, lean := decide(false), decide(true)
+			victims := 0
+			for _, d := range full {
+				victims += len(d.Victims)
+			}
+			if victims == 0 {
+				t.Fatal("no decision has victims: the test shows nothing")
+			}
+			if diff := cmp.Diff(full, lean); diff != "" {
+				t.Errorf("decisions differ (-full +lean):\n%s", diff)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,470 @@
+package loader
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unicode"
+
+	"sigs.k8s.io/yaml"
+)
+
+// A large file is most often one List, as `kubectl get -o json|yaml`
+// writes it. Read whole, it is held three times at the peak (the file, the
+// items cut from it, the decoded objects) and scanned from end to end
+// before any item is decoded. streamFile reads such a file in one pass
+// instead: it cuts the items as the bytes arrive, hands them in batches to
+// workers that convert, decode, default and validate each (prepare), and
+// drops each item's bytes once it is decoded. The items are committed, in
+// order, once the List ends: only then is its kind known (kubectl writes
+// "kind" after "items"), and the List's own fields are checked before its
+// items, as when the file is read whole.
+//
+// streamFile handles a file of exactly one List of kind List, whose items
+// its cutters read (the JSON scanner of scan.go, the YAML line cutter of
+// yamllist.go). For anything else — several documents, a typed list such
+// as PodList, an item a cutter or a converter declines, a structure the
+// scanner does not walk — it gives up before it has changed the set, and
+// the file is read whole by the general path, which gives the same result
+// or words the error. TestStreamMatchesWhole holds the two paths to that.
+
+// streamMinSize is the smallest file worth streaming: below it, reading
+// the file whole costs little.
+const streamMinSize = 1 << 20
+
+// streamBatch is how many items a worker prepares at a time.
+const streamBatch = 64
+
+// streamChunk is how much of the file is read at a time.
+const streamChunk = 1 << 20
+
+// errDecline is a cutter giving up: the file is read whole instead.
+var errDecline = errors.New("not a List the streaming reader cuts")
+
+// itemBatch is a batch of items of a streamed List: their bytes as cut
+// (JSON, or YAML to convert), then their JSON where commit still needs it,
+// and their prepared forms.
+type itemBatch struct {
+	raw   [][]byte
+	preps []prepared
+}
+
+// streamer prepares the items of a List on worker goroutines, batch by
+// batch, as they are cut.
+type streamer struct {
+	yaml, duplicates, lean bool
+	batches                []*itemBatch
+	cur                    *itemBatch
+	work                   chan *itemBatch
+	wg                     sync.WaitGroup
+	declined               atomic.Bool
+}
+
+func newStreamer(workers int, yaml, duplicates, lean bool) *streamer {
+	st := &streamer{yaml: yaml, duplicates: duplicates, lean: lean, work: make(chan *itemBatch, 2*workers)}
+	for range workers {
+		st.wg.Go(func() {
+			var scratch yamlScratch
+			for b := range st.work {
+				st.prepareBatch(b, &scratch)
+			}
+		})
+	}
+	return st
+}
+
+// prepareBatch converts (YAML, with the worker's scratch) and prepares
+// every item of b.
+func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch) {
+	b.preps = make([]prepared, len(b.raw))
+	for i, raw := range b.raw {
+		if st.declined.Load() {
+			return
+		}
+		if st.yaml {
+			var ok bool
+			if raw, ok = convertYAMLItem(raw, st.duplicates, scratch); !ok {
+				st.declined.Store(true)
+				return
+			}
+		}
+		b.preps[i] = prepare(raw, st.lean)
+		if b.preps[i].decoded() {
+			// commit needs the JSON only to word an error; the decoded
+			// object holds none of it.
+			if st.yaml {
+				scratch.recycle(raw)
+			}
+			raw = nil
+		}
+		b.raw[i] = raw
+	}
+}
+
+// add hands an item to the workers (data is the streamer's from now on).
+func (st *streamer) add(data []byte) {
+	if st.cur == nil {
+		st.cur = &itemBatch{raw: make([][]byte, 0, streamBatch)}
+	}
+	st.cur.raw = append(st.cur.raw, data)
+	if len(st.cur.raw) == streamBatch {
+		st.flush()
+	}
+}
+
+func (st *streamer) flush() {
+	if st.cur != nil {
+		st.batches = append(st.batches, st.cur)
+		st.work <- st.cur
+		st.cur = nil
+	}
+}
+
+// wait waits for the workers and reports whether every item converted.
+func (st *streamer) wait() bool {
+	st.flush()
+	close(st.work)
+	st.wg.Wait()
+	return !st.declined.Load()
+}
+
+// convertYAMLItem converts an item of a YAML List to JSON as
+// convertYAMLList does, or returns false.
+func convertYAMLItem(doc []byte, duplicates bool, scratch *yamlScratch) ([]byte, bool) {
+	raw, ok := fastYAMLToJSONWith(doc, scratch)
+	if !ok {
+		toJSON := yaml.YAMLToJSON
+		if duplicates {
+			toJSON = yaml.YAMLToJSONStrict
+		}
+		var err error
+		if raw, err = toJSON(doc); err != nil {
+			return nil, false
+		}
+	}
+	return raw, bytes.HasPrefix(raw, []byte("{"))
+}
+
+// streamFile reads the List in f (named path) into the set as AddBytes
+// would. It returns false, having changed nothing, when the file is not
+// one it reads; the caller then reads the file whole from its start.
+func (s *Set) streamFile(path string, f *os.File) (bool, error) {
+	r := bufio.NewReaderSize(f, streamChunk)
+	peek, err := r.Peek(4 << 10)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return true, fileError(path, err)
+	}
+	t := bytes.TrimLeftFunc(peek, unicode.IsSpace)
+	if len(t) == 0 {
+		return false, nil
+	}
+	workers := s.opts.Parallelism
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	isJSON := t[0] == '{'
+	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.opts.Lean)
+	var rest []byte
+	if isJSON {
+		rest, err = cutJSONList(r, st.add)
+	} else {
+		rest, err = cutYAMLList(r, st.add)
+	}
+	converted := st.wait()
+	var readErr *readError
+	switch {
+	case errors.As(err, &readErr):
+		return true, fileError(path, readErr.err)
+	case err != nil || !converted:
+		return false, nil
+	}
+	if !isJSON {
+		var ok bool
+		if rest, ok = convertYAMLItem(rest, st.duplicates, nil); !ok {
+			return false, nil
+		}
+	}
+	h, ok := scanHeader(rest)
+	if !ok || h.Kind != "List" || h.APIVersion == "" {
+		return false, nil
+	}
+	// As AddBytes adds a List read whole (addList, addItems).
+	if _, err := s.checkList(path, rest, h.short(), 0); err != nil {
+		return true, err
+	}
+	i := 0
+	for k, b := range st.batches {
+		for j := range b.raw {
+			if err := s.commitItem(path, i, b.raw[j], b.preps[j], 0); err != nil {
+				return true, err
+			}
+			i++
+		}
+		st.batches[k] = nil
+	}
+	return true, nil
+}
+
+// readError is a failure to read the file (not a decline).
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+
+// jsonWindow is the part of a JSON file read and not yet consumed.
+type jsonWindow struct {
+	r   io.Reader
+	buf []byte
+	eof bool
+}
+
+// more reads the next chunk, keeping buf[keep:] (which moves to the front
+// of buf); it returns how far positions moved, or an error at the end of
+// the input.
+func (w *jsonWindow) more(keep int) (int, error) {
+	if w.eof {
+		return 0, io.EOF
+	}
+	n := copy(w.buf, w.buf[keep:])
+	w.buf = w.buf[:n]
+	if cap(w.buf)-n < streamChunk/2 {
+		grown := make([]byte, n, 2*cap(w.buf)+streamChunk)
+		copy(grown, w.buf)
+		w.buf = grown
+	}
+	m, err := io.ReadFull(w.r, w.buf[n:cap(w.buf)])
+	w.buf = w.buf[:n+m]
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		w.eof = true
+	case err != nil:
+		return 0, &readError{err}
+	}
+	return keep, nil
+}
+
+// cutJSONList reads a JSON document that is one object, handing each
+// element of its top-level "items" array to item as soon as it is read,
+// and returns the object with "null" for the items, byte for byte as
+// addList cuts it. It returns errDecline for anything else: another
+// shape, a second document, a structure the scanner does not walk.
+func cutJSONList(r io.Reader, item func([]byte)) ([]byte, error) {
+	w := &jsonWindow{r: r, buf: make([]byte, 0, streamChunk)}
+	var rest []byte
+	i := 0    // the next byte to read
+	mark := 0 // the first byte not yet copied to rest
+	// value returns the end of the value (skip) starting at i, reading
+	// more as needed; -1 if there is none.
+	value := func(skip func(data []byte, i int) int) (int, error) {
+		for {
+			end := skip(w.buf, i)
+			if end >= 0 && (end < len(w.buf) || w.eof) {
+				return end, nil
+			}
+			if w.eof {
+				return -1, errDecline
+			}
+			if mark >= 0 {
+				rest = append(rest, w.buf[mark:i]...)
+				mark = 0
+			}
+			shift, err := w.more(i)
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					return -1, errDecline
+				}
+				return -1, err
+			}
+			i -= shift
+		}
+	}
+	space := func() error {
+		_, err := value(func(data []byte, at int) int {
+			if j := skipSpace(data, at); j < len(data) {
+				i = j
+				return j
+			}
+			i = len(data)
+			return -1
+		})
+		return err
+	}
+	if err := space(); err != nil {
+		return nil, err
+	}
+	if w.buf[i] != '{' {
+		return nil, errDecline
+	}
+	// The List starts here, as splitJSONValues cuts it.
+	rest, mark = rest[:0], i
+	i++
+	seenItems := false
+	first := true
+	for {
+		if err := space(); err != nil {
+			return nil, err
+		}
+		if first && w.buf[i] == '}' {
+			return nil, errDecline // no items
+		}
+		first = false
+		if w.buf[i] != '"' {
+			return nil, errDecline
+		}
+		end, err := value(skipString)
+		if err != nil {
+			return nil, err
+		}
+		key := string(w.buf[i+1 : end-1])
+		i = end
+		if err := space(); err != nil {
+			return nil, err
+		}
+		if w.buf[i] != ':' {
+			return nil, errDecline
+		}
+		i++
+		if err := space(); err != nil {
+			return nil, err
+		}
+		if key == "items" {
+			if seenItems {
+				return nil, errDecline
+			}
+			seenItems = true
+			rest = append(rest, w.buf[mark:i]...)
+			rest = append(rest, "null"...)
+			mark = -1
+			if err := cutJSONItems(w, &i, value, space, item); err != nil {
+				return nil, err
+			}
+			mark = i
+		} else {
+			if end, err = value(skipValue); err != nil {
+				return nil, err
+			}
+			if end < 0 {
+				return nil, errDecline
+			}
+			i = end
+		}
+		if err := space(); err != nil {
+			return nil, err
+		}
+		switch w.buf[i] {
+		case ',':
+			i++
+			continue
+		case '}':
+			i++
+		default:
+			return nil, errDecline
+		}
+		break
+	}
+	rest = append(rest, w.buf[mark:i]...)
+	// Only space may follow, to the end of the file.
+	for {
+		if j := skipSpace(w.buf, i); j < len(w.buf) {
+			return nil, errDecline
+		}
+		if w.eof {
+			break
+		}
+		if _, err := w.more(len(w.buf)); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		i = 0
+	}
+	if !seenItems {
+		return nil, errDecline
+	}
+	return rest, nil
+}
+
+// cutJSONItems reads the array at *i, handing each element to item, as
+// arrayElements cuts it, and leaves *i just past it.
+func cutJSONItems(w *jsonWindow, i *int, value func(func([]byte, int) int) (int, error), space func() error, item func([]byte)) error {
+	if w.buf[*i] != '[' {
+		return errDecline
+	}
+	*i++
+	if err := space(); err != nil {
+		return err
+	}
+	if w.buf[*i] == ']' {
+		*i++
+		return nil
+	}
+	for {
+		end, err := value(skipValue)
+		if err != nil {
+			return err
+		}
+		item(bytes.Clone(w.buf[*i:end]))
+		*i = end
+		if err := space(); err != nil {
+			return err
+		}
+		switch w.buf[*i] {
+		case ',':
+			*i++
+			if err := space(); err != nil {
+				return err
+			}
+		case ']':
+			*i++
+			return nil
+		default:
+			return errDecline
+		}
+	}
+}
+
+// cutYAMLList reads a YAML document line by line through the List cutter,
+// handing each item to item as soon as it is complete, and returns the
+// List without its items. It returns errDecline for what splitDocuments
+// would not cut the same way: a document separator, a carriage return, a
+// document the cutter declines.
+func cutYAMLList(r *bufio.Reader, item func([]byte)) ([]byte, error) {
+	c := yamlListCutter{item: item}
+	var long []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, line...)
+			continue
+		}
+		if long != nil {
+			line = append(long, line...)
+			long = nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, &readError{err}
+		}
+		if len(line) > 0 {
+			if bytes.IndexByte(line, '\r') >= 0 || bytes.HasPrefix(line, []byte("---")) {
+				return nil, errDecline
+			}
+			if line[len(line)-1] != '\n' {
+				// As the YAML reader ends a document's last line.
+				line = append(line, '\n')
+			}
+			if !c.line(line) {
+				return nil, errDecline
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	rest, ok := c.end()
+	if !ok {
+		return nil, errDecline
+	}
+	return rest, nil
+}

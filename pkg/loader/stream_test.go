@@ -1,0 +1,208 @@
+package loader
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// streamCase is a file for the streaming reader and the whole-file path
+// to read alike.
+type streamCase struct {
+	data []byte
+	// streamed says whether the streaming reader reads it (else it
+	// declines and the file is read whole).
+	streamed bool
+	// streamedIgnoring says it is streamed under --validate=ignore only.
+	streamedIgnoring bool
+}
+
+// streamCases are Lists as kubectl writes them and the shapes around them
+// the streaming reader must read alike or decline: bad items, unknown and
+// duplicate fields, typed lists, several documents, truncated files.
+func streamCases(t *testing.T) map[string]streamCase {
+	objs := manyObjects(20)
+	asList := func(items []map[string]any, kind string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": kind, "metadata": map[string]any{"resourceVersion": ""}, "items": items}
+	}
+	mutated := func(i int, mutate func(map[string]any)) []map[string]any {
+		c := make([]map[string]any, len(objs))
+		copy(c, objs)
+		o := map[string]any{}
+		for k, v := range objs[i] {
+			o[k] = v
+		}
+		mutate(o)
+		c[i] = o
+		return c
+	}
+	list := asList(objs, "List")
+	jsonList := mustJSON(t, list, true)
+	yamlList := mustYAML(t, list)
+	cases := map[string]streamCase{
+		"JSON List":                             {data: jsonList, streamed: true},
+		"compact JSON List":                     {data: mustJSON(t, list, false), streamed: true},
+		"YAML List":                             {data: yamlList, streamed: true},
+		"JSON List, space around":               {data: append(append([]byte(" \n\t"), jsonList...), " \n\n"...), streamed: true},
+		"YAML List without the last line break": {data: bytes.TrimSuffix(yamlList, []byte("\n")), streamed: true},
+		"empty JSON List":                       {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": []}`), streamed: true},
+		"JSON List, kind first":                 {data: []byte(`{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]}`), streamed: true},
+		"bad apiVersion in an item, JSON":       {data: mustJSON(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List"), true), streamed: true},
+		"bad apiVersion in an item, YAML":       {data: mustYAML(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List")), streamed: true},
+		"wrong kind in a List":                  {data: mustJSON(t, asList(mutated(50, func(o map[string]any) { o["kind"] = "List"; o["items"] = []any{} }), "List"), true), streamed: true},
+		"unknown field in an item, JSON":        {data: mustJSON(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List"), true), streamed: true},
+		"unknown field in an item, YAML":        {data: mustYAML(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List")), streamed: true},
+		"bad quantity":                          {data: mustJSON(t, asList(mutated(7, func(o map[string]any) { o["status"] = map[string]any{"allocatable": map[string]any{"cpu": "4x"}} }), "List"), true), streamed: true},
+		"an item that is not an object":         {data: bytes.Replace(jsonList, []byte("\"items\": ["), []byte("\"items\": [\n17,"), 1), streamed: true},
+		"unknown field in the List":             {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"extra\": 1"), 1), streamed: true},
+		"duplicate item":                        {data: mustJSON(t, asList(append(objs[:len(objs):len(objs)], objs[5]), "List"), true), streamed: true},
+
+		"PodList, items without kind":  {data: []byte(`{"apiVersion": "v1", "kind": "PodList", "items": [{"metadata": {"name": "a", "namespace": "n"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}]}`)},
+		"not a List":                   {data: []byte(`{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}, "items": []}`)},
+		"no items":                     {data: []byte(`{"apiVersion": "v1", "kind": "List"}`)},
+		"two JSON documents":           {data: append(append(bytes.Clone(jsonList), '\n'), jsonList...)},
+		"truncated JSON":               {data: jsonList[:len(jsonList)/2]},
+		"truncated YAML":               {data: yamlList[:len(yamlList)/2]},
+		"JSON with garbage after":      {data: append(bytes.Clone(jsonList), "x"...)},
+		"items twice":                  {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"items\": []"), 1)},
+		"YAML with a comment":          {data: append([]byte("# kept whole\n"), yamlList...)},
+		"YAML, CRLF endings":           {data: bytes.ReplaceAll(yamlList, []byte("\n"), []byte("\r\n"))},
+		"YAML, two documents":          {data: append(append(bytes.Clone(yamlList), "---\n"...), yamlList...)},
+		"duplicate key in a YAML item": {data: bytes.Replace(yamlList, []byte("\n  kind: Node\n"), []byte("\n  kind: Node\n  kind: Node\n"), 1), streamedIgnoring: true},
+		"escaped key":                  {data: bytes.Replace(jsonList, []byte("\"items\""), []byte("\"it\\u0065ms\""), 1)},
+		"deep nesting":                 {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": [` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `]}`), streamed: true},
+		"deep nesting, unclosed":       {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": [` + strings.Repeat("[", 20000) + `]}`)},
+		"a 10 MB line":                 {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a", "annotations": {"a": "` + strings.Repeat("x", 10<<20) + `"}}}]}`), streamed: true},
+		"a 10 MB YAML line":            {data: []byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: a\n    annotations:\n      a: " + strings.Repeat("x", 10<<20) + "\nkind: List\n"), streamed: true},
+	}
+	return cases
+}
+
+// TestStreamMatchesWhole reads each case as a file both ways — streamed,
+// and read whole — under each --validate mode: the objects, warnings,
+// skipped lines, origins and errors must be the same, and the files the
+// streaming reader is meant for must be streamed.
+func TestStreamMatchesWhole(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range streamCases(t) {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
+		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []FieldValidation{ValidateStrict, ValidateWarn, ValidateIgnore} {
+			want := 0
+			if tc.streamed || tc.streamedIgnoring && v == ValidateIgnore {
+				want = 1
+			}
+			if got := compareStreamed(t, name, path, v); got != want {
+				t.Errorf("%s, %s: streamed %d files, want %d", name, v, got, want)
+			}
+		}
+	}
+}
+
+// FuzzStreamMatchesWhole: whatever the file, the streaming reader and the
+// whole-file path agree (or the streaming reader declines).
+func FuzzStreamMatchesWhole(f *testing.F) {
+	f.Add([]byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]}`))
+	f.Add([]byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: a\nkind: List\n"))
+	f.Add([]byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: a\n  spec:\n    containers:\n    - name: c\n      image: i\n      resources:\n        requests:\n          cpu: 1\nkind: List\n"))
+	f.Add([]byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "n"}, "spec": {"nodeName": "x", "containers": [{"name": "c", "image": "i", "env": [{"name": "A"}]}]}}, 1]}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "f")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		compareStreamed(t, "fuzz", path, ValidateStrict)
+		compareStreamed(t, "fuzz", path, ValidateIgnore)
+	})
+}
+
+// compareStreamed reads path streamed and whole under v and fails on any
+// difference; it returns how many files the streaming reader read.
+func compareStreamed(t *testing.T, name, path string, v FieldValidation) int {
+	t.Helper()
+	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
+	load := func(streamMin int64) (*Set, string) {
+		s := NewSetWith(Options{Validation: v, Parallelism: 3})
+		s.streamMin = streamMin
+		err := s.AddPath(path)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s, %s: the error is not one line: %q", name, v, err)
+			}
+			return s, err.Error()
+		}
+		return s, ""
+	}
+	whole, wholeErr := load(math.MaxInt64)
+	streamed, streamedErr := load(1)
+	if whole.streamed != 0 {
+		t.Fatalf("%s: read whole, yet streamed", name)
+	}
+	if wholeErr != streamedErr {
+		t.Errorf("%s, %s: errors differ:\nwhole:    %s\nstreamed: %s", name, v, wholeErr, streamedErr)
+	}
+	if wholeErr != "" {
+		return streamed.streamed
+	}
+	if diff := cmp.Diff(whole.Objects, streamed.Objects, opts); diff != "" {
+		t.Errorf("%s, %s: objects differ (-whole +streamed):\n%s", name, v, diff)
+	}
+	if diff := cmp.Diff(whole.Warnings, streamed.Warnings); diff != "" {
+		t.Errorf("%s, %s: warnings differ (-whole +streamed):\n%s", name, v, diff)
+	}
+	if diff := cmp.Diff(whole.Skipped, streamed.Skipped); diff != "" {
+		t.Errorf("%s, %s: skipped differ (-whole +streamed):\n%s", name, v, diff)
+	}
+	for i, p := range whole.Objects.Pods {
+		q := streamed.Objects.Pods[i]
+		if whole.Origin(p) != streamed.Origin(q) || whole.NamespaceGiven(p) != streamed.NamespaceGiven(q) {
+			t.Errorf("%s, %s: pod %s: origin %q, namespace given %v; streamed %q, %v", name, v, p.Name, whole.Origin(p), whole.NamespaceGiven(p), streamed.Origin(q), streamed.NamespaceGiven(q))
+		}
+	}
+	return streamed.streamed
+}
+
+// TestStreamErrors: the bad inputs around the streaming reader each get
+// their one-line error naming the file, the item and the field.
+func TestStreamErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := streamCases(t)
+	tests := map[string]string{
+		"truncated JSON":                  "f#1: malformed YAML/JSON: unexpected EOF",
+		"truncated YAML":                  "f: kind: missing",
+		"wrong kind in a List":            "f items[50]: kind: nested List",
+		"a 10 MB line":                    "f items[0]: Namespace a: metadata.annotations: Too long: may not be more than 262144 bytes",
+		"a 10 MB YAML line":               "f items[0]: Namespace a: metadata.annotations: Too long: may not be more than 262144 bytes",
+		"deep nesting":                    "f items[0]: expected a Kubernetes object (a mapping with apiVersion and kind)",
+		"deep nesting, unclosed":          "f#1: malformed YAML/JSON: invalid character '[' exceeded max depth",
+		"bad apiVersion in an item, YAML": `f items[30]: Pod shop/web-003-4: apiVersion: unsupported "v2" (want "v1")`,
+		"unknown field in the List":       `f: List: unknown field "extra" (strict decoding; --validate=warn or ignore to accept)`,
+	}
+	for name, want := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, "f")
+			if err := os.WriteFile(path, cases[name].data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := NewSet()
+			s.streamMin = 1
+			err := s.AddPath(path)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := strings.TrimPrefix(err.Error(), dir+"/"); got != want {
+				t.Errorf("error\n got: %s\nwant: %s", got, want)
+			}
+		})
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 
@@ -70,7 +69,7 @@ func TestLeanDecidesAlike(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					d, err := e.Evaluate(snap, pod, whatif.Options{Preemption: preemption.Options{Now: now}})
+					d, err := e.Evaluate(snap, pod, whatif.Options{Now: now})
 					if err != nil {
 						t.Fatal(err)
 					}

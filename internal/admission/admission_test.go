@@ -17,7 +17,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
 
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
 )
 
 func limits(p *v1.Pod, rl v1.ResourceList) *v1.Pod {

@@ -17,8 +17,8 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/score"
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/score"
 )
 
 // pluginArgs are the defaulted arguments of the default plugins.

@@ -13,7 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 

@@ -15,7 +15,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/klog/v2"
 
-	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/internal/filter"
 	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 

@@ -18,9 +18,9 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // claimsFor runs the filters for pod on node and returns its DRA allocation.

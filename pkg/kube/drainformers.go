@@ -5,8 +5,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/scheduler"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
 // draHandlers are the informers of the dynamic resource allocation kinds

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // List reads the objects a snapshot needs from a live cluster with list

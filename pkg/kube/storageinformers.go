@@ -6,8 +6,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/scheduler"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
 // storageHandler is an informer and the handler that feeds its objects to

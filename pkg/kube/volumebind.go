@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-helpers/storage/volume"
 
-	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/internal/filter"
 	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 

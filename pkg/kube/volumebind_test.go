@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // fittingCycle runs the filters for pod on node, fails the test unless the

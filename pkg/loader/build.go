@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/internal/admission"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // Build builds the snapshot, naming the file of any offending object.

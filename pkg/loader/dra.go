@@ -6,7 +6,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/cel"
 
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // draAPIVersion is the apiVersion of the dynamic resource allocation kinds.

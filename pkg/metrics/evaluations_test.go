@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
 )
 
 // TestPluginEvaluations checks scheduler_plugin_evaluation_total against

@@ -19,9 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/score"
 	"github.com/reprieve/reprieve/pkg/scheduler"
-	"github.com/reprieve/reprieve/pkg/score"
 )
 
 // Stability levels, as component-base annotates help texts.

@@ -9,11 +9,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/preemption"
+	"github.com/reprieve/reprieve/internal/score"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	"github.com/reprieve/reprieve/pkg/score"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
 // Core is the scheduler's synchronous core, as raft's RawNode: events come

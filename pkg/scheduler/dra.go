@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // ClaimBinder is implemented by a Cluster that carries out DynamicResources'

@@ -13,9 +13,9 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // claimCluster is fakeCluster with DynamicResources' PreBind. Its writes

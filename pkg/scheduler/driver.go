@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/internal/filter"
 )
 
 // executor carries Actions out through a Cluster for a driver; the

@@ -3,11 +3,11 @@ package scheduler
 import (
 	"slices"
 
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/preemption"
+	"github.com/reprieve/reprieve/internal/score"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	"github.com/reprieve/reprieve/pkg/score"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
 // PluginEvaluation is how many times a cycle called one plugin at one

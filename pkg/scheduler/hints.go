@@ -10,7 +10,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
-	"github.com/reprieve/reprieve/pkg/filter"
+	"github.com/reprieve/reprieve/internal/filter"
 )
 
 // NodeAction is a kind of node event, as upstream's framework.ActionType

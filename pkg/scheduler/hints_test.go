@@ -10,7 +10,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
 )
 
 // TestNodeActionLabels checks the event labels against kube-scheduler's

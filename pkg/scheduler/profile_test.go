@@ -10,8 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/pkg/config"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
 // setupProfiles is setup with the profiles of a configuration document;

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -7,9 +7,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/preemption"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // Queue names and events as upstream's scheduler_queue_incoming_pods_total

@@ -1,6 +1,6 @@
 package scheduler
 
-import "github.com/reprieve/reprieve/pkg/snapshot"
+import "github.com/reprieve/reprieve/internal/snapshot"
 
 // OnStorage applies a change of a storage object (PersistentVolume,
 // PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,

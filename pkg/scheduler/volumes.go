@@ -5,8 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // VolumeBinder is implemented by a Cluster that carries out VolumeBinding's

@@ -10,9 +10,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // volumeCluster is fakeCluster with VolumeBinding's PreBind: it records

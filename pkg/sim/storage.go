@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/volume"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // DefaultProvisioningDelay is how long the simulated provisioner takes to

@@ -15,8 +15,8 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/reprieve/reprieve/internal/admission"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/scheduler"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
 // errNotFound is what the API returns for a missing object.

@@ -10,9 +10,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 

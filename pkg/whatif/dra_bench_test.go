@@ -6,9 +6,9 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 

@@ -3,9 +3,9 @@ package whatif
 import (
 	"fmt"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/preemption"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // Hold is a volume resource a victim holds on the nominated node that the

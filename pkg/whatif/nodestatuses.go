@@ -6,9 +6,9 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/preemption"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // nodeStatuses is the rejection of every node that is neither feasible nor

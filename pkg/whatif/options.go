@@ -8,10 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/preemption"
+	"github.com/reprieve/reprieve/internal/score"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	"github.com/reprieve/reprieve/pkg/score"
 )
 
 // Options configures Evaluate. With Now set, the zero value is

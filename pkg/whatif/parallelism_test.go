@@ -6,7 +6,7 @@ import (
 	"runtime/metrics"
 	"testing"
 
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 

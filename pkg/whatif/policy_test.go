@@ -8,9 +8,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/reprieve/reprieve/internal/preemption"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
 // TestVictimPolicies shows the policies on the case upstream's greedy

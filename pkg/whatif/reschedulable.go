@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/reprieve/reprieve/internal/preemption"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/preemption"
 )
 
 // placeVictim fills, under the reschedulable policy, where the i-th victim

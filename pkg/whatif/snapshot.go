@@ -1,6 +1,6 @@
 package whatif
 
-import "github.com/reprieve/reprieve/pkg/snapshot"
+import "github.com/reprieve/reprieve/internal/snapshot"
 
 // Snapshot is the cluster an evaluation reads: its nodes, pods, budgets,
 // priority classes and the storage and DRA objects, indexed for the

@@ -7,9 +7,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
-	"github.com/reprieve/reprieve/pkg/filter"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/filter"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 

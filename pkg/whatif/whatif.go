@@ -15,11 +15,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/preemption"
+	"github.com/reprieve/reprieve/internal/score"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/filter"
-	"github.com/reprieve/reprieve/pkg/preemption"
-	"github.com/reprieve/reprieve/pkg/score"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 )
 
 // ReasonPreemptionDisabled is the IneligibleReason of a pod whose profile

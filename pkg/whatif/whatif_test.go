@@ -12,9 +12,9 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 

@@ -17,8 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 	"github.com/reprieve/reprieve/test/conformance/upstream"

@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
 // TestDynamicResources runs pods with ResourceClaimTemplates on a real API

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
 // base is the start time the scenarios give running pods (plus offsets).

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/reprieve/reprieve/pkg/reprievetest"
+	"github.com/reprieve/reprieve/internal/reprievetest"
 )
 
 // rsLabel marks the pods of a replicaSet stand-in.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprieve/reprieve/pkg/reprievetest"
+	"github.com/reprieve/reprieve/internal/reprievetest"
 )
 
 // TestAPIServerRestart stops the API server while the scheduler runs, in

@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/reprieve/reprieve/internal/cli"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/kube"
 	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 

@@ -26,9 +26,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
-	"github.com/reprieve/reprieve/pkg/reprievetest"
 )
 
 // Priority classes every env has (the Priority admission plugin resolves

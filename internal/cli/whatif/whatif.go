@@ -19,10 +19,10 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
 	"github.com/reprieve/reprieve/internal/cli/output"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
 	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 

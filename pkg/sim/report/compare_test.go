@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 
+	"github.com/reprieve/reprieve/internal/preemption"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/preemption"
 	"github.com/reprieve/reprieve/pkg/sim"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 	"github.com/reprieve/reprieve/test/conformance/upstream"
 )

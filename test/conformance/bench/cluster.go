@@ -15,7 +15,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	rt "github.com/reprieve/reprieve/pkg/reprievetest"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
 )
 
 // Profile selects what, besides resources, constrains the preemptor.

@@ -15,9 +15,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 
+	"github.com/reprieve/reprieve/internal/score"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/score"
-	"github.com/reprieve/reprieve/pkg/snapshot"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 )
 

@@ -1,4 +1,4 @@
-// Package scoring compares reprieve's scoring (pkg/score) with upstream kube-scheduler's
+// Package scoring compares reprieve's scoring (internal/score) with upstream kube-scheduler's
 // default-profile Score plugins on random clusters.
 package scoring
 
@@ -37,8 +37,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 
-	"github.com/reprieve/reprieve/pkg/score"
-	"github.com/reprieve/reprieve/pkg/snapshot"
+	"github.com/reprieve/reprieve/internal/score"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 type world struct {

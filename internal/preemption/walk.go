@@ -1,0 +1,311 @@
+package preemption
+
+import (
+	"fmt"
+	"slices"
+
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/reprieve/reprieve/internal/filter"
+	"github.com/reprieve/reprieve/internal/snapshot"
+)
+
+// unitList is a node's potential victims as the walk sees them: preemption
+// units below the preemptor's priority, each a run of members. Without the
+// GenericWorkload gate every unit is one pod and spans is nil; with it,
+// spans says which members form each unit and what the importance order
+// weighs of it.
+type unitList struct {
+	// members are the units' pods with their priority, start time and
+	// requests. They may be a node's importance order, which the walk
+	// must not modify.
+	members []snapshot.RankedPod
+	// memberNodes holds the node of each member, nil when every member
+	// runs on the candidate node.
+	memberNodes []*snapshot.Node
+	// spans describes each unit; nil means unit i is members[i].
+	spans []span
+	// sorted reports that the units are already in importance order, as
+	// sorting them the way upstream does would leave them.
+	sorted bool
+	// kept, when not nil, are the node's other pods: with members, all of
+	// its pods (members are then a suffix of its importance order).
+	kept []snapshot.RankedPod
+}
+
+// span is one unit of a unitList: members[lo:hi], and the unit's keys in
+// the importance order.
+type span struct {
+	lo, hi   int32
+	kind     UnitKind
+	group    *snapshot.Group
+	priority int32
+	start    int64
+	// nodes are the distinct nodes the unit's members run on.
+	nodes []*snapshot.Node
+}
+
+// len returns the number of units.
+func (l *unitList) len() int {
+	if l.spans == nil {
+		return len(l.members)
+	}
+	return len(l.spans)
+}
+
+// bounds returns the members of unit u as members[lo:hi].
+func (l *unitList) bounds(u int) (lo, hi int) {
+	if l.spans == nil {
+		return u, u + 1
+	}
+	return int(l.spans[u].lo), int(l.spans[u].hi)
+}
+
+// nodeOf returns the node of member m; node is the candidate's.
+func (l *unitList) nodeOf(m int, node *snapshot.Node) *snapshot.Node {
+	if l.memberNodes == nil {
+		return node
+	}
+	return l.memberNodes[m]
+}
+
+// moreImportant reports whether unit a ranks before unit b: upstream's
+// MoreImportantPod for single pods and MoreImportantVictim for units (which
+// reduces to the former when both are single pods without a pod group).
+func (l *unitList) moreImportant(a, b int) bool {
+	if l.spans == nil {
+		ma, mb := &l.members[a], &l.members[b]
+		return moreImportant(ma.Priority, mb.Priority, ma.Start, mb.Start)
+	}
+	sa, sb := &l.spans[a], &l.spans[b]
+	if sa.priority != sb.priority {
+		return sa.priority > sb.priority
+	}
+	if ra, rb := sa.kind.rank(), sb.kind.rank(); ra != rb {
+		return ra > rb
+	}
+	if na, nb := sa.hi-sa.lo, sb.hi-sb.lo; na != nb {
+		return na > nb
+	}
+	return sa.start < sb.start
+}
+
+// sortUnits sorts unit indexes as upstream's sort.Slice sorts the units
+// themselves: slices.SortFunc runs the same pattern-defeating quicksort on
+// the same comparisons, so units of equal importance end in the same order
+// (TestSortMatchesSortSlice). The algorithm only asks whether cmp(a, b) < 0.
+func (l *unitList) sortUnits(order []int32) {
+	slices.SortFunc(order, func(a, b int32) int {
+		if l.moreImportant(int(a), int(b)) {
+			return -1
+		}
+		return 0
+	})
+}
+
+// fitChecker answers the victim walk's one question — does the preemptor
+// fit on the node now? — while the walk removes units and adds them back.
+// The walk removes every unit first and then adds some back, each at most
+// once; a checker never sees a unit added that it has not seen removed.
+type fitChecker interface {
+	// remove takes unit u of the walk's list off the cluster.
+	remove(u int)
+	// add puts unit u back.
+	add(u int)
+	// fits reports whether the preemptor passes the filters on the node
+	// as it is now, nominated pods included; when it does not and why is
+	// not nil, *why is the first rejection.
+	fits(why *filter.Status) bool
+}
+
+// removerOfAll is a fit checker that removes every unit at once faster
+// than one by one.
+type removerOfAll interface {
+	// removeAll removes every unit, as remove on each would.
+	removeAll()
+}
+
+// removeAll removes the n units of a walk from fit, at once when it can.
+func removeAll(fit fitChecker, n int) {
+	if all, ok := fit.(removerOfAll); ok {
+		all.removeAll()
+		return
+	}
+	for u := range n {
+		fit.remove(u)
+	}
+}
+
+// selectVictimsOnNode is upstream's SelectVictimsOnNode: which units must
+// go for the preemptor to fit on node, given its potential victims and a
+// fit checker over them. w holds the walk's scratch memory.
+func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unitList, fit fitChecker) nodeOutcome {
+	n := units.len()
+	if n == 0 {
+		return nodeOutcome{status: statusNoVictims}
+	}
+	// 1) Remove every potential victim; the preemptor must fit then, or
+	// preemption cannot help on this node.
+	removeAll(fit, n)
+	// (The status lives in w: through the interface it would escape.)
+	if !fit.fits(&w.why) {
+		return nodeOutcome{status: w.why}
+	}
+	// 2) Rank the potential victims, most important first.
+	order := w.indexes(&w.order, n)
+	if !units.sorted {
+		units.sortUnits(order)
+	}
+	// 3) Split them by whether evicting them breaks a disruption budget,
+	// keeping importance order within each part.
+	var violating, violations []int32
+	var broken map[*snapshot.Pod][]*policyv1.PodDisruptionBudget
+	nonViolating := order
+	if len(d.budgets) > 0 {
+		violating, nonViolating, violations, broken = d.splitByPDB(w, units, order)
+	}
+	// 4) Reprieve as many as possible, the budget-breaking ones first: add
+	// each back, and evict it again only if the preemptor then no longer
+	// fits.
+	evicted := w.evicted[:0]
+	numViolating := 0
+	reprieve := func(u int32) bool {
+		fit.add(int(u))
+		if fit.fits(nil) {
+			return true
+		}
+		fit.remove(int(u))
+		evicted = append(evicted, u)
+		return false
+	}
+	for i, u := range violating {
+		if !reprieve(u) {
+			numViolating += int(violations[i])
+		}
+	}
+	for _, u := range nonViolating {
+		reprieve(u)
+	}
+	w.evicted = evicted
+	// 5) The victims in importance order, as upstream sorts them again
+	// when both parts had some.
+	if len(violating) != 0 && len(nonViolating) != 0 {
+		units.sortUnits(evicted)
+	}
+	if len(evicted) == 0 {
+		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}
+	}
+	return nodeOutcome{cand: w.candidate(node, units, evicted, numViolating, broken)}
+}
+
+// candidate makes the node's candidate of the evicted units.
+func (w *worker) candidate(node *snapshot.Node, units *unitList, evicted []int32, numViolating int, broken map[*snapshot.Pod][]*policyv1.PodDisruptionBudget) *Candidate {
+	numVictims := 0
+	for _, u := range evicted {
+		lo, hi := units.bounds(int(u))
+		numVictims += hi - lo
+	}
+	cand := w.slab.candidate()
+	*cand = Candidate{Node: node, Victims: w.slab.victims(numVictims), NumPDBViolations: numViolating}
+	k := 0
+	for _, u := range evicted {
+		lo, hi := units.bounds(int(u))
+		first := k
+		for m := lo; m < hi; m++ {
+			r := &units.members[m]
+			v := cand.Victims[k]
+			*v = Victim{Pod: r.Pod, Priority: r.Priority, Start: r.Start}
+			k++
+			if b, ok := broken[r.Pod]; ok {
+				if cand.Broken == nil {
+					cand.Broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
+				}
+				cand.Broken[v] = b
+			}
+		}
+		if units.spans != nil {
+			s := &units.spans[u]
+			nodes := s.nodes
+			if nodes == nil {
+				nodes = []*snapshot.Node{node}
+			}
+			cand.Units = append(cand.Units, &Unit{Kind: s.kind, Group: s.group, Priority: s.priority, Start: s.start,
+				Members: cand.Victims[first:k:k], Nodes: nodes})
+		}
+	}
+	return cand
+}
+
+// splitByPDB is upstream's FilterVictimsWithPDBViolation: it walks the
+// units in importance order, charging each matching budget pod by pod
+// (pods already in a budget's disruptedPods are not charged); a unit is
+// violating as soon as one of its pods makes a budget go negative, and
+// violations counts how many of its pods do. The budgets each pod breaks
+// are returned for explanations.
+func (d *dryRun) splitByPDB(w *worker, units *unitList, order []int32) (violating, nonViolating, violations []int32, broken map[*snapshot.Pod][]*policyv1.PodDisruptionBudget) {
+	allowed := w.allowed[:0]
+	for i := range d.budgets {
+		allowed = append(allowed, d.budgets[i].pdb.Status.DisruptionsAllowed)
+	}
+	w.allowed = allowed
+	for _, u := range order {
+		lo, hi := units.bounds(int(u))
+		count := int32(0)
+		for m := lo; m < hi; m++ {
+			p := units.members[m].Pod
+			if pdb := chargeBudgets(p.Obj, d.budgets, allowed); pdb != nil {
+				count++
+				if broken == nil {
+					broken = map[*snapshot.Pod][]*policyv1.PodDisruptionBudget{}
+				}
+				broken[p] = append(broken[p], pdb)
+			}
+		}
+		if count > 0 {
+			violating = append(violating, u)
+			violations = append(violations, count)
+		} else {
+			nonViolating = append(nonViolating, u)
+		}
+	}
+	return violating, nonViolating, violations, broken
+}
+
+// potentialPods returns the node's pods below the preemptor's priority as
+// single-pod units. When the node's importance order is cached (its second
+// visit on) and every pod of the node has started, they are a suffix of
+// it, which any sort leaves as it is when no two of them are equal or
+// there are so few that the sort is stable, and which is sorted anew
+// (once, and cached) otherwise. Else they are listed in the node's order,
+// for the walk to sort, a pod that has not started counting as starting at
+// the evaluation time, later pods of the node a nanosecond later each, as
+// upstream's time.Now() fallback does.
+func (d *dryRun) potentialPods(w *worker, node *snapshot.Node) unitList {
+	prio := d.c.Pod().Priority
+	if o := node.CachedImportanceOrder(); o != nil && o.AllStarted {
+		i := o.Below(prio)
+		if n := len(o.Ranked) - i; n <= maxInsertion || o.LastTie <= i {
+			return unitList{members: o.Ranked[i:], sorted: true, kept: o.Ranked[:i:i]}
+		}
+		return unitList{members: o.SortedSuffix(i, sortRanked), sorted: true, kept: o.Ranked[:i:i]}
+	}
+	members := w.members[:0]
+	for i, p := range node.Pods {
+		if p.Priority < prio {
+			start, ok := p.StartNanos()
+			if !ok {
+				start = d.nowNanos + int64(i)
+			}
+			r := &p.Requests
+			members = append(members, snapshot.RankedPod{Pod: p, Priority: p.Priority, Pos: int32(i), Start: start,
+				MilliCPU: r.MilliCPU, Memory: r.Memory, EphemeralStorage: r.EphemeralStorage})
+		}
+	}
+	w.members = members
+	return unitList{members: members}
+}
+
+// maxInsertion is the length up to which the standard library's
+// pattern-defeating quicksort (upstream's sort.Slice) runs a plain
+// insertion sort, which is stable.
+const maxInsertion = 12

@@ -209,13 +209,7 @@ func TestDRAExtendedResources(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			objs := draCluster(nil)
-			objs.Nodes[0] = rt.Node("n1").CPU("4").Alloc("example.com/gpu", "2").Obj()
-			// n1 offers example.com/gpu through a device plugin, n2 one h100
-			// through DRA, n3 nothing.
-			objs.ResourceSlices = []*resourceapi.ResourceSlice{rt.GPUSlice("n2", rt.GPU{Name: "g0", Model: "h100", Memory: "80Gi"})}
-			objs.DeviceClasses = tc.classes
-			snap, err := snapshot.New(objs)
+			snap, err := snapshot.New(extendedCluster(tc.classes...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,11 +282,7 @@ func TestDRAAllocationExtendedClaim(t *testing.T) {
 	gpuName := "example.com/gpu"
 	mapped := rt.DeviceClass("gpu", classGPU)
 	mapped.Spec.ExtendedResourceName = &gpuName
-	objs := draCluster(nil)
-	objs.Nodes[0] = rt.Node("n1").CPU("4").Alloc("example.com/gpu", "2").Obj()
-	objs.ResourceSlices = []*resourceapi.ResourceSlice{rt.GPUSlice("n2", rt.GPU{Name: "g0", Model: "h100", Memory: "80Gi"})}
-	objs.DeviceClasses = []*resourceapi.DeviceClass{mapped}
-	snap, err := snapshot.New(objs)
+	snap, err := snapshot.New(extendedCluster(mapped))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,4 +327,14 @@ func TestDRAAllocationExtendedClaim(t *testing.T) {
 	if diff := cmp.Diff(want, dc.Extended); diff != "" {
 		t.Errorf("mappings (-want +got):\n%s", diff)
 	}
+}
+
+// extendedCluster is draCluster where n1 offers example.com/gpu through a
+// device plugin, n2 one h100 through DRA, n3 nothing, with classes.
+func extendedCluster(classes ...*resourceapi.DeviceClass) snapshot.Objects {
+	objs := draCluster(nil)
+	objs.Nodes[0] = rt.Node("n1").CPU("4").Alloc("example.com/gpu", "2").Obj()
+	objs.ResourceSlices = []*resourceapi.ResourceSlice{rt.GPUSlice("n2", rt.GPU{Name: "g0", Model: "h100", Memory: "80Gi"})}
+	objs.DeviceClasses = classes
+	return objs
 }

@@ -218,16 +218,7 @@ func TestReserveAndPreBindClaims(t *testing.T) {
 // allocation then replaces it.
 func TestClaimInFlightKeepsAssumption(t *testing.T) {
 	s, _, _ := draSetup(t, rt.Claim("ns", "c1", "gpu").Obj())
-	p, err := s.snap.NewPod(rt.Pod("ns", "p1").Claim("c1").Obj())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cy := filter.NewCycle(s.snap, p, filter.Options{Parallelism: 1})
-	n1 := s.snap.Node("n1")
-	if st := cy.FilterOne(n1); !st.IsSuccess() {
-		t.Fatalf("p1 does not fit on n1: %v", st)
-	}
-	reserved, err := s.reserveClaims(cy, p, n1)
+	p, reserved, err := reserveOnN1(t, s, rt.Pod("ns", "p1").Claim("c1").Obj())
 	b := &Binding{Pod: p.Obj, Node: "n1", Claims: reserved}
 	if err != nil {
 		t.Fatal(err)
@@ -374,16 +365,8 @@ func TestExtendedClaimAssumed(t *testing.T) {
 			s.OnStorage(func(snap *snapshot.Snapshot) { snap.SetDeviceClass(class) }, true)
 			obj := rt.Pod("ns", "a").ReqRes(v1.ResourceName(gpuName), "1").Obj()
 			obj.UID = "uid-a"
-			p, err := s.snap.NewPod(obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cy := filter.NewCycle(s.snap, p, filter.Options{Parallelism: 1})
+			_, reserved, err := reserveOnN1(t, s, obj)
 			n1 := s.snap.Node("n1")
-			if st := cy.FilterOne(n1); !st.IsSuccess() {
-				t.Fatalf("a does not fit on n1: %v", st)
-			}
-			reserved, err := s.reserveClaims(cy, p, n1)
 			if err != nil || reserved == nil || len(reserved.Claims) != 1 || reserved.Claims[0].Extended == nil {
 				t.Fatalf("reserveClaims = %+v, %v; want the extended resource claim", reserved, err)
 			}
@@ -419,4 +402,21 @@ func TestExtendedClaimAssumed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reserveOnN1 prepares obj on s's snapshot, checks that it fits on n1 and
+// runs DynamicResources' Reserve for it there.
+func reserveOnN1(t *testing.T, s *Scheduler, obj *v1.Pod) (*snapshot.Pod, *filter.DRAAllocation, error) {
+	t.Helper()
+	p, err := s.snap.NewPod(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cy := filter.NewCycle(s.snap, p, filter.Options{Parallelism: 1})
+	n1 := s.snap.Node("n1")
+	if st := cy.FilterOne(n1); !st.IsSuccess() {
+		t.Fatalf("%s does not fit on n1: %v", obj.Name, st)
+	}
+	reserved, err := s.reserveClaims(cy, p, n1)
+	return p, reserved, err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/reprieve/reprieve/internal/cli"
@@ -19,7 +20,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := cli.Execute(ctx, os.Args[1:], cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	code := cli.ExecuteAs(ctx, filepath.Base(os.Args[0]), os.Args[1:], cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()
 	os.Exit(code)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,20 @@ func TestConnectionFlags(t *testing.T) {
 	for _, want := range []string{"--server", "--token", "--as ", "--as-group", "--request-timeout", "--insecure-skip-tls-verify", "--certificate-authority"} {
 		if !strings.Contains(whatifHelp, want) {
 			t.Errorf("whatif --help lacks kubectl's %s", want)
+		}
+	}
+}
+
+// TestPluginUsage: run as kubectl-reprieve (kubectl's plugin name), help and
+// errors speak of "kubectl reprieve"; run as reprieve, of "reprieve".
+func TestPluginUsage(t *testing.T) {
+	for program, want := range map[string]string{"kubectl-reprieve": "kubectl reprieve whatif --snapshot", "reprieve": "\n  reprieve whatif --snapshot"} {
+		var out, errOut strings.Builder
+		if code := ExecuteAs(context.Background(), program, []string{"whatif", "--help"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}); code != 0 {
+			t.Fatalf("%s whatif --help: exit %d: %s", program, code, errOut.String())
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s whatif --help lacks %q:\n%s", program, want, out.String())
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -67,7 +68,17 @@ func NewRootCommand(s Streams) *cobra.Command {
 // Execute runs the command line and returns the process exit code: 0 on
 // success, 2 for bad input or usage, 1 for any other failure.
 func Execute(ctx context.Context, args []string, s Streams) int {
+	return ExecuteAs(ctx, "reprieve", args, s)
+}
+
+// ExecuteAs is Execute for the program named program (the base name it was
+// run as): run as kubectl-reprieve, as kubectl runs its plugins, usage and
+// help say "kubectl reprieve".
+func ExecuteAs(ctx context.Context, program string, args []string, s Streams) int {
 	root := NewRootCommand(s)
+	if strings.HasPrefix(program, "kubectl-") {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl " + strings.TrimPrefix(program, "kubectl-")}
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

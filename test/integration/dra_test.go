@@ -370,7 +370,9 @@ func TestRBACDynamicResources(t *testing.T) {
 	}
 
 	refused := map[string]error{}
-	refused["delete a claim"] = sa.ResourceV1().ResourceClaims(w.ns).Delete(ctx, w.podClaim("preemptor").Name, metav1.DeleteOptions{})
+	// Claims may be created and deleted (the claim of a pod's extended
+	// resources backed by DRA); device classes and slices are the drivers'.
+	refused["delete a device class"] = sa.ResourceV1().DeviceClasses().Delete(ctx, d.class, metav1.DeleteOptions{})
 	_, refused["create a slice"] = sa.ResourceV1().ResourceSlices().Create(ctx, &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "intruder"}}, metav1.CreateOptions{})
 	_, refused["read a template"] = sa.ResourceV1().ResourceClaimTemplates(w.ns).Get(ctx, d.template, metav1.GetOptions{})
 	for what, err := range refused {

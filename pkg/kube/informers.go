@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -12,12 +13,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/scheduler"
 )
 
 // Feed connects shared informers for nodes, pods, PodDisruptionBudgets,
-// PriorityClasses, namespaces, the storage kinds (storageinformers.go) and
-// the DRA kinds (drainformers.go) to the scheduler's event handlers, starts
+// PriorityClasses, namespaces, the storage kinds (storageinformers.go), the
+// DRA kinds (drainformers.go) and the pod group kinds the feature gates
+// bring in (groups.go) to the scheduler's event handlers, starts
 // them and waits until the handlers have received every object of the
 // initial lists. Finished pods are filtered out by the API server, as
 // kube-scheduler does.
@@ -26,7 +29,7 @@ import (
 // scheduler: the scheduler's cache drops a bound pod whose node it does not
 // know yet, and the two watches are independent, so starting both at once
 // lost running pods at random and let the scheduler overcommit their nodes.
-func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Live) (informers.SharedInformerFactory, error) {
+func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Live, features config.Features) (informers.SharedInformerFactory, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0)
 	podFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = "status.phase!=" + string(v1.PodSucceeded) + ",status.phase!=" + string(v1.PodFailed)
@@ -72,7 +75,7 @@ func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Live) (
 			UpdateFunc: func(_, o any) { s.OnNamespace(o.(*v1.Namespace)) },
 		}},
 	}
-	for _, sh := range append(storageHandlers(f, s), draHandlers(f, s)...) {
+	for _, sh := range slices.Concat(storageHandlers(f, s), draHandlers(f, s), groupHandlers(ctx, client, f, s, features)) {
 		handlers = append(handlers, struct {
 			inf cache.SharedIndexInformer
 			h   cache.ResourceEventHandler

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/reprieve/reprieve/internal/snapshot"
+	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // List reads the objects a snapshot needs from a live cluster with list
@@ -34,6 +35,9 @@ type ListOptions struct {
 	// read so far after each page (from the listing goroutines, one call
 	// at a time).
 	Progress func(nodes, pods int)
+	// Features are the feature gates: with GenericWorkload the PodGroups
+	// are listed too, with CompositePodGroup the CompositePodGroups.
+	Features config.Features
 }
 
 // ListWith is List with options. The kinds are listed concurrently; nodes
@@ -49,6 +53,7 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 		nodeCount, podCnt atomic.Int64
 		nsWarning         string
 		draWarnings       []string
+		groupWarnings     []string
 	)
 	var progressMu sync.Mutex
 	progress := func() {
@@ -148,6 +153,10 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 		draWarnings = listDRA(ctx, client, &objs)
 		return nil
 	})
+	run("pod groups", func() error {
+		groupWarnings = listGroups(ctx, client, &objs, opts.Features)
+		return nil
+	})
 	wg.Wait()
 	if firstErr != nil {
 		return snapshot.Objects{}, nil, firstErr
@@ -169,6 +178,7 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 		warnings = append(warnings, nsWarning)
 	}
 	warnings = append(warnings, draWarnings...)
+	warnings = append(warnings, groupWarnings...)
 	return objs, warnings, nil
 }
 

@@ -152,7 +152,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		defer stop()
 	}
-	if _, err := Feed(ctx, cfg.Client, sched); err != nil {
+	if _, err := Feed(ctx, cfg.Client, sched, cfg.Features); err != nil {
 		return err
 	}
 	ready.Store(true)

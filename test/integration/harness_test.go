@@ -181,19 +181,28 @@ func newEnv(t *testing.T, opts envOptions) *env {
 
 func (e *env) startEtcd() {
 	t := e.t
-	cfg := embed.NewConfig()
-	cfg.Name = "integration"
-	cfg.Dir = filepath.Join(e.dir, "etcd")
-	clientURL := mustURL(t, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
-	peerURL := mustURL(t, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*clientURL}, []url.URL{*clientURL}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peerURL}, []url.URL{*peerURL}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "panic" // not even the errors etcd logs when it is closed
-	etcd, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
+	var etcd *embed.Etcd
+	var clientURL *url.URL
+	// A free port can be taken by another process between freePort and
+	// etcd's listen (tests run in parallel on the machine): try new ones.
+	for attempt := 1; ; attempt++ {
+		cfg := embed.NewConfig()
+		cfg.Name = "integration"
+		cfg.Dir = filepath.Join(e.dir, fmt.Sprintf("etcd-%d", attempt))
+		clientURL = mustURL(t, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+		peerURL := mustURL(t, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*clientURL}, []url.URL{*clientURL}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peerURL}, []url.URL{*peerURL}
+		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+		cfg.UnsafeNoFsync = true
+		cfg.LogLevel = "panic" // not even the errors etcd logs when it is closed
+		var err error
+		if etcd, err = embed.StartEtcd(cfg); err == nil {
+			break
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("starting etcd: %v", err)
+		}
 	}
 	select {
 	case <-etcd.Server.ReadyNotify():

@@ -318,7 +318,7 @@ func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 		return nil, err
 	}
 	progress := newProgress(o.errOut)
-	objs, warnings, err := kube.ListWith(ctx, client, kube.ListOptions{ChunkSize: o.ChunkSize, Progress: progress.report})
+	objs, warnings, err := kube.ListWith(ctx, client, kube.ListOptions{ChunkSize: o.ChunkSize, Progress: progress.report, Features: o.features})
 	progress.done()
 	if err != nil {
 		return nil, err

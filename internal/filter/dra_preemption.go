@@ -166,3 +166,31 @@ func (d *draState) resolvable(pod *v1.Pod, node *v1.Node) bool {
 	}
 	return d.decideWith(pod, node, alloc).IsSuccess()
 }
+
+// DeviceHolds says, for each of victims, which of its claims the dry run
+// releases under the DRAPreemption gate once all of victims are gone: the
+// claims whose every consumer is among them (not the cycle's pod's own).
+// Victims releasing none are absent; it is nil without the gate or when
+// the pod needs no devices.
+func (c *Cycle) DeviceHolds(victims []*snapshot.Pod) map[*snapshot.Pod][]*resourceapi.ResourceClaim {
+	if c.dra == nil || c.dra.preempt == nil {
+		return nil
+	}
+	x := c.dra.preempt
+	var st draOverlay
+	for _, v := range victims {
+		x.update(&st, v, -1)
+	}
+	var out map[*snapshot.Pod][]*resourceapi.ResourceClaim
+	for _, v := range victims {
+		for _, i := range x.byPod[v.Obj.UID] {
+			if st.removed[i] == x.consumers[i] {
+				if out == nil {
+					out = map[*snapshot.Pod][]*resourceapi.ResourceClaim{}
+				}
+				out[v] = append(out[v], x.claims[i])
+			}
+		}
+	}
+	return out
+}

@@ -105,9 +105,7 @@ func (e *Evaluator) Evaluate(snap *Snapshot, pod *Pod, options Options) (*Decisi
 	}
 	describePreemption(d, res, snap, options.Now.UnixNano())
 	describeHolds(d, c, res)
-	if options.Features.DRAPreemption {
-		describeDeviceHolds(d, snap, pod, res)
-	}
+	describeDeviceHolds(d, c, res)
 	explained.Wait()
 	return d, nil
 }

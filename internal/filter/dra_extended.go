@@ -111,19 +111,24 @@ func isDRAExtendedResourceName(name v1.ResourceName) bool {
 }
 
 // existingExtendedClaim is the extended resource claim an earlier cycle
-// made for pod: annotated, and controlled by the pod.
+// made for pod.
 func existingExtendedClaim(snap *snapshot.Snapshot, pod *v1.Pod) *resourceapi.ResourceClaim {
 	for _, c := range snap.ResourceClaims() {
-		if c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] != "true" {
-			continue
-		}
-		for _, or := range c.OwnerReferences {
-			if or.Name == pod.Name && or.Controller != nil && *or.Controller && or.UID == pod.UID {
-				return c
-			}
+		if IsExtendedResourceClaimOf(c, pod) {
+			return c
 		}
 	}
 	return nil
+}
+
+// IsExtendedResourceClaimOf reports whether c is the claim made for pod's
+// extended resources backed by DRA: annotated so, and controlled by the pod.
+func IsExtendedResourceClaimOf(c *resourceapi.ResourceClaim, pod *v1.Pod) bool {
+	if c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] != "true" {
+		return false
+	}
+	ref := metav1.GetControllerOf(c)
+	return ref != nil && ref.UID == pod.UID && ref.Name == pod.Name
 }
 
 // requestFor is the pod's request as NodeResourcesFit checks it on n: the

@@ -152,7 +152,7 @@ func (c *Cluster) bindClaim(ctx context.Context, pod *v1.Pod, dc filter.DRAClaim
 // finalizer removed first), as upstream's Unreserve deletes it.
 func (c *Cluster) UnreserveClaims(ctx context.Context, pod *v1.Pod, claims []*resourceapi.ResourceClaim) {
 	for _, claim := range claims {
-		if ref := metav1.GetControllerOf(claim); ref != nil && ref.UID == pod.UID && claim.Annotations[resourceapi.ExtendedResourceClaimAnnotation] == "true" {
+		if filter.IsExtendedResourceClaimOf(claim, pod) {
 			c.deleteExtendedClaim(ctx, claim)
 			continue
 		}

@@ -8,7 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 
@@ -121,7 +120,7 @@ func (s *Core) releaseClaims(b *Binding, written []*resourceapi.ResourceClaim, b
 	}
 	uid := b.Pod.UID
 	for _, w := range written {
-		if isExtendedClaimOf(w, b.Pod) {
+		if filter.IsExtendedResourceClaimOf(w, b.Pod) {
 			// The claim PreBind created for the pod's extended resources:
 			// kept as written once bound (the informer may not have sent it
 			// yet), left to the informer otherwise (Unreserve deleted it).
@@ -251,14 +250,4 @@ func assumedExtendedClaim(pod *v1.Pod, dc filter.DRAClaim) *resourceapi.Resource
 	c.Status.Allocation = dc.Allocation.DeepCopy()
 	c.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{podReference(pod)}
 	return c
-}
-
-// isExtendedClaimOf reports whether c is the claim made for pod's extended
-// resources backed by DRA: annotated so, and controlled by the pod.
-func isExtendedClaimOf(c *resourceapi.ResourceClaim, pod *v1.Pod) bool {
-	if c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] != "true" {
-		return false
-	}
-	ref := metav1.GetControllerOf(c)
-	return ref != nil && ref.UID == pod.UID
 }

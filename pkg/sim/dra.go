@@ -90,16 +90,25 @@ func (w *world) UnreserveClaims(_ context.Context, pod *v1.Pod, claims []*resour
 // or finished: the pod leaves the reservedFor of its claims, and a claim
 // reserved for nobody any more is deallocated (its finalizer removed).
 func (w *world) releaseClaims(pod *v1.Pod) {
+	for _, key := range podClaimKeys(pod) {
+		w.releaseClaim(key, pod, true)
+	}
+}
+
+// podClaimKeys are the namespace/name of the pod's claims: those its spec
+// names (directly, or made from a template and named in its status) and
+// the claim for its extended resources.
+func podClaimKeys(pod *v1.Pod) []string {
+	var keys []string
 	for i := range pod.Spec.ResourceClaims {
-		name, _, err := resourceclaim.Name(pod, &pod.Spec.ResourceClaims[i])
-		if err != nil || name == nil {
-			continue
+		if name, _, err := resourceclaim.Name(pod, &pod.Spec.ResourceClaims[i]); err == nil && name != nil {
+			keys = append(keys, pod.Namespace+"/"+*name)
 		}
-		w.releaseClaim(pod.Namespace+"/"+*name, pod, true)
 	}
 	if st := pod.Status.ExtendedResourceClaimStatus; st != nil {
-		w.releaseClaim(pod.Namespace+"/"+st.ResourceClaimName, pod, true)
+		keys = append(keys, pod.Namespace+"/"+st.ResourceClaimName)
 	}
+	return keys
 }
 
 // createExtendedClaim is PreBind for the claim of the pod's extended

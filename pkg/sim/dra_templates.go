@@ -81,17 +81,7 @@ func hasClaimStatus(p *v1.Pod, name string) bool {
 // templates, and for its extended resources), as the garbage collector
 // deletes what the pod owns.
 func (w *world) deletePodClaims(p *v1.Pod) {
-	names := make([]string, 0, len(p.Status.ResourceClaimStatuses)+1)
-	for _, s := range p.Status.ResourceClaimStatuses {
-		if s.ResourceClaimName != nil {
-			names = append(names, *s.ResourceClaimName)
-		}
-	}
-	if st := p.Status.ExtendedResourceClaimStatus; st != nil {
-		names = append(names, st.ResourceClaimName)
-	}
-	for _, name := range names {
-		key := p.Namespace + "/" + name
+	for _, key := range podClaimKeys(p) {
 		c := w.claims[key]
 		if c == nil || !metav1.IsControlledBy(c, p) {
 			continue

@@ -289,18 +289,11 @@ func (w *world) bindImmediate(key string) {
 
 // satisfies reports whether volume pv may be bound to claim c that names
 // it, as the PV controller checks a prebound claim: the same class, enough
-// capacity, and every access mode the claim asks for.
+// capacity, the claim's access modes and volume mode.
 func satisfies(pv *v1.PersistentVolume, c *v1.PersistentVolumeClaim) bool {
 	want, have := c.Spec.Resources.Requests[v1.ResourceStorage], pv.Spec.Capacity[v1.ResourceStorage]
-	if pv.Spec.StorageClassName != ptrOr(c.Spec.StorageClassName, "") || have.Cmp(want) < 0 {
-		return false
-	}
-	for _, m := range c.Spec.AccessModes {
-		if !slices.Contains(pv.Spec.AccessModes, m) {
-			return false
-		}
-	}
-	return true
+	return volume.GetPersistentVolumeClass(pv) == volume.GetPersistentVolumeClaimClass(c) && have.Cmp(want) >= 0 &&
+		volume.CheckAccessModes(c, pv) && !volume.CheckVolumeModeMismatches(&c.Spec, &pv.Spec)
 }
 
 // noProvisioner is the provisioner of classes of static volumes only.

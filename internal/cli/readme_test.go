@@ -104,7 +104,7 @@ func shellWords(s string) ([]string, error) {
 		case c == '\'' || c == '"':
 			j := strings.IndexByte(s[i+1:], c)
 			if j < 0 {
-				return nil, &os.PathError{Op: "parse", Path: s, Err: os.ErrInvalid}
+				return nil, fmt.Errorf("unbalanced %c quote in %q", c, s)
 			}
 			w.WriteString(s[i+1 : i+1+j])
 			i += j + 1

@@ -68,6 +68,8 @@ type Options struct {
 	Features Features
 	// Policy chooses the victims; the zero value is Upstream.
 	Policy Policy
+	// Counter, when not nil, counts the dry run's Filter plugin calls.
+	Counter *Counter
 
 	// placementWork replaces maxPlacementWork when positive (tests).
 	placementWork int
@@ -267,6 +269,7 @@ func (e *Evaluator) Evaluate(c *filter.Cycle, fr filter.Result, opts Options) (*
 	}
 	d := e.newDryRun(c, opts)
 	d.run(res)
+	d.countVisited(res.Visited)
 
 	// 4) Pick the best candidate.
 	pick(res, opts.Now.UnixNano(), rng)
@@ -351,6 +354,8 @@ type dryRun struct {
 	// placementWork.
 	placer        *placer
 	placementWork int
+	// counter counts the walk's Filter calls until upstream's dry run ends.
+	counter *Counter
 }
 
 func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {
@@ -365,6 +370,7 @@ func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {
 	if opts.Features.GenericWorkload {
 		d.groups = newGroupIndex(c.Snapshot(), opts.Features)
 	}
+	d.counter = opts.Counter.begin(c)
 	d.req = c.Request()
 	d.byResources = c.ResourcesOnly() && len(d.req.Scalars) == 0
 	return d
@@ -487,10 +493,10 @@ func (d *dryRun) prepare(w *worker, node *snapshot.Node) (fitChecker, error) {
 	}
 	if d.byResources {
 		w.sums.reset(d.c, &d.req, node, &w.units)
-		return &w.sums, nil
+		return d.counted(node, &w.units, &w.sums), nil
 	}
 	w.overlay.reset(d.c, node, &w.units)
-	return &w.overlay, nil
+	return d.counted(node, &w.units, &w.overlay), nil
 }
 
 // DisruptedWorkloads counts the candidate's units that affect pod groups

@@ -40,6 +40,9 @@ type Core struct {
 	// reused from one to the next (cycles run one at a time).
 	filterBuffers filter.Buffers
 	evaluator     preemption.Evaluator
+	// counter counts the preemption dry run's Filter calls, for a
+	// DetailObserver only; its memory is reused likewise.
+	counter preemption.Counter
 	// claimsInFlight are the resource claims assumed by cycles whose
 	// binding has not finished, by "namespace/name" (dra.go).
 	claimsInFlight map[string]*claimInFlight
@@ -413,6 +416,10 @@ func (s *Core) postFilter(cs *cycleState, c *filter.Cycle, fr filter.Result, pro
 		Features:                    s.opts.Features,
 		Policy:                      s.opts.Policy,
 	}
+	if ev != nil {
+		s.counter.Evaluations = filter.Evaluations{}
+		popts.Counter = &s.counter
+	}
 	evalStart := s.clock.Now()
 	res, err := s.evaluator.Evaluate(c, fr, popts)
 	if err != nil {
@@ -422,8 +429,8 @@ func (s *Core) postFilter(cs *cycleState, c *filter.Cycle, fr filter.Result, pro
 	}
 	d.evaluation = s.clock.Since(evalStart)
 	d.evaluated = true
-	if ev != nil && res.Eligible {
-		ev.dryRun(c, fr, prof)
+	if ev != nil {
+		ev.add(&s.counter.Evaluations)
 	}
 	d.report.postFilter(res, d.evaluation)
 	d.message = preemption.FailedSchedulingMessage(c, fr, res)

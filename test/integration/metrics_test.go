@@ -21,9 +21,11 @@ import (
 	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -36,6 +38,7 @@ import (
 	sm "k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"github.com/reprieve/reprieve/internal/cli/schedulercmd"
+	"github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/pkg/config"
 )
 
@@ -594,9 +597,18 @@ func applyClusterRBAC(t *testing.T, c kubernetes.Interface, path string) {
 // extension point: a pod that fits on two nodes (PreScore and Score), one
 // a node selector admits on one node only (NodeAffinity, TaintToleration
 // rejections), one with a host port (NodePorts' PreFilter and Filter), a
-// preemption (the dry run's Filter calls and the nominated node's), and a
+// preemption (the dry run's Filter calls and the nominated node's), a
+// preemption whose dry run reprieves budget-breaking victims first, and a
 // pod no node admits. Placements that scoring leaves to chance (a tie
 // between two equal nodes) do not change which nodes are feasible later.
+//
+// The second preemption is on node e: "old" (200m, started first) and two
+// newer 100m pods a PodDisruptionBudget forbids disrupting; the preemptor
+// (300m) has a topology spread constraint that never rejects, so that
+// PodTopologySpread's Filter runs after NodeResourcesFit only on the calls
+// that pass. Upstream reprieves the guarded pods first (both fit back,
+// "old" does not): three passing calls after the one with every victim
+// removed. Reprieving in importance order alone ("old" first) passes one.
 func TestPluginEvaluationsMatchUpstream(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	scenario := func(w *world) {
@@ -604,6 +616,21 @@ func TestPluginEvaluationsMatchUpstream(t *testing.T) {
 		w.node(smallNode(w.ns+"-b").Taint("k", "v", v1.TaintEffectNoSchedule))
 		w.node(smallNode(w.ns + "-c"))
 		w.node(smallNode(w.ns+"-d").Label("role", "victim").Taint("role", "victim", v1.TaintEffectNoSchedule))
+		nodeE := w.ns + "-e"
+		w.node(smallNode(nodeE).Label("role", "pdb").Taint("role", "pdb", v1.TaintEffectNoSchedule))
+		guarded := map[string]string{"app": "guarded"}
+		onE := func(name, pc, cpu string) *reprievetest.PodBuilder {
+			return mkPod(name, pc, cpu).Toleration("role", "pdb", v1.TaintEffectNoSchedule)
+		}
+		w.running(onE("old", low, "200m").Obj(), nodeE, at(0))
+		w.running(onE("guarded-1", low, "100m").Label("app", "guarded").Obj(), nodeE, at(1))
+		w.running(onE("guarded-2", low, "100m").Label("app", "guarded").Obj(), nodeE, at(2))
+		minAvailable := intstr.FromInt32(2)
+		w.pdb(&policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: "guarded"},
+			Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: guarded}},
+		}, 0, 2, 2)
+		w.waitRunning("old", "guarded-1", "guarded-2")
 		steps := []*v1.Pod{
 			mkPod("fits", low, "100m").Obj(),
 			mkPod("ssd", low, "100m").NodeSelector("disk", "ssd").Obj(),
@@ -618,6 +645,13 @@ func TestPluginEvaluationsMatchUpstream(t *testing.T) {
 		w.pod(mkPod("preemptor", high, "400m").NodeSelector("role", "victim").Toleration("role", "victim", v1.TaintEffectNoSchedule).Obj())
 		if got := w.waitBound("preemptor"); got != w.ns+"-d" {
 			t.Fatalf("preemptor bound to %q, want %s-d", got, w.ns)
+		}
+		w.pod(onE("guarded-preemptor", high, "300m").NodeSelector("role", "pdb").Spread(10, "node", map[string]string{"app": "spread"}).Obj())
+		if got := w.waitBound("guarded-preemptor"); got != nodeE {
+			t.Fatalf("guarded-preemptor bound to %q, want %s", got, nodeE)
+		}
+		if _, err := w.get("old"); err == nil {
+			t.Fatalf("old still exists; upstream's dry run evicts it and reprieves the guarded pods")
 		}
 		w.pod(mkPod("stuck", low, "100m").NodeSelector("disk", "none").Obj())
 		w.waitDecided("stuck")

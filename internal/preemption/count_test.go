@@ -3,7 +3,6 @@ package preemption
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -27,6 +26,20 @@ func filterCounts(e *filter.Evaluations) map[string]int {
 	return out
 }
 
+// newCycle is the filter cycle of preemptor on a snapshot of objs.
+func newCycle(tb testing.TB, objs snapshot.Objects, preemptor *v1.Pod, parallelism int) *filter.Cycle {
+	tb.Helper()
+	snap, err := snapshot.New(objs)
+	var pod *snapshot.Pod
+	if err == nil {
+		pod, err = snap.NewPod(preemptor)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return filter.NewCycle(snap, pod, filter.Options{Parallelism: parallelism})
+}
+
 // basic is the Filter plugins that run for a pod without affinity, ports,
 // volumes, spread or claims, n calls each.
 func basic(n int) map[string]int {
@@ -44,6 +57,22 @@ func TestCounterCountsTheWalk(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	guarded := map[string]string{"app": "guarded"}
 	zero := 0
+	// The budget fixture: "old" (200m, started first) and two newer
+	// guarded pods; PodTopologySpread runs after NodeResourcesFit and
+	// never rejects, so it counts the calls that pass.
+	budgetNodes := []*v1.Node{rt.Node("n1").CPU("500m").Obj()}
+	budgetPods := []*v1.Pod{
+		rt.Pod("default", "old").Priority(1).Req("200m", "").StartedAt(0).On("n1").Obj(),
+		rt.Pod("default", "guarded-1").Priority(1).Req("100m", "").Label("app", "guarded").StartedAt(1).On("n1").Obj(),
+		rt.Pod("default", "guarded-2").Priority(1).Req("100m", "").Label("app", "guarded").StartedAt(2).On("n1").Obj(),
+	}
+	budgetPDBs := []*policyv1.PodDisruptionBudget{rt.PDB("default", "guarded", guarded, 0)}
+	budgetPreemptor := rt.Pod("default", "p").Priority(100).Req("300m", "").Spread(10, v1.LabelHostname, map[string]string{"app": "spread"}).Obj()
+	// All removed: passes. guarded-1, guarded-2 back: pass. old back:
+	// NodeResourcesFit rejects. (In importance order alone, old first,
+	// only one call would pass after the first.)
+	budgetCounts := map[string]int{filter.NodeName: 4, filter.NodeUnschedulable: 4, filter.TaintToleration: 4, filter.NodeResourcesFit: 4,
+		filter.PodTopologySpread: 3}
 	manyNodes := func() []*v1.Node {
 		// n00 cannot help (a more important pod holds half of it);
 		// every other node is a candidate.
@@ -82,36 +111,13 @@ func TestCounterCountsTheWalk(t *testing.T) {
 			want: basic(2), wantVictims: []string{"default/victim"}, wantVisited: 1,
 		},
 		"budget-breaking victims are reprieved first": {
-			nodes: []*v1.Node{rt.Node("n1").CPU("500m").Obj()},
-			pods: []*v1.Pod{
-				rt.Pod("default", "old").Priority(1).Req("200m", "").StartedAt(0).On("n1").Obj(),
-				rt.Pod("default", "guarded-1").Priority(1).Req("100m", "").Label("app", "guarded").StartedAt(1).On("n1").Obj(),
-				rt.Pod("default", "guarded-2").Priority(1).Req("100m", "").Label("app", "guarded").StartedAt(2).On("n1").Obj(),
-			},
-			pdbs: []*policyv1.PodDisruptionBudget{rt.PDB("default", "guarded", guarded, 0)},
-			// PodTopologySpread runs after NodeResourcesFit and never
-			// rejects: it counts the calls that pass.
-			preemptor: rt.Pod("default", "p").Priority(100).Req("300m", "").Spread(10, v1.LabelHostname, map[string]string{"app": "spread"}).Obj(),
-			// All removed: passes. guarded-1, guarded-2 back: pass. old
-			// back: NodeResourcesFit rejects. (In importance order alone,
-			// old first, only one call would pass after the first.)
-			want: map[string]int{filter.NodeName: 4, filter.NodeUnschedulable: 4, filter.TaintToleration: 4, filter.NodeResourcesFit: 4,
-				filter.PodTopologySpread: 3},
-			wantVictims: []string{"default/old"}, wantVisited: 1,
+			nodes: budgetNodes, pods: budgetPods, pdbs: budgetPDBs, preemptor: budgetPreemptor,
+			want: budgetCounts, wantVictims: []string{"default/old"}, wantVisited: 1,
 		},
 		"a victim policy's search is not counted": {
-			nodes: []*v1.Node{rt.Node("n1").CPU("500m").Obj()},
-			pods: []*v1.Pod{
-				rt.Pod("default", "old").Priority(1).Req("200m", "").StartedAt(0).On("n1").Obj(),
-				rt.Pod("default", "guarded-1").Priority(1).Req("100m", "").Label("app", "guarded").StartedAt(1).On("n1").Obj(),
-				rt.Pod("default", "guarded-2").Priority(1).Req("100m", "").Label("app", "guarded").StartedAt(2).On("n1").Obj(),
-			},
-			pdbs:      []*policyv1.PodDisruptionBudget{rt.PDB("default", "guarded", guarded, 0)},
-			preemptor: rt.Pod("default", "p").Priority(100).Req("300m", "").Spread(10, v1.LabelHostname, map[string]string{"app": "spread"}).Obj(),
-			opts:      Options{Policy: Minimal},
-			want: map[string]int{filter.NodeName: 4, filter.NodeUnschedulable: 4, filter.TaintToleration: 4, filter.NodeResourcesFit: 4,
-				filter.PodTopologySpread: 3},
-			wantVictims: []string{"default/old"}, wantVisited: 1,
+			nodes: budgetNodes, pods: budgetPods, pdbs: budgetPDBs, preemptor: budgetPreemptor,
+			opts: Options{Policy: Minimal},
+			want: budgetCounts, wantVictims: []string{"default/old"}, wantVisited: 1,
 		},
 		"a nominated pod the preemptor yields to: two passes when the first passes": {
 			nodes: []*v1.Node{rt.Node("n1").CPU("3").Obj()},
@@ -146,15 +152,7 @@ func TestCounterCountsTheWalk(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			snap, err := snapshot.New(snapshot.Objects{Nodes: tt.nodes, Pods: tt.pods, PDBs: tt.pdbs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pod, err := snap.NewPod(tt.preemptor)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := filter.NewCycle(snap, pod, filter.Options{Parallelism: max(tt.parallelism, 1)})
+			c := newCycle(t, snapshot.Objects{Nodes: tt.nodes, Pods: tt.pods, PDBs: tt.pdbs}, tt.preemptor, max(tt.parallelism, 1))
 			fr := c.FilterAll()
 			if len(fr.Feasible) > 0 {
 				t.Fatal("the preemptor fits without preemption")
@@ -213,54 +211,40 @@ func TestCounterCheckersAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	walks, counted := 0, 0
 	for trial := range 600 {
-		gang := trial%3 == 2
-		snap, podObj := randomResourcesCluster(t, r, gang)
+		// Every third cluster has pod groups, some evicted whole.
+		opts := Options{Now: now, Features: Features{GenericWorkload: trial%3 == 2}}
+		snap, podObj := randomResourcesCluster(t, r, opts.Features.GenericWorkload)
 		pod, err := snap.NewPod(podObj)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
-		opts := Options{Now: now}
-		if gang {
-			opts.Features = Features{GenericWorkload: true}
-		}
-		var e Evaluator
-		d := e.newDryRun(c, opts)
+		d := new(Evaluator).newDryRun(c, opts)
 		if !d.byResources {
 			t.Fatalf("trial %d: the dry run does not use the sums", trial)
 		}
 		var ks, ko Counter
 		ks.begin(c)
 		ko.begin(c)
-		for _, node := range snap.Nodes {
-			list := func(w *worker) unitList {
-				if d.groups != nil {
-					l, err := d.groups.unitsOn(w, node, pod.Priority, d.nowNanos)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return l
-				}
-				return d.potentialPods(w, node)
+		// prepare lists each worker's units and wraps its checker: the
+		// sums counted in ks, the overlay counted in ko, the sums plain.
+		prepare := func(w *worker, node *snapshot.Node, k *Counter, byResources bool) fitChecker {
+			d.counter, d.byResources = k, byResources
+			fit, err := d.prepare(w, node)
+			if err != nil {
+				t.Fatal(err)
 			}
+			return fit
+		}
+		for _, node := range snap.Nodes {
 			var ws, wo, wp worker
-			us := list(&ws)
-			if us.len() == 0 {
+			fs, fo, fp := prepare(&ws, node, &ks, true), prepare(&wo, node, &ko, false), prepare(&wp, node, nil, true)
+			if ws.units.len() == 0 {
 				continue
 			}
-			uo, up := us, us
-			uo.members, up.members = slices.Clone(us.members), slices.Clone(us.members)
-			ws.sums.reset(c, &d.req, node, &us)
-			wo.overlay.reset(c, node, &uo)
-			wp.sums.reset(c, &d.req, node, &up)
-			d.counter = &ks
-			fs := d.counted(node, &us, &ws.sums)
-			d.counter = &ko
-			fo := d.counted(node, &uo, &wo.overlay)
-			d.counter = nil
-			got := d.selectVictimsOnNode(&ws, node, &us, fs)
-			want := d.selectVictimsOnNode(&wo, node, &uo, fo)
-			plain := d.selectVictimsOnNode(&wp, node, &up, &wp.sums)
+			got := d.selectVictimsOnNode(&ws, node, &ws.units, fs)
+			want := d.selectVictimsOnNode(&wo, node, &wo.units, fo)
+			plain := d.selectVictimsOnNode(&wp, node, &wp.units, fp)
 			walks++
 			cs, co := &ks.nodes[node.Index].count, &ko.nodes[node.Index].count
 			if diff := cmp.Diff(filterCounts(co), filterCounts(cs)); diff != "" {
@@ -276,6 +260,7 @@ func TestCounterCheckersAgree(t *testing.T) {
 				t.Fatalf("trial %d node %s: counted walks differ (-overlay +sums):\n%s", trial, node.Name, diff)
 			}
 		}
+		d.counter, d.byResources = nil, true
 
 		// A whole evaluation chooses the same with and without a counter.
 		fr := c.FilterAll()
@@ -332,15 +317,7 @@ func BenchmarkEvaluateCounter(b *testing.B) {
 				Req("400m", "").StartedAt(j).On(node).Obj())
 		}
 	}
-	snap, err := snapshot.New(objs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pod, err := snap.NewPod(rt.Pod("default", "preemptor").Priority(100).Req("1500m", "").Obj())
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
+	c := newCycle(b, objs, rt.Pod("default", "preemptor").Priority(100).Req("1500m", "").Obj(), 1)
 	fr := c.FilterAll()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for _, bc := range []struct {

@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/volume"
 )
 
@@ -48,7 +49,8 @@ func setIn[T any](m *map[string]T, key string, obj T) {
 	(*m)[key] = obj
 }
 
-// addStorage adds every storage object, rejecting duplicates.
+// addStorage adds every storage object, rejecting duplicates. The kinds
+// after one with a duplicate are still added: New discards the snapshot.
 func (s *Snapshot) addStorage(objs StorageObjects) error {
 	st := &s.storage
 	st.bulk = true
@@ -58,50 +60,31 @@ func (s *Snapshot) addStorage(objs StorageObjects) error {
 		st.reindexCapacities()
 		st.reindexVAs()
 	}()
-	dup := func(kind, ns, name string, obj any) error {
-		return &ObjectError{Kind: kind, Namespace: ns, Name: name, Field: "metadata.name", Detail: "duplicate object", Obj: obj}
-	}
-	for _, o := range objs.PersistentVolumes {
-		if st.pvs[o.Name] != nil {
-			return dup("PersistentVolume", "", o.Name, o)
+	return cmp.Or(
+		addEach("PersistentVolume", false, objs.PersistentVolumes, &st.pvs, s.SetPersistentVolume),
+		addEach("PersistentVolumeClaim", true, objs.PersistentVolumeClaims, &st.pvcs, s.SetPersistentVolumeClaim),
+		addEach("StorageClass", false, objs.StorageClasses, &st.classes, s.SetStorageClass),
+		addEach("CSINode", false, objs.CSINodes, &st.csiNodes, s.SetCSINode),
+		addEach("CSIDriver", false, objs.CSIDrivers, &st.csiDrivers, s.SetCSIDriver),
+		addEach("CSIStorageCapacity", true, objs.CSIStorageCapacities, &st.capacities, s.SetCSIStorageCapacity),
+		addEach("VolumeAttachment", false, objs.VolumeAttachments, &st.vas, s.SetVolumeAttachment),
+	)
+}
+
+// addEach adds the objects of one kind with set, which files each in
+// *index by name (namespaced: "namespace/name", the namespace defaulted),
+// and rejects an object whose key is already there.
+func addEach[T metav1.Object](kind string, namespaced bool, objs []T, index *map[string]T, set func(T)) error {
+	for _, o := range objs {
+		ns, key := "", o.GetName()
+		if namespaced {
+			ns = namespaceOrDefault(o.GetNamespace())
+			key = ns + "/" + key
 		}
-		s.SetPersistentVolume(o)
-	}
-	for _, o := range objs.PersistentVolumeClaims {
-		if st.pvcs[namespaceOrDefault(o.Namespace)+"/"+o.Name] != nil {
-			return dup("PersistentVolumeClaim", namespaceOrDefault(o.Namespace), o.Name, o)
+		if _, taken := (*index)[key]; taken {
+			return &ObjectError{Kind: kind, Namespace: ns, Name: o.GetName(), Field: "metadata.name", Detail: "duplicate object", Obj: o}
 		}
-		s.SetPersistentVolumeClaim(o)
-	}
-	for _, o := range objs.StorageClasses {
-		if st.classes[o.Name] != nil {
-			return dup("StorageClass", "", o.Name, o)
-		}
-		s.SetStorageClass(o)
-	}
-	for _, o := range objs.CSINodes {
-		if st.csiNodes[o.Name] != nil {
-			return dup("CSINode", "", o.Name, o)
-		}
-		s.SetCSINode(o)
-	}
-	for _, o := range objs.CSIDrivers {
-		if st.csiDrivers[o.Name] != nil {
-			return dup("CSIDriver", "", o.Name, o)
-		}
-		s.SetCSIDriver(o)
-	}
-	for _, o := range objs.CSIStorageCapacities {
-		if st.capacities[namespaceOrDefault(o.Namespace)+"/"+o.Name] != nil {
-			return dup("CSIStorageCapacity", namespaceOrDefault(o.Namespace), o.Name, o)
-		}
-		s.SetCSIStorageCapacity(o)
-	}
-	for _, o := range objs.VolumeAttachments {
-		if st.vas[o.Name] != nil {
-			return dup("VolumeAttachment", "", o.Name, o)
-		}
-		s.SetVolumeAttachment(o)
+		set(o)
 	}
 	return nil
 }

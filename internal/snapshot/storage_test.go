@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/internal/snapshot"
@@ -46,12 +48,80 @@ func TestStorageIndex(t *testing.T) {
 	}
 }
 
-// TestStorageDuplicates: a duplicate claim is an ObjectError naming it.
+// TestStorageDuplicates: a second object of any storage kind with the key
+// of the first (namespaced kinds in the same namespace, an empty namespace
+// counting as default) is an ObjectError naming it; the same name in
+// another namespace is not a duplicate.
 func TestStorageDuplicates(t *testing.T) {
-	c := rt.PVC("default", "data", "fast", "1Gi").Obj()
-	_, err := snapshot.New(snapshot.Objects{Storage: snapshot.StorageObjects{PersistentVolumeClaims: []*v1.PersistentVolumeClaim{c, c.DeepCopy()}}})
-	var oe *snapshot.ObjectError
-	if !errors.As(err, &oe) || oe.Kind != "PersistentVolumeClaim" || oe.Name != "data" || oe.Field != "metadata.name" {
-		t.Errorf("error %v, want a duplicate PersistentVolumeClaim default/data", err)
+	csiNode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	driver := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "d"}}
+	capacity := &storagev1.CSIStorageCapacity{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cap"}}
+	va := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "va"}}
+	claim := rt.PVC("default", "data", "fast", "1Gi").Obj()
+	claimNoNS := claim.DeepCopy()
+	claimNoNS.Namespace = ""
+	claimElsewhere := claim.DeepCopy()
+	claimElsewhere.Namespace = "other"
+	tests := map[string]struct {
+		objs          snapshot.StorageObjects
+		wantKind      string // "" for no error
+		wantNamespace string
+		wantName      string
+	}{
+		"PersistentVolume": {
+			objs:     snapshot.StorageObjects{PersistentVolumes: []*v1.PersistentVolume{rt.PV("pv", "fast", "d", "1Gi").Obj(), rt.PV("pv", "slow", "d", "1Gi").Obj()}},
+			wantKind: "PersistentVolume", wantName: "pv",
+		},
+		"PersistentVolumeClaim": {
+			objs:     snapshot.StorageObjects{PersistentVolumeClaims: []*v1.PersistentVolumeClaim{claim, claim.DeepCopy()}},
+			wantKind: "PersistentVolumeClaim", wantNamespace: "default", wantName: "data",
+		},
+		"PersistentVolumeClaim without a namespace is in default": {
+			objs:     snapshot.StorageObjects{PersistentVolumeClaims: []*v1.PersistentVolumeClaim{claim, claimNoNS}},
+			wantKind: "PersistentVolumeClaim", wantNamespace: "default", wantName: "data",
+		},
+		"PersistentVolumeClaims of the same name in two namespaces": {
+			objs: snapshot.StorageObjects{PersistentVolumeClaims: []*v1.PersistentVolumeClaim{claim, claimElsewhere}},
+		},
+		"StorageClass": {
+			objs:     snapshot.StorageObjects{StorageClasses: []*storagev1.StorageClass{rt.StorageClass("fast", "d", true), rt.StorageClass("fast", "d", false)}},
+			wantKind: "StorageClass", wantName: "fast",
+		},
+		"CSINode": {
+			objs:     snapshot.StorageObjects{CSINodes: []*storagev1.CSINode{csiNode, csiNode.DeepCopy()}},
+			wantKind: "CSINode", wantName: "n1",
+		},
+		"CSIDriver": {
+			objs:     snapshot.StorageObjects{CSIDrivers: []*storagev1.CSIDriver{driver, driver.DeepCopy()}},
+			wantKind: "CSIDriver", wantName: "d",
+		},
+		"CSIStorageCapacity": {
+			objs:     snapshot.StorageObjects{CSIStorageCapacities: []*storagev1.CSIStorageCapacity{capacity, capacity.DeepCopy()}},
+			wantKind: "CSIStorageCapacity", wantNamespace: "default", wantName: "cap",
+		},
+		"VolumeAttachment": {
+			objs:     snapshot.StorageObjects{VolumeAttachments: []*storagev1.VolumeAttachment{va, va.DeepCopy()}},
+			wantKind: "VolumeAttachment", wantName: "va",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := snapshot.New(snapshot.Objects{Storage: tt.objs})
+			if tt.wantKind == "" {
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				return
+			}
+			var oe *snapshot.ObjectError
+			if !errors.As(err, &oe) {
+				t.Fatalf("error %v, want an ObjectError", err)
+			}
+			got := []string{oe.Kind, oe.Namespace, oe.Name, oe.Field, oe.Detail}
+			want := []string{tt.wantKind, tt.wantNamespace, tt.wantName, "metadata.name", "duplicate object"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("error %v (-want,+got):\n%s", err, diff)
+			}
+		})
 	}
 }

@@ -91,12 +91,7 @@ func BenchmarkPreemptionBasic(b *testing.B) {
 // the benchmark measures the simulator rather than a rate-limited client
 // (at kube-scheduler's default QPS 50 the waves take most of the 2 hours).
 func BenchmarkSimulate(b *testing.B) {
-	doc := `apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: pressure}
-spec:
-  end: 2h
-  costs: {apiQPS: 5000, apiBurst: 5000}
+	doc := simulationYAML("pressure", "2h") + `  costs: {apiQPS: 5000, apiBurst: 5000}
   actions:
   - at: 0s
     createNodes:

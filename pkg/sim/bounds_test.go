@@ -45,12 +45,7 @@ func (c *cancelAfter) Preemption(*v1.Pod, string, []*v1.Pod, int, time.Duration)
 func TestRunStopsWhenCancelled(t *testing.T) {
 	sc, err := scenarioOf(t, twoNodes+`
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: big}
-spec:
-  end: 1000h
-  actions:
+`+simulationYAML("big", "1000h")+`  actions:
   - at: 1s
     createPods:
       count: 5000
@@ -82,16 +77,7 @@ spec:
 func TestEstimate(t *testing.T) {
 	doc := twoNodes + `
 ---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: c}]}
----
+` + controllerYAML("Deployment", "web", 3, "{containers: [{name: c}]}") + `---
 apiVersion: batch/v1
 kind: Job
 metadata: {name: j}
@@ -101,12 +87,7 @@ spec:
   template:
     spec: {restartPolicy: Never, containers: [{name: c}]}
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: e}
-spec:
-  end: 10m
-  actions:
+` + simulationYAML("e", "10m") + `  actions:
   - {at: 1m, scale: {kind: Deployment, name: web, replicas: 10}}
   - at: 2m
     createPods: {count: 100, template: {metadata: {name: p}, spec: {containers: [{name: c}]}}}
@@ -148,12 +129,7 @@ spec:
       restartPolicy: Never
       containers: [{name: c, resources: {requests: {cpu: "500m"}}}]
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: q}
-spec:
-  end: 10m
-  actions:
+`+simulationYAML("q", "10m")+`  actions:
   - {at: 5m, cordon: n1}
 `)
 	if res.Summary.PodsCreated != 2 || res.Summary.PodsScheduled != 2 {
@@ -166,22 +142,8 @@ spec:
 func TestScaleDefaultNamespace(t *testing.T) {
 	res := runYAML(t, twoNodes+`
 ---
-apiVersion: apps/v1
-kind: ReplicaSet
-metadata: {name: web}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: c}]}
----
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: s}
-spec:
-  end: 10m
-  actions:
+`+controllerYAML("ReplicaSet", "web", 1, "{containers: [{name: c}]}")+`---
+`+simulationYAML("s", "10m")+`  actions:
   - {at: 1m, scale: {kind: ReplicaSet, name: web, replicas: 3}}
 `)
 	if res.Summary.PodsCreated != 3 {

@@ -65,12 +65,7 @@ kind: Node
 metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
 status: {allocatable: {cpu: "100", memory: 100Gi, pods: "100"}}
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: costs}
-spec:
-  end: 1m
-`
+` + simulationYAML("costs", "1m")
 	if costs != "" {
 		doc += "  costs: " + costs + "\n"
 	}
@@ -163,12 +158,7 @@ kind: Pod
 metadata: {name: low-2}
 spec: {nodeName: n1, terminationGracePeriodSeconds: 0, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: preempt}
-spec:
-  end: 1m
-  costs: {cycle: 0s, apiQPS: 10, apiBurst: 1}
+` + simulationYAML("preempt", "1m") + `  costs: {cycle: 0s, apiQPS: 10, apiBurst: 1}
   actions:
   - at: 1s
     create:
@@ -220,6 +210,7 @@ func TestCostsInvalid(t *testing.T) {
 	}
 }
 
+// runYAMLWith runs the scenario doc with opts.
 func runYAMLWith(t *testing.T, doc string, opts Options) *Result {
 	t.Helper()
 	set := loader.NewSet()

@@ -40,12 +40,7 @@ func TestSimulatedClaimTemplates(t *testing.T) {
 	}
 	res := runYAML(t, gpuNode+gpuTemplate+`
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: t}
-spec:
-  end: 5m
-  actions:
+`+simulationYAML("t", "5m")+`  actions:
   - at: 1s
     create:`+pod("a", "gpu")+pod("b", "gpu")+pod("c", "late")+`
   - at: 60s
@@ -61,12 +56,7 @@ spec:
         spec:
           devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}
 `)
-	bound := map[string]float64{}
-	for _, p := range res.Pods {
-		if p.Bound != nil {
-			bound[p.Pod] = *p.Bound
-		}
-	}
+	bound := boundAt(res)
 	if a, ok := bound["default/a"]; !ok || a > 2 {
 		t.Errorf("a bound at %v (bound %v), want at once", a, ok)
 	}
@@ -141,12 +131,7 @@ func TestSimulatedExtendedResourceClaims(t *testing.T) {
 	}
 	doc := strings.Replace(gpuNode, "  selectors: [{cel:", "  extendedResourceName: example.com/gpu\n  selectors: [{cel:", 1) + `
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: t}
-spec:
-  end: 5m
-  actions:
+` + simulationYAML("t", "5m") + `  actions:
   - at: 1s
     create:` + pod("a") + `
   - at: 10s
@@ -155,12 +140,7 @@ spec:
     delete: [{kind: Pod, name: a}]
 `
 	res := runYAML(t, doc)
-	bound := map[string]float64{}
-	for _, p := range res.Pods {
-		if p.Bound != nil {
-			bound[p.Pod] = *p.Bound
-		}
-	}
+	bound := boundAt(res)
 	if a, ok := bound["default/a"]; !ok || a > 2 {
 		t.Errorf("a bound at %v (bound %v), want at once", a, ok)
 	}

@@ -4,12 +4,7 @@ import "testing"
 
 // gpuNode is n1 with one GPU published in a ResourceSlice, its class, and
 // claims c1 and c2 for one GPU each.
-const gpuNode = `
-apiVersion: v1
-kind: Node
-metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
-status: {allocatable: {cpu: "2", memory: 8Gi, pods: "10"}}
----
+var gpuNode = "\n" + nodeYAML("n1", "2") + `---
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: n1-gpu}
@@ -52,12 +47,7 @@ spec:
   containers: [{name: c, resources: {requests: {cpu: "100m"}}}]
   resourceClaims: [{name: gpu, resourceClaimName: c1}]
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: t}
-spec:
-  end: 5m
-  actions:
+`+simulationYAML("t", "5m")+`  actions:
   - at: 10s
     create:
     - apiVersion: v1
@@ -69,12 +59,7 @@ spec:
   - at: 60s
     delete: [{kind: Pod, name: a}]
 `)
-	bound := map[string]float64{}
-	for _, p := range res.Pods {
-		if p.Bound != nil {
-			bound[p.Pod] = *p.Bound
-		}
-	}
+	bound := boundAt(res)
 	if _, ok := bound["default/a"]; !ok {
 		t.Fatalf("a never bound: %v", bound)
 	}

@@ -42,12 +42,7 @@ spec:
       nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [a]}]}]
 ` + claims + `
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: immediate}
-spec:
-  end: 2m
-  provisioningDelay: 10s
+` + simulationYAML("immediate", "2m") + `  provisioningDelay: 10s
   actions:
   - at: 5s
     create:

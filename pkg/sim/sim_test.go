@@ -33,21 +33,10 @@ func runFile(t *testing.T, path string) *Result {
 	return res
 }
 
+// runYAML runs the scenario doc at no cost per cycle or API call.
 func runYAML(t *testing.T, doc string) *Result {
 	t.Helper()
-	set := loader.NewSet()
-	if err := set.AddBytes("scenario.yaml", []byte(doc)); err != nil {
-		t.Fatal(err)
-	}
-	sc, err := NewScenario(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), sc, Options{Costs: free()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return runYAMLWith(t, doc, Options{Costs: free()})
 }
 
 // find returns the first event at or after index from matching reason and
@@ -112,12 +101,7 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-const twoNodes = `
-apiVersion: v1
-kind: Node
-metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
-status: {allocatable: {cpu: "2", memory: 8Gi, pods: "10"}}
----
+var twoNodes = "\n" + nodeYAML("n1", "2") + `---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: high}
@@ -143,12 +127,7 @@ spec:
   terminationGracePeriodSeconds: 0
   containers: [{name: c}]
 ---
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: t}
-spec:
-  end: 5m
-  actions:
+`+simulationYAML("t", "5m")+`  actions:
   - at: 10s
     delete: [{kind: Pod, name: slow}, {kind: Pod, name: quick}]
 `)
@@ -184,24 +163,8 @@ spec:
       priorityClassName: high
       containers: [{name: c, resources: {requests: {cpu: "1"}}}]
 ---
-apiVersion: apps/v1
-kind: ReplicaSet
-metadata: {name: web}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers: [{name: c, resources: {requests: {cpu: "1"}}}]
----
-apiVersion: reprieve.dev/v1alpha1
-kind: Simulation
-metadata: {name: t}
-spec:
-  end: 10m
-  actions:
+`+controllerYAML("ReplicaSet", "web", 1, `{terminationGracePeriodSeconds: 5, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}`)+`---
+`+simulationYAML("t", "10m")+`  actions:
   - at: 30s
     create:
     - apiVersion: v1

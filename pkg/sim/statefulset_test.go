@@ -32,13 +32,7 @@ func TestStatefulSetZoneFull(t *testing.T) {
 		t.Errorf("replica stories (-want,+got):\n%s", diff)
 	}
 	// Two claims in all: the re-created replica used its predecessor's.
-	claims := 0
-	for _, e := range res.Events {
-		if e.Reason == "SuccessfulCreate" && strings.HasPrefix(e.Message, "create Claim") {
-			claims++
-		}
-	}
-	if claims != 2 {
+	if claims := claimsCreated(res); claims != 2 {
 		t.Errorf("%d claims created, want 2 (one per replica, kept across preemption)", claims)
 	}
 	if n := len(res.Pods); n != 4 {
@@ -54,32 +48,14 @@ func statefulSetScenario(policy, delay string) string {
 	if delay != "" {
 		spec += "  provisioningDelay: " + delay + "\n"
 	}
-	return `apiVersion: v1
-kind: Node
-metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
----
+	return nodeYAML("n1", "4") + `---
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: local, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
 provisioner: local.csi.example.com
 volumeBindingMode: WaitForFirstConsumer
 ---
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  replicas: 2
-  podManagementPolicy: ` + policy + `
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers: [{name: c, image: db, resources: {requests: {cpu: "1"}}}]
-  volumeClaimTemplates:
-  - metadata: {name: data}
-    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
----
+` + statefulSetYAML(policy, "") + `---
 apiVersion: reprieve.dev/v1alpha1
 kind: Simulation
 metadata: {name: sts}
@@ -174,16 +150,7 @@ func TestStatefulSetBadInput(t *testing.T) {
 // provisioner); db-1 finds no volume and stays pending with VolumeBinding's
 // reason.
 func TestStatefulSetStaticVolumes(t *testing.T) {
-	doc := `apiVersion: v1
-kind: Node
-metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
----
+	doc := docs(nodeYAML("n1", "4"), nodeYAML("n2", "4")) + `---
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: local}
@@ -200,20 +167,7 @@ spec:
   local: {path: /mnt/disk}
   nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n2]}]}]}}
 ---
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers: [{name: c, image: db, resources: {requests: {cpu: "1"}}}]
-  volumeClaimTemplates:
-  - metadata: {name: data}
-    spec: {storageClassName: local, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
----
+` + statefulSetYAML("", "local") + `---
 apiVersion: reprieve.dev/v1alpha1
 kind: Simulation
 metadata: {name: static}
@@ -280,13 +234,7 @@ func TestStatefulSetScaleAndDelete(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("pods (-want,+got):\n%s", diff)
 	}
-	claims := 0
-	for _, e := range res.Events {
-		if e.Reason == "SuccessfulCreate" && strings.HasPrefix(e.Message, "create Claim") {
-			claims++
-		}
-	}
-	if claims != 2 {
+	if claims := claimsCreated(res); claims != 2 {
 		t.Errorf("%d claims created, want 2", claims)
 	}
 }

@@ -15,6 +15,23 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// newTestQueue is an empty queue on a fake clock at t0.
+func newTestQueue() (*testingclock.FakeClock, *schedulingQueue) {
+	clk := testingclock.NewFakeClock(t0)
+	return clk, newSchedulingQueue(clk)
+}
+
+// gatedPreemptor is a queue on a fake clock at t0 whose one pod, "ns/p",
+// was popped and gated on its victims, as after a preemption.
+func gatedPreemptor(victims ...*v1.Pod) (*testingclock.FakeClock, *schedulingQueue, *queuedPod) {
+	clk, q := newTestQueue()
+	q.Add(rt.Pod("ns", "p").Obj())
+	qp := q.Pop()
+	q.Gate(qp.Key, victims)
+	return clk, q, qp
+}
+
+// popAll pops every pod that is ready, by name.
 func popAll(q *schedulingQueue) []string {
 	var out []string
 	for qp := q.Pop(); qp != nil; qp = q.Pop() {
@@ -24,8 +41,7 @@ func popAll(q *schedulingQueue) []string {
 }
 
 func TestQueueOrder(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
+	clk, q := newTestQueue()
 	q.Add(rt.Pod("ns", "low-first").Priority(1).Obj())
 	clk.Step(time.Second)
 	q.Add(rt.Pod("ns", "high").Priority(10).Obj())
@@ -52,8 +68,7 @@ func TestBackoffDoublesUpToTheMaximum(t *testing.T) {
 }
 
 func TestUnschedulablePodsWaitForAnEvent(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
+	_, q := newTestQueue()
 	q.Add(rt.Pod("ns", "p").Priority(1).Obj())
 	qp := q.Pop()
 	q.Done(qp, true)
@@ -72,8 +87,7 @@ func TestUnschedulablePodsWaitForAnEvent(t *testing.T) {
 }
 
 func TestBackoffQueueWaitsBehindActivePods(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
+	_, q := newTestQueue()
 	q.Add(rt.Pod("ns", "retry").Priority(100).Obj())
 	qp := q.Pop()
 	q.MoveAllToActiveOrBackoff() // an event during the attempt
@@ -85,8 +99,7 @@ func TestBackoffQueueWaitsBehindActivePods(t *testing.T) {
 }
 
 func TestBackoffExpiryMovesToActive(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
+	clk, q := newTestQueue()
 	q.Add(rt.Pod("ns", "a").Priority(1).Obj())
 	qp := q.Pop()
 	q.MoveAllToActiveOrBackoff()
@@ -100,8 +113,7 @@ func TestBackoffExpiryMovesToActive(t *testing.T) {
 }
 
 func TestUnschedulablePoolIsFlushedAfterFiveMinutes(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
+	clk, q := newTestQueue()
 	q.Add(rt.Pod("ns", "p").Obj())
 	q.Done(q.Pop(), true)
 	wake, ok := q.NextWakeup()
@@ -120,11 +132,7 @@ func TestUnschedulablePoolIsFlushedAfterFiveMinutes(t *testing.T) {
 }
 
 func TestGatedPodsStayOut(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
-	q.Add(rt.Pod("ns", "p").Obj())
-	qp := q.Pop()
-	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v1").Obj(), rt.Pod("ns", "v2").Obj()})
+	clk, q, qp := gatedPreemptor(rt.Pod("ns", "v1").Obj(), rt.Pod("ns", "v2").Obj())
 	// Another pod's victims leave during the attempt: an ungated pod would
 	// back off and be retried, seeing its own victims still there.
 	q.MoveAllToActiveOrBackoff()
@@ -162,8 +170,7 @@ func TestPreemptorRetriedAtOnceWhenItsVictimsAreGone(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			clk := testingclock.NewFakeClock(t0)
-			q := newSchedulingQueue(clk)
+			clk, q := newTestQueue()
 			q.Add(rt.Pod("ns", "preemptor").Priority(10).Obj())
 			clk.Step(time.Second)
 			for i := range 3 {
@@ -201,11 +208,7 @@ func TestPreemptorRetriedAtOnceWhenItsVictimsAreGone(t *testing.T) {
 }
 
 func TestTerminatingVictimsUnblockButDoNotMove(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
-	q.Add(rt.Pod("ns", "p").Obj())
-	qp := q.Pop()
-	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
+	_, q, qp := gatedPreemptor(rt.Pod("ns", "v").Obj())
 	q.Done(qp, true)
 	q.Ungate(qp.Key, true)
 	q.VictimTerminating("ns/v")
@@ -223,11 +226,7 @@ func TestTerminatingVictimsUnblockButDoNotMove(t *testing.T) {
 }
 
 func TestVictimsGoneWhileInFlight(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
-	q.Add(rt.Pod("ns", "p").Obj())
-	qp := q.Pop()
-	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
+	_, q, qp := gatedPreemptor(rt.Pod("ns", "v").Obj())
 	q.Ungate(qp.Key, true)
 	q.VictimGone("ns/v")
 	q.Done(qp, true) // the failed attempt ends after its victims are gone
@@ -250,11 +249,7 @@ func TestDeleteForgetsEverywhere(t *testing.T) {
 }
 
 func TestFailedPreemptionRetriesAfterBackoff(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
-	q.Add(rt.Pod("ns", "p").Obj())
-	qp := q.Pop()
-	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
+	_, q, qp := gatedPreemptor(rt.Pod("ns", "v").Obj())
 	q.Done(qp, true)
 	q.Ungate(qp.Key, false)
 	if q.Gated(qp.Key) {
@@ -285,10 +280,7 @@ func TestVictimsAlreadyTerminatingAtGate(t *testing.T) {
 }
 
 func TestDeletedPreemptorIsForgotten(t *testing.T) {
-	q := newSchedulingQueue(testingclock.NewFakeClock(t0))
-	q.Add(rt.Pod("ns", "p").Obj())
-	qp := q.Pop()
-	q.Gate(qp.Key, []*v1.Pod{rt.Pod("ns", "v").Obj()})
+	_, q, qp := gatedPreemptor(rt.Pod("ns", "v").Obj())
 	q.Done(qp, true)
 	q.Delete(qp.Key)
 	q.Ungate(qp.Key, true)
@@ -302,8 +294,7 @@ func TestDeletedPreemptorIsForgotten(t *testing.T) {
 // while in a cycle, unschedulable after failing, backoff after an event,
 // and gated pods apart.
 func TestCounts(t *testing.T) {
-	clk := testingclock.NewFakeClock(t0)
-	q := newSchedulingQueue(clk)
+	_, q := newTestQueue()
 	q.Add(rt.Pod("ns", "a").Priority(1).Obj())
 	q.Add(rt.Pod("ns", "b").Priority(2).Obj())
 	gated := rt.Pod("ns", "g").Obj()

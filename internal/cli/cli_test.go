@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprieve/reprieve/internal/cli/clitest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -49,21 +51,10 @@ func TestExamples(t *testing.T) {
 	}
 }
 
+// golden compares got with the golden file at path (refresh with -update).
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
+	clitest.Golden(t, path, got, *update)
 }
 
 // TestExampleOutcomes checks the outcome each example exists to show, so a
@@ -109,14 +100,8 @@ func TestExampleOutcomes(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	files := clitest.NewFiles(t)
+	write, dir := files.Write, files.Dir()
 	badQuantity := write("bad.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n")
 	podAndNode := write("two.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n")
 	badConfig := write("config.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: {minCandidateNodesPercentage: 200}\n")
@@ -242,14 +227,7 @@ func TestConfigFromStdin(t *testing.T) {
 // are gone, their budget spent, so the next pods see all of it; without
 // --sequence each pod is evaluated alone.
 func TestWhatifSequence(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := clitest.NewFiles(t).Write
 	low := func(name, start string) string {
 		return fmt.Sprintf(`apiVersion: v1
 kind: Pod

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reprieve/reprieve/internal/cli/clitest"
 )
 
 // TestConfigProfiles runs each command with a KubeSchedulerConfiguration:
@@ -13,13 +15,9 @@ import (
 // reprieve does not implement is a warning there and an error for the
 // scheduler.
 func TestConfigProfiles(t *testing.T) {
-	dir := t.TempDir()
+	files := clitest.NewFiles(t)
 	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"+body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return files.Write(name, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"+body)
 	}
 	noPreemption := write("no-preemption.yaml", "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: DefaultPreemption}]\n")
 	outOfTree := write("out-of-tree.yaml", "profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: Coscheduling}]\n")

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reprieve/reprieve/internal/cli/clitest"
 )
 
 func runIn(stdin string, args ...string) (stdout, stderr string, code int) {
@@ -41,14 +43,8 @@ func whatifJSON(t *testing.T, stdout string) decision {
 // gives the answer the API server and kube-scheduler would, or one line
 // naming file, object and field with exit code 2.
 func TestIssue13Whatif(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	files := clitest.NewFiles(t)
+	write, dir := files.Write, files.Dir()
 	const cluster = "../../examples/cluster"
 	limitsOnly := write("limits.yaml", podYAML("big", `{limits: {cpu: "3"}}`))
 	requests := write("requests.yaml", podYAML("big", `{requests: {cpu: "3"}, limits: {cpu: "3"}}`))

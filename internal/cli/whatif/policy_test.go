@@ -15,16 +15,8 @@ func TestPolicyExample(t *testing.T) {
 		for _, format := range []string{"table", "json"} {
 			golden := filepath.Join("testdata", "policy."+policy+"."+format)
 			t.Run(filepath.Base(golden), func(t *testing.T) {
-				args := []string{"--snapshot", "../../../examples/policy/cluster.yaml", "-f", "../../../examples/policy/pod.yaml",
-					"--now", "2026-12-01T00:00:00Z", "-o", format, "--victim-policy", policy}
-				if format == "table" {
-					args = append(args, "--explain")
-				}
-				stdout, stderr, err := runWhatif(args...)
-				if err != nil {
-					t.Fatalf("%v: %s", err, stderr)
-				}
-				compareGolden(t, golden, stdout)
+				runGolden(t, golden, format, "--snapshot", "../../../examples/policy/cluster.yaml", "-f", "../../../examples/policy/pod.yaml",
+					"--now", "2026-12-01T00:00:00Z", "--victim-policy", policy)
 			})
 		}
 	}

@@ -15,16 +15,8 @@ func TestVolumeExplanations(t *testing.T) {
 		for _, format := range []string{"table", "json"} {
 			golden := filepath.Join("testdata", "volumes."+pod+"."+format)
 			t.Run(filepath.Base(golden), func(t *testing.T) {
-				args := []string{"--snapshot", "testdata/volumes/cluster.yaml", "-f", "testdata/volumes/" + pod + ".yaml",
-					"--now", "2026-12-01T00:00:00Z", "-o", format}
-				if format == "table" {
-					args = append(args, "--explain")
-				}
-				stdout, stderr, err := runWhatif(args...)
-				if err != nil {
-					t.Fatalf("%v: %s", err, stderr)
-				}
-				compareGolden(t, golden, stdout)
+				runGolden(t, golden, format, "--snapshot", "testdata/volumes/cluster.yaml", "-f", "testdata/volumes/"+pod+".yaml",
+					"--now", "2026-12-01T00:00:00Z")
 			})
 		}
 	}

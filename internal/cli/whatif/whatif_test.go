@@ -5,14 +5,12 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/internal/cli/clitest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -40,37 +38,27 @@ func TestGangExamples(t *testing.T) {
 				}
 				golden := filepath.Join("testdata", name+"."+suffix+"."+format)
 				t.Run(filepath.Base(golden), func(t *testing.T) {
-					args := []string{"--snapshot", "../../../examples/gang/cluster.yaml", "-f", "../../../examples/gang/" + name + ".yaml",
-						"--now", "2026-11-30T12:00:00Z", "-o", format, "--feature-gates", gates}
-					if format == "table" {
-						args = append(args, "--explain")
-					}
-					stdout, stderr, err := runWhatif(args...)
-					if err != nil {
-						t.Fatalf("%v: %s", err, stderr)
-					}
-					compareGolden(t, golden, stdout)
+					runGolden(t, golden, format, "--snapshot", "../../../examples/gang/cluster.yaml", "-f", "../../../examples/gang/"+name+".yaml",
+						"--now", "2026-11-30T12:00:00Z", "--feature-gates", gates)
 				})
 			}
 		}
 	}
 }
 
-func compareGolden(t *testing.T, path, got string) {
+// runGolden runs whatif with args and -o format (a table with --explain)
+// and compares its output with the golden file (refresh with -update).
+func runGolden(t *testing.T, golden, format string, args ...string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
+	args = append(args, "-o", format)
+	if format == "table" {
+		args = append(args, "--explain")
 	}
-	want, err := os.ReadFile(path)
+	stdout, stderr, err := runWhatif(args...)
 	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
+		t.Fatalf("%v: %s", err, stderr)
 	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
+	clitest.Golden(t, golden, stdout, *update)
 }
 
 // TestGangExampleOutcomes pins what each example exists to show.

@@ -133,14 +133,16 @@ func (a *APIFlags) AddTo(fs *pflag.FlagSet) {
 // ApplyTo sets the flags given on the command line in cc, as kube-scheduler
 // applies its deprecated client flags when it runs without --config.
 func (a *APIFlags) ApplyTo(fs *pflag.FlagSet, cc *config.ClientConnection) {
-	if fs.Changed(FlagQPS) {
-		cc.QPS = a.QPS
-	}
-	if fs.Changed(FlagBurst) {
-		cc.Burst = a.Burst
-	}
-	if fs.Changed(FlagContentType) {
-		cc.ContentType = a.ContentType
+	SetIfChanged(fs, FlagQPS, &cc.QPS, a.QPS)
+	SetIfChanged(fs, FlagBurst, &cc.Burst, a.Burst)
+	SetIfChanged(fs, FlagContentType, &cc.ContentType, a.ContentType)
+}
+
+// SetIfChanged sets *dst to the flag's value when the flag name was given
+// on the command line: a flag overrides the configuration only then.
+func SetIfChanged[T any](fs *pflag.FlagSet, name string, dst *T, value T) {
+	if fs.Changed(name) {
+		*dst = value
 	}
 }
 

@@ -217,27 +217,13 @@ func flatten(err error) string {
 // flags given on the command line, as kube-scheduler's ApplyLeaderElectionTo.
 func (o *Options) applyLeaderElection(fs *pflag.FlagSet) {
 	le, flag := &o.conn.LeaderElection, &o.LeaderElection
-	if fs.Changed(flagLeaderElect) {
-		le.LeaderElect = flag.LeaderElect
-	}
-	if fs.Changed(flagLeaseDuration) {
-		le.LeaseDuration = flag.LeaseDuration
-	}
-	if fs.Changed(flagRenewDeadline) {
-		le.RenewDeadline = flag.RenewDeadline
-	}
-	if fs.Changed(flagRetryPeriod) {
-		le.RetryPeriod = flag.RetryPeriod
-	}
-	if fs.Changed(flagResourceLock) {
-		le.ResourceLock = flag.ResourceLock
-	}
-	if fs.Changed(flagResourceName) {
-		le.ResourceName = flag.ResourceName
-	}
-	if fs.Changed(flagResourceNamespace) {
-		le.ResourceNamespace = flag.ResourceNamespace
-	}
+	kubeflags.SetIfChanged(fs, flagLeaderElect, &le.LeaderElect, flag.LeaderElect)
+	kubeflags.SetIfChanged(fs, flagLeaseDuration, &le.LeaseDuration, flag.LeaseDuration)
+	kubeflags.SetIfChanged(fs, flagRenewDeadline, &le.RenewDeadline, flag.RenewDeadline)
+	kubeflags.SetIfChanged(fs, flagRetryPeriod, &le.RetryPeriod, flag.RetryPeriod)
+	kubeflags.SetIfChanged(fs, flagResourceLock, &le.ResourceLock, flag.ResourceLock)
+	kubeflags.SetIfChanged(fs, flagResourceName, &le.ResourceName, flag.ResourceName)
+	kubeflags.SetIfChanged(fs, flagResourceNamespace, &le.ResourceNamespace, flag.ResourceNamespace)
 }
 
 // Connection returns the completed client and leader-election settings.

@@ -675,6 +675,8 @@ func TestPluginEvaluationsMatchUpstream(t *testing.T) {
 			}
 		}
 	}
+	// For a failure: which pods took how many cycles (their events).
+	upstreamWorld := up.describe()
 	u.stop()
 	up.cleanup()
 
@@ -697,6 +699,7 @@ func TestPluginEvaluationsMatchUpstream(t *testing.T) {
 	t.Logf("kube-scheduler's plugin_evaluation_total: %v", want)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("scheduler_plugin_evaluation_total, kube-scheduler's (-) and reprieve's (+):\n%s", diff)
+		t.Logf("kube-scheduler's world:\n%s\nreprieve's world:\n%s", upstreamWorld, ours.describe())
 	}
 }
 

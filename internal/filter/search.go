@@ -199,7 +199,7 @@ func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
 	var run []string
 	runLength := 0
 	for _, s := range statuses {
-		if len(run) > 0 && slices.Equal(s.Reasons, run) {
+		if len(run) > 0 && (len(s.Reasons) == len(run) && &s.Reasons[0] == &run[0] || slices.Equal(s.Reasons, run)) {
 			runLength++
 			continue
 		}

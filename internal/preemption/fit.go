@@ -117,6 +117,37 @@ func (f *sumsFit) update(u int, sign int64) {
 	}
 }
 
+var _ reprieverOfAll = (*sumsFit)(nil)
+
+// reprieveAll is the walk's reprieve loop on the sums, kept in registers;
+// units of one pod on the candidate node (any unit without the
+// GenericWorkload gate) read their member's requests directly.
+func (f *sumsFit) reprieveAll(order, evicted []int32) []int32 {
+	l := f.units
+	if l.spans != nil || l.memberNodes != nil {
+		for _, u := range order {
+			f.add(int(u))
+			if !f.used.Fits(f.req, &f.allocated) {
+				f.remove(int(u))
+				evicted = append(evicted, u)
+			}
+		}
+		return evicted
+	}
+	used, req, alloc := f.used, f.req, &f.allocated
+	members := l.members
+	for _, u := range order {
+		r := &members[u]
+		used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+		if !used.Fits(req, alloc) {
+			used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
+			evicted = append(evicted, u)
+		}
+	}
+	f.used = used
+	return evicted
+}
+
 func (f *sumsFit) fits(why *filter.Status) bool {
 	if f.used.Fits(f.req, &f.allocated) {
 		return true

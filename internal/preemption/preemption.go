@@ -174,6 +174,7 @@ type Evaluator struct {
 	statuses                []NodeStatus
 	outcomes                []nodeOutcome
 	nonViolating, violating []*Candidate
+	pick                    pickBuffers
 	result                  Result
 }
 
@@ -266,17 +267,18 @@ func (e *Evaluator) Evaluate(c *filter.Cycle, fr filter.Result, opts Options) (*
 		res.NumCandidates = numCandidates(n, opts)
 	}
 	d := e.newDryRun(c, opts)
+	defer e.trim()
 	d.run(res)
 
 	// 4) Pick the best candidate.
-	pick(res, opts.Now.UnixNano(), rng)
+	pick(res, opts.Now.UnixNano(), rng, &e.pick)
 	res.Policy = Upstream
 	if opts.Policy != "" && opts.Policy != Upstream {
 		// 5) Beyond upstream: the policy's victims, from upstream's.
 		res.Policy, res.Upstream = opts.Policy, res.Chosen
 		res.Best, res.Chosen, res.DecidedBy = nil, nil, ""
 		d.improve(res, opts.Policy)
-		pick(res, opts.Now.UnixNano(), rng)
+		pick(res, opts.Now.UnixNano(), rng, &e.pick)
 		if res.Chosen != nil {
 			res.Err = nil
 			if d.placer != nil {
@@ -351,6 +353,13 @@ type dryRun struct {
 	// placementWork.
 	placer        *placer
 	placementWork int
+}
+
+// trim clears the workers' memory that the evaluation did not use again.
+func (e *Evaluator) trim() {
+	for i := range e.workers {
+		e.workers[i].slab.trim()
+	}
 }
 
 func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {

@@ -86,12 +86,20 @@ func (f *sumsFit) remove(u int) { f.update(u, -1) }
 var _ removerOfAll = (*sumsFit)(nil)
 
 // removeAll sums what is left after removing every unit over the shorter
-// of the node's kept pods and its potential victims.
+// of the node's kept pods and its potential victims (single pods on the
+// node read directly).
 func (f *sumsFit) removeAll() {
 	l := f.units
 	if l.kept == nil || len(l.kept) >= len(l.members) {
-		for u := range l.len() {
-			f.remove(u)
+		if l.spans != nil || l.memberNodes != nil {
+			for u := range l.len() {
+				f.remove(u)
+			}
+			return
+		}
+		for i := range l.members {
+			r := &l.members[i]
+			f.used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 		}
 		return
 	}

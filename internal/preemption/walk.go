@@ -97,13 +97,80 @@ func (l *unitList) moreImportant(a, b int) bool {
 // themselves: slices.SortFunc runs the same pattern-defeating quicksort on
 // the same comparisons, so units of equal importance end in the same order
 // (TestSortMatchesSortSlice). The algorithm only asks whether cmp(a, b) < 0.
+//
+// Single pods, up to maxKeySort of them, are sorted as keys side by side
+// instead of through their indexes: by insertion when no two rank alike
+// (then every sort gives the one order there is), else by the same
+// quicksort on the same comparisons, which moves the keys as it would move
+// the indexes.
 func (l *unitList) sortUnits(order []int32) {
+	if l.spans == nil && len(order) <= maxKeySort {
+		l.sortPods(order)
+		return
+	}
 	slices.SortFunc(order, func(a, b int32) int {
 		if l.moreImportant(int(a), int(b)) {
 			return -1
 		}
 		return 0
 	})
+}
+
+// maxKeySort is the most single pods sortPods sorts as keys on the stack.
+const maxKeySort = 64
+
+// rankKey is what the importance order weighs of a single pod, and its
+// index.
+type rankKey struct {
+	priority, index int32
+	start           int64
+}
+
+// sortPods is sortUnits for up to maxKeySort single pods.
+func (l *unitList) sortPods(order []int32) {
+	var buf [maxKeySort]rankKey
+	keys := buf[:len(order)]
+	for i, u := range order {
+		m := &l.members[u]
+		keys[i] = rankKey{priority: m.Priority, index: u, start: m.Start}
+	}
+	if !insertionSortDistinct(keys) {
+		// A tie: the order depends on the algorithm. Sort the keys as
+		// they were given.
+		for i, u := range order {
+			m := &l.members[u]
+			keys[i] = rankKey{priority: m.Priority, index: u, start: m.Start}
+		}
+		slices.SortFunc(keys, func(a, b rankKey) int {
+			if moreImportant(a.priority, b.priority, a.start, b.start) {
+				return -1
+			}
+			return 0
+		})
+	}
+	for i := range keys {
+		order[i] = keys[i].index
+	}
+}
+
+// insertionSortDistinct sorts keys in importance order and reports true
+// when no two of them rank alike; on a tie it stops and reports false,
+// keys then partly sorted.
+func insertionSortDistinct(keys []rankKey) bool {
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		j := i
+		for ; j > 0 && moreImportant(k.priority, keys[j-1].priority, k.start, keys[j-1].start); j-- {
+			keys[j] = keys[j-1]
+		}
+		// keys[j-1] does not rank after k: a tie when it does not rank
+		// before it either.
+		if j > 0 && keys[j-1].priority == k.priority && keys[j-1].start == k.start {
+			return false
+		}
+		keys[j] = k
+	}
+	return true
 }
 
 // fitChecker answers the victim walk's one question — does the preemptor

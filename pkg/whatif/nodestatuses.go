@@ -25,6 +25,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 	// values: shared indexes them in out.distinct.
 	var shared []int32
 	last := int32(-1)                // the status of the last node without a dry-run status
+	var lastStatus *filter.Status    // and its filter status
 	var dryRun map[int]filter.Status // by node index
 	if res != nil && len(res.NodeStatuses) > 0 {
 		dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
@@ -44,7 +45,11 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 			}
 		}
 		k := int32(-1)
-		if pre == nil && last >= 0 && sameStatus(out.distinct[last], s) {
+		if pre == nil && last >= 0 && lastStatus != nil && sameReasons(lastStatus, s) {
+			// Rejected with the very statuses of the node before
+			// (the filters share their common reasons).
+			k = last
+		} else if pre == nil && last >= 0 && sameStatus(out.distinct[last], s) {
 			// Most often a node is rejected just as the one before.
 			k = last
 		} else if pre == nil {
@@ -64,7 +69,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 		}
 		out.add(int32(i), k)
 		if pre == nil {
-			last = k
+			last, lastStatus = k, s
 		}
 	}
 	return out
@@ -82,6 +87,12 @@ const maxSharedStatuses = 8
 // are shared strings, which compare in one step.
 func sameStatus(ns *NodeStatus, s *filter.Status) bool {
 	return ns.Plugin == s.Plugin && ns.Code == s.Code.String() && slices.Equal(ns.Reasons, s.Reasons)
+}
+
+// sameReasons reports whether two filter statuses say the same because
+// they share one slice of reasons.
+func sameReasons(a, b *filter.Status) bool {
+	return a.Code == b.Code && a.Plugin == b.Plugin && len(a.Reasons) == len(b.Reasons) && len(a.Reasons) > 0 && &a.Reasons[0] == &b.Reasons[0]
 }
 
 // NodeStatuses says, node by node, why nodes were rejected. It lists the

@@ -48,17 +48,23 @@ func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 		return res, c.filterChunks(&res, start, want)
 	}
 	st := c.NewState()
-	examined := 0
-	for k := range nodes {
+	examined, i := 0, 0
+	if len(nodes) > 0 {
+		i = start % len(nodes)
+	}
+	for range nodes {
 		if len(res.Feasible) >= want {
 			break
 		}
-		i := (start + k) % len(nodes)
 		examined++
 		if s := c.filterAt(st, i); s.IsSuccess() {
 			res.Feasible = append(res.Feasible, nodes[i])
 		} else {
 			res.Statuses[i] = s
+		}
+		// The next node, wrapping around (without a division per node).
+		if i++; i == len(nodes) {
+			i = 0
 		}
 	}
 	return res, examined
@@ -199,7 +205,7 @@ func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
 	var run []string
 	runLength := 0
 	for _, s := range statuses {
-		if len(run) > 0 && slices.Equal(s.Reasons, run) {
+		if len(run) > 0 && (len(s.Reasons) == len(run) && &s.Reasons[0] == &run[0] || slices.Equal(s.Reasons, run)) {
 			runLength++
 			continue
 		}

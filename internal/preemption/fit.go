@@ -86,12 +86,20 @@ func (f *sumsFit) remove(u int) { f.update(u, -1) }
 var _ removerOfAll = (*sumsFit)(nil)
 
 // removeAll sums what is left after removing every unit over the shorter
-// of the node's kept pods and its potential victims.
+// of the node's kept pods and its potential victims (single pods on the
+// node read directly).
 func (f *sumsFit) removeAll() {
 	l := f.units
 	if l.kept == nil || len(l.kept) >= len(l.members) {
-		for u := range l.len() {
-			f.remove(u)
+		if l.spans != nil || l.memberNodes != nil {
+			for u := range l.len() {
+				f.remove(u)
+			}
+			return
+		}
+		for i := range l.members {
+			r := &l.members[i]
+			f.used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
 		}
 		return
 	}
@@ -115,6 +123,37 @@ func (f *sumsFit) update(u int, sign int64) {
 		r := &f.units.members[m]
 		f.used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, sign)
 	}
+}
+
+var _ reprieverOfAll = (*sumsFit)(nil)
+
+// reprieveAll is the walk's reprieve loop on the sums, kept in registers;
+// units of one pod on the candidate node (any unit without the
+// GenericWorkload gate) read their member's requests directly.
+func (f *sumsFit) reprieveAll(order, evicted []int32) []int32 {
+	l := f.units
+	if l.spans != nil || l.memberNodes != nil {
+		for _, u := range order {
+			f.add(int(u))
+			if !f.used.Fits(f.req, &f.allocated) {
+				f.remove(int(u))
+				evicted = append(evicted, u)
+			}
+		}
+		return evicted
+	}
+	used, req, alloc := f.used, f.req, &f.allocated
+	members := l.members
+	for _, u := range order {
+		r := &members[u]
+		used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)
+		if !used.Fits(req, alloc) {
+			used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, -1)
+			evicted = append(evicted, u)
+		}
+	}
+	f.used = used
+	return evicted
 }
 
 func (f *sumsFit) fits(why *filter.Status) bool {

@@ -21,14 +21,27 @@ import (
 // reject pods on: nodes with few pod slots, pods with and without start
 // times, pods nominated to nodes, budgets, and (for gang) pod groups spread
 // over nodes, some evicted whole.
+//
+// One cluster in four is crowded instead: one or two big nodes with many
+// pods, every running pod started, so that the importance order's suffix
+// is longer than an insertion sort and full of ties in priority and start
+// time.
 func randomResourcesCluster(t *testing.T, r *rand.Rand, gang bool) (*snapshot.Snapshot, *v1.Pod) {
 	t.Helper()
 	var objs snapshot.Objects
-	numNodes := 1 + r.IntN(4)
-	for i := range numNodes {
-		objs.Nodes = append(objs.Nodes, rt.Node(fmt.Sprintf("n%d", i)).CPU(fmt.Sprint(2+r.IntN(4))).Memory(fmt.Sprintf("%dGi", 2+r.IntN(6))).Pods(2+r.IntN(8)).Obj())
+	crowded := r.IntN(4) == 0
+	numNodes, numPods := 1+r.IntN(4), 2+r.IntN(20)
+	if crowded {
+		numNodes, numPods = 1+r.IntN(2), 14+r.IntN(40)
 	}
-	for i := range 2 + r.IntN(20) {
+	for i := range numNodes {
+		b := rt.Node(fmt.Sprintf("n%d", i)).CPU(fmt.Sprint(2 + r.IntN(4))).Memory(fmt.Sprintf("%dGi", 2+r.IntN(6))).Pods(2 + r.IntN(8))
+		if crowded {
+			b = rt.Node(fmt.Sprintf("n%d", i)).CPU(fmt.Sprint(4 + r.IntN(16))).Memory(fmt.Sprintf("%dGi", 8+r.IntN(24))).Pods(numPods + r.IntN(4))
+		}
+		objs.Nodes = append(objs.Nodes, b.Obj())
+	}
+	for i := range numPods {
 		b := rt.Pod("default", fmt.Sprintf("p%d", i)).Priority(int32(r.IntN(4))).
 			Req(fmt.Sprintf("%dm", 100*r.IntN(12)), fmt.Sprintf("%dMi", 256*r.IntN(8))).
 			Label("app", fmt.Sprintf("a%d", r.IntN(3)))
@@ -37,7 +50,7 @@ func randomResourcesCluster(t *testing.T, r *rand.Rand, gang bool) (*snapshot.Sn
 			b.Nominated(fmt.Sprintf("n%d", r.IntN(numNodes))).Priority(int32(2 + r.IntN(4)))
 		} else {
 			b.On(fmt.Sprintf("n%d", r.IntN(numNodes)))
-			if r.IntN(5) > 0 {
+			if crowded || r.IntN(5) > 0 {
 				b.StartedAt(r.IntN(5))
 			}
 		}
@@ -63,15 +76,34 @@ func randomResourcesCluster(t *testing.T, r *rand.Rand, gang bool) (*snapshot.Sn
 	return snap, preemptor
 }
 
+// plainFit hides a fit checker's fast paths (removerOfAll,
+// reprieverOfAll): the walk then goes through remove, add and fits alone.
+type plainFit struct{ fit fitChecker }
+
+func (p plainFit) remove(u int)                 { p.fit.remove(u) }
+func (p plainFit) add(u int)                    { p.fit.add(u) }
+func (p plainFit) fits(why *filter.Status) bool { return p.fit.fits(why) }
+
 // TestFitCheckersAgree runs the victim walk with both fit checkers — the
 // node sums and the filter overlay — on the same random nodes, and checks
 // that every answer is the same: each step of a random sequence of removals
-// and additions, and the walk's outcome (status, victims, violations).
+// and additions, and the walk's outcome (status, victims, violations). The
+// sums' walk runs twice, with its fast paths (removing every unit at once,
+// the reprieve loop on its own sums) and without them: all three walks
+// must decide alike. The random nodes have ties in priority and start
+// time, pods nominated to them, budgets that evictions break and (with the
+// GenericWorkload gate) units of several members, some on other nodes; the
+// test fails when too few walks cover any of these.
 func TestFitCheckersAgree(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	r := rand.New(rand.NewPCG(11, 12))
 	walks, withVictims, misfits := 0, 0, 0
-	for trial := range 1500 {
+	// What the walks covered: lists taken from a cached importance order
+	// longer than an insertion sort, with ties in its suffix; walks with
+	// both budget-breaking and other victims; walks over units of several
+	// members; nodes with nominated pods.
+	var cachedLong, tiedSuffix, bothParts, multiMember, nominated int
+	for trial := range 2000 {
 		gang := trial%3 == 2
 		snap, podObj := randomResourcesCluster(t, r, gang)
 		pod, err := snap.NewPod(podObj)
@@ -116,6 +148,21 @@ func TestFitCheckersAgree(t *testing.T) {
 			if us.len() == 0 {
 				continue
 			}
+			if o := node.CachedImportanceOrder(); o != nil && us.allStarted && us.len() > maxInsertion {
+				cachedLong++
+				if o.LastTie > len(o.Ranked)-us.len() {
+					tiedSuffix++
+				}
+			}
+			if len(c.NominatedPods(node)) > 0 {
+				nominated++
+			}
+			for u := range us.len() {
+				if lo, hi := us.bounds(u); hi-lo > 1 {
+					multiMember++
+					break
+				}
+			}
 			ws.sums.reset(c, &d.req, node, &us)
 			wo.overlay.reset(c, node, &uo)
 
@@ -138,7 +185,8 @@ func TestFitCheckersAgree(t *testing.T) {
 				}
 			}
 
-			// The whole walk.
+			// The whole walk: the sums with and without their fast
+			// paths, and the overlay.
 			ws.sums.reset(c, &d.req, node, &us)
 			wo.overlay.reset(c, node, &uo)
 			got := d.selectVictimsOnNode(&ws, node, &us, &ws.sums)
@@ -147,16 +195,30 @@ func TestFitCheckersAgree(t *testing.T) {
 			if diff := cmp.Diff(describeOutcome(want), describeOutcome(got)); diff != "" {
 				t.Fatalf("trial %d node %s: sums and overlay walks differ (-overlay +sums):\n%s", trial, node.Name, diff)
 			}
+			var wp worker
+			up := us
+			up.members = slices.Clone(us.members)
+			wp.sums.reset(c, &d.req, node, &up)
+			plain := d.selectVictimsOnNode(&wp, node, &up, plainFit{&wp.sums})
+			if diff := cmp.Diff(describeOutcome(plain), describeOutcome(got)); diff != "" {
+				t.Fatalf("trial %d node %s: the sums' fast paths decide otherwise than their remove, add and fits (-plain +fast):\n%s", trial, node.Name, diff)
+			}
 			if got.cand != nil {
 				withVictims++
+				if v := got.cand.NumPDBViolations; v > 0 && v < len(got.cand.Victims) {
+					bothParts++
+				}
 			} else if got.status.Code == filter.Unschedulable {
 				misfits++
 			}
 		}
 	}
-	// The cases must cover both outcomes, or the test proves little.
-	if withVictims < 200 || misfits < 100 {
-		t.Fatalf("%d walks: %d with victims, %d misfits; the random clusters are too one-sided", walks, withVictims, misfits)
+	// The cases must cover both outcomes and every shape, or the test
+	// proves little.
+	t.Logf("%d walks: %d with victims, %d misfits; %d long cached lists (%d with ties), %d with budget-breaking and other victims, %d with units of several members, %d with nominated pods",
+		walks, withVictims, misfits, cachedLong, tiedSuffix, bothParts, multiMember, nominated)
+	if withVictims < 200 || misfits < 100 || cachedLong < 50 || tiedSuffix < 50 || bothParts < 20 || multiMember < 50 || nominated < 200 {
+		t.Fatal("the random clusters are too one-sided")
 	}
 }
 

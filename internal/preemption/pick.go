@@ -3,8 +3,6 @@ package preemption
 import (
 	"math"
 	"math/rand/v2"
-
-	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // Score is a candidate's standing under upstream's ordered node-choice
@@ -38,24 +36,25 @@ func (c *Candidate) Score(now int64) Score {
 }
 
 func (c *Candidate) computeScore(now int64) Score {
-	s := Score{NumPDBViolations: c.NumPDBViolations, HighestPriority: c.Victims[0].Pod.Priority, NumVictims: len(c.Victims), Unplaceable: c.Unplaceable}
-	for _, v := range c.Victims {
-		s.SumPriorities += int64(v.Pod.Priority)
-	}
-	start := func(p *snapshot.Pod) int64 {
-		if ns, ok := p.StartNanos(); ok {
-			return ns
+	// The victims' own priority and start, not their pods': a pick reads
+	// every candidate's victims.
+	first := c.Victims[0]
+	s := Score{NumPDBViolations: c.NumPDBViolations, HighestPriority: first.Priority, NumVictims: len(c.Victims), Unplaceable: c.Unplaceable}
+	start := func(v *Victim) int64 {
+		if v.Started {
+			return v.Start
 		}
 		return now
 	}
-	maxPrio := c.Victims[0].Pod.Priority
-	s.EarliestStart = start(c.Victims[0].Pod)
+	maxPrio := first.Priority
+	s.EarliestStart = start(first)
 	for _, v := range c.Victims {
-		switch p := v.Pod.Priority; {
+		s.SumPriorities += int64(v.Priority)
+		switch p := v.Priority; {
 		case p == maxPrio:
-			s.EarliestStart = min(s.EarliestStart, start(v.Pod))
+			s.EarliestStart = min(s.EarliestStart, start(v))
 		case p > maxPrio:
-			maxPrio, s.EarliestStart = p, start(v.Pod)
+			maxPrio, s.EarliestStart = p, start(v)
 		}
 	}
 	return s
@@ -79,11 +78,19 @@ var criteria = [...]criterion{
 	{"latest start of the highest-priority victims", func(s *Score) int64 { return s.EarliestStart }},
 }
 
+// pickBuffers are the memory of pick, which an Evaluator keeps from one
+// evaluation to the next.
+type pickBuffers struct {
+	scores []Score
+	best   []int
+	chosen []*Candidate
+}
+
 // pick is SelectCandidate with pickOneNodeForPreemption's default criteria:
 // each criterion in turn keeps the candidates that are best on it, and the
 // first that leaves one decides; among several left at the end one is
-// picked at random (upstream: map order).
-func pick(res *Result, now int64, rng *rand.Rand) {
+// picked at random (upstream: map order). res.Best lives in buf.
+func pick(res *Result, now int64, rng *rand.Rand, buf *pickBuffers) {
 	switch len(res.Candidates) {
 	case 0:
 		return
@@ -91,11 +98,11 @@ func pick(res *Result, now int64, rng *rand.Rand) {
 		res.Best, res.Chosen = res.Candidates, res.Candidates[0]
 		return
 	}
-	scores := make([]Score, len(res.Candidates))
+	scores := grow(&buf.scores, len(res.Candidates))
 	for i, c := range res.Candidates {
 		scores[i] = c.Score(now)
 	}
-	best := make([]int, len(res.Candidates))
+	best := grow(&buf.best, len(res.Candidates))
 	for i := range best {
 		best[i] = i
 	}
@@ -120,7 +127,7 @@ func pick(res *Result, now int64, rng *rand.Rand) {
 	if len(best) > 1 {
 		res.DecidedBy = "tie"
 	}
-	res.Best = make([]*Candidate, len(best))
+	res.Best = grow(&buf.chosen, len(best))
 	for k, i := range best {
 		res.Best[k] = res.Candidates[i]
 	}

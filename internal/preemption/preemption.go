@@ -176,6 +176,7 @@ type Evaluator struct {
 	statuses                []NodeStatus
 	outcomes                []nodeOutcome
 	nonViolating, violating []*Candidate
+	pick                    pickBuffers
 	result                  Result
 }
 
@@ -268,18 +269,19 @@ func (e *Evaluator) Evaluate(c *filter.Cycle, fr filter.Result, opts Options) (*
 		res.NumCandidates = numCandidates(n, opts)
 	}
 	d := e.newDryRun(c, opts)
+	defer e.trim()
 	d.run(res)
 	d.countVisited(res.Visited)
 
 	// 4) Pick the best candidate.
-	pick(res, opts.Now.UnixNano(), rng)
+	pick(res, opts.Now.UnixNano(), rng, &e.pick)
 	res.Policy = Upstream
 	if opts.Policy != "" && opts.Policy != Upstream {
 		// 5) Beyond upstream: the policy's victims, from upstream's.
 		res.Policy, res.Upstream = opts.Policy, res.Chosen
 		res.Best, res.Chosen, res.DecidedBy = nil, nil, ""
 		d.improve(res, opts.Policy)
-		pick(res, opts.Now.UnixNano(), rng)
+		pick(res, opts.Now.UnixNano(), rng, &e.pick)
 		if res.Chosen != nil {
 			res.Err = nil
 			if d.placer != nil {
@@ -356,6 +358,15 @@ type dryRun struct {
 	placementWork int
 	// counter counts the walk's Filter calls until upstream's dry run ends.
 	counter *Counter
+	// batch is the nodes being dry-run in parallel.
+	batch batch
+}
+
+// trim clears the workers' memory that the evaluation did not use again.
+func (e *Evaluator) trim() {
+	for i := range e.workers {
+		e.workers[i].slab.trim()
+	}
 }
 
 func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {
@@ -448,23 +459,44 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 		}
 		return out
 	}
-	var next atomic.Int64
-	work := func(w *worker) {
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= count {
-				return
-			}
-			out[i] = d.selectVictims(w, nodes[(offset+start+i)%len(nodes)])
-		}
-	}
-	var wg sync.WaitGroup
+	// The batch lives in d, so that starting a goroutine allocates only
+	// what the go statement does.
+	b := &d.batch
+	b.nodes, b.first, b.out = nodes, offset+start, out
+	b.next.Store(0)
 	for k := range min(len(workers), count) - 1 {
-		wg.Go(func() { work(&workers[k+1]) })
+		b.wg.Add(1)
+		go d.work(&workers[k+1], true)
 	}
-	work(&workers[0])
-	wg.Wait()
+	d.work(&workers[0], false)
+	b.wg.Wait()
 	return out
+}
+
+// batch is the nodes a dry run's workers share out: they take the next
+// index from next and dry-run nodes[(first+i)%len(nodes)] into out[i].
+type batch struct {
+	nodes []*snapshot.Node
+	first int
+	out   []nodeOutcome
+	next  atomic.Int64
+	wg    sync.WaitGroup
+}
+
+// work dry-runs the batch's nodes on w until none is left; done reports
+// to the batch's wait group when it returns.
+func (d *dryRun) work(w *worker, done bool) {
+	b := &d.batch
+	if done {
+		defer b.wg.Done()
+	}
+	for {
+		i := int(b.next.Add(1)) - 1
+		if i >= len(b.out) {
+			return
+		}
+		b.out[i] = d.selectVictims(w, b.nodes[(b.first+i)%len(b.nodes)])
+	}
 }
 
 // selectVictims is the dry run on one node: its potential victims, the fit

@@ -8,7 +8,9 @@ const maxSlabBlock = 1024
 // candidate. Blocks start small and double, so that a dry run over a few
 // nodes wastes little. A slab belongs to one worker of an Evaluator; when
 // the Evaluator starts its next evaluation, the slab hands its blocks out
-// again.
+// again (reset), and when an evaluation ends, trim clears what it did not
+// hand out again, so that a slab never keeps pods alive that no result
+// refers to. What is handed out again is overwritten, not cleared first.
 type slab struct {
 	values []Victim // the rest of the current block
 	ptrs   []*Victim
@@ -18,14 +20,25 @@ type slab struct {
 	// the order it hands them out; nextVictims and nextCandidates index
 	// the next one to hand out.
 	victimBlocks    []victimBlock
-	candidateBlocks [][]Candidate
+	candidateBlocks []candidateBlock
 	nextVictims     int
 	nextCandidates  int
 }
 
+// victimBlock is a block of victims and of pointers to them. The first
+// used were handed out in the current evaluation; the first dirty may
+// hold what some evaluation wrote (dirty >= used once trimmed).
 type victimBlock struct {
-	values []Victim
-	ptrs   []*Victim
+	values      []Victim
+	ptrs        []*Victim
+	used, dirty int
+}
+
+// candidateBlock is a block of candidates, used and dirty as in
+// victimBlock.
+type candidateBlock struct {
+	cands       []Candidate
+	used, dirty int
 }
 
 // victims returns n victims for the caller to fill, the slice capped at n
@@ -36,6 +49,9 @@ func (s *slab) victims(n int) []*Victim {
 	}
 	values, ptrs := s.values[:n:n], s.ptrs[:n:n]
 	s.values, s.ptrs = s.values[n:], s.ptrs[n:]
+	if n > 0 {
+		s.victimBlocks[s.nextVictims-1].used += n
+	}
 	for i := range values {
 		ptrs[i] = &values[i]
 	}
@@ -44,7 +60,7 @@ func (s *slab) victims(n int) []*Victim {
 
 func (s *slab) nextVictimBlock(n int) {
 	for s.nextVictims < len(s.victimBlocks) {
-		b := s.victimBlocks[s.nextVictims]
+		b := &s.victimBlocks[s.nextVictims]
 		s.nextVictims++
 		if len(b.values) >= n {
 			s.values, s.ptrs = b.values, b.ptrs
@@ -53,37 +69,58 @@ func (s *slab) nextVictimBlock(n int) {
 	}
 	s.block = min(max(2*s.block, 32), maxSlabBlock)
 	k := max(s.block, n)
-	b := victimBlock{values: make([]Victim, k), ptrs: make([]*Victim, k)}
-	s.victimBlocks = append(s.victimBlocks, b)
+	s.victimBlocks = append(s.victimBlocks, victimBlock{values: make([]Victim, k), ptrs: make([]*Victim, k)})
 	s.nextVictims = len(s.victimBlocks)
+	b := &s.victimBlocks[s.nextVictims-1]
 	s.values, s.ptrs = b.values, b.ptrs
 }
 
 // candidate returns a candidate for the caller to fill.
 func (s *slab) candidate() *Candidate {
 	if len(s.cands) == 0 {
-		if s.nextCandidates < len(s.candidateBlocks) {
-			s.cands = s.candidateBlocks[s.nextCandidates]
-		} else {
-			s.cands = make([]Candidate, min(max(s.block/8, 4), maxSlabBlock/16))
-			s.candidateBlocks = append(s.candidateBlocks, s.cands)
+		if s.nextCandidates == len(s.candidateBlocks) {
+			s.candidateBlocks = append(s.candidateBlocks, candidateBlock{cands: make([]Candidate, min(max(s.block/8, 4), maxSlabBlock/16))})
 		}
+		s.cands = s.candidateBlocks[s.nextCandidates].cands
 		s.nextCandidates++
 	}
+	s.candidateBlocks[s.nextCandidates-1].used++
 	c := &s.cands[0]
 	s.cands = s.cands[1:]
 	return c
 }
 
-// reset makes every block free again, dropping what they point to.
+// reset hands every block out again, from the first; what they hold is
+// overwritten as they are, and trim clears the rest.
 func (s *slab) reset() {
-	for _, b := range s.victimBlocks {
-		clear(b.values)
-		clear(b.ptrs)
+	for i := range s.victimBlocks {
+		b := &s.victimBlocks[i]
+		b.dirty, b.used = max(b.dirty, b.used), 0
 	}
-	for _, b := range s.candidateBlocks {
-		clear(b)
+	for i := range s.candidateBlocks {
+		b := &s.candidateBlocks[i]
+		b.dirty, b.used = max(b.dirty, b.used), 0
 	}
 	s.values, s.ptrs, s.cands = nil, nil, nil
 	s.nextVictims, s.nextCandidates = 0, 0
+}
+
+// trim clears what the blocks hold beyond what the current evaluation
+// handed out, dropping what it points to.
+func (s *slab) trim() {
+	for i := range s.victimBlocks {
+		b := &s.victimBlocks[i]
+		if b.dirty > b.used {
+			clear(b.values[b.used:b.dirty])
+			clear(b.ptrs[b.used:b.dirty])
+		}
+		b.dirty = b.used
+	}
+	for i := range s.candidateBlocks {
+		b := &s.candidateBlocks[i]
+		if b.dirty > b.used {
+			clear(b.cands[b.used:b.dirty])
+		}
+		b.dirty = b.used
+	}
 }

@@ -24,6 +24,9 @@ type Victim struct {
 	// started counts as starting at the evaluation time, later pods on the
 	// node a nanosecond later each, as upstream's time.Now() fallback does.
 	Start int64
+	// Started reports whether the pod has a start time (Start is then that
+	// time).
+	Started bool
 }
 
 // moreImportant is upstream's MoreImportantPod, the victim order for

@@ -23,17 +23,34 @@ func moreImportantVictim(a, b *Victim) bool {
 
 // TestSortMatchesSortSlice checks that sorting unit indexes orders units
 // exactly as upstream's sort.Slice orders the units themselves, ties
-// included, on many random inputs: single pods and pod-group units.
+// included, on many random inputs: single pods and pod-group units, lists
+// with many ties, with few and with none, short and longer than sortPods
+// takes, whole lists and subsets in random order (as the walk sorts its
+// victims again).
 func TestSortMatchesSortSlice(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	distinct := 0
 	for trial := range 20000 {
 		n := 1 + r.IntN(40)
+		if trial%7 == 0 {
+			n = 1 + r.IntN(2*maxKeySort)
+		}
+		// Start times from few values (many ties), from many (few ties)
+		// or all different.
+		starts := []int{4, 1000, 0}[trial%3]
 		l := unitList{members: make([]snapshot.RankedPod, n)}
 		for i := range l.members {
-			l.members[i] = snapshot.RankedPod{Pod: &snapshot.Pod{Priority: int32(r.IntN(3))}, Start: int64(r.IntN(4))}
+			start := int64(r.IntN(max(starts, 1)))
+			if starts == 0 {
+				start = int64(i)
+			}
+			l.members[i] = snapshot.RankedPod{Pod: &snapshot.Pod{Priority: int32(r.IntN(3))}, Start: start}
 			l.members[i].Priority = l.members[i].Pod.Priority
 		}
-		if trial%2 == 1 {
+		if starts == 0 {
+			distinct++
+		}
+		if trial%2 == 1 && trial%3 != 0 {
 			// Units of one to three members with random kinds.
 			for lo := 0; lo < n; {
 				hi := min(n, lo+1+r.IntN(3))
@@ -45,12 +62,20 @@ func TestSortMatchesSortSlice(t *testing.T) {
 		for i := range want {
 			want[i] = int32(i)
 		}
+		if trial%5 == 4 {
+			// A subset, shuffled.
+			r.Shuffle(len(want), func(i, j int) { want[i], want[j] = want[j], want[i] })
+			want = want[:r.IntN(len(want)+1)]
+		}
 		got := slices.Clone(want)
 		sort.Slice(want, func(i, j int) bool { return l.moreImportant(int(want[i]), int(want[j])) })
 		l.sortUnits(got)
 		if !slices.Equal(want, got) {
 			t.Fatalf("trial %d (n=%d): sortUnits differs from sort.Slice", trial, n)
 		}
+	}
+	if distinct < 5000 {
+		t.Fatalf("only %d lists without ties", distinct)
 	}
 }
 

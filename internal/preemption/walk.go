@@ -31,6 +31,9 @@ type unitList struct {
 	// kept, when not nil, are the node's other pods: with members, all of
 	// its pods (members are then a suffix of its importance order).
 	kept []snapshot.RankedPod
+	// allStarted reports that every member has a start time, which is
+	// then its Start.
+	allStarted bool
 }
 
 // span is one unit of a unitList: members[lo:hi], and the unit's keys in
@@ -94,13 +97,80 @@ func (l *unitList) moreImportant(a, b int) bool {
 // themselves: slices.SortFunc runs the same pattern-defeating quicksort on
 // the same comparisons, so units of equal importance end in the same order
 // (TestSortMatchesSortSlice). The algorithm only asks whether cmp(a, b) < 0.
+//
+// Single pods, up to maxKeySort of them, are sorted as keys side by side
+// instead of through their indexes: by insertion when no two rank alike
+// (then every sort gives the one order there is), else by the same
+// quicksort on the same comparisons, which moves the keys as it would move
+// the indexes.
 func (l *unitList) sortUnits(order []int32) {
+	if l.spans == nil && len(order) <= maxKeySort {
+		l.sortPods(order)
+		return
+	}
 	slices.SortFunc(order, func(a, b int32) int {
 		if l.moreImportant(int(a), int(b)) {
 			return -1
 		}
 		return 0
 	})
+}
+
+// maxKeySort is the most single pods sortPods sorts as keys on the stack.
+const maxKeySort = 64
+
+// rankKey is what the importance order weighs of a single pod, and its
+// index.
+type rankKey struct {
+	priority, index int32
+	start           int64
+}
+
+// sortPods is sortUnits for up to maxKeySort single pods.
+func (l *unitList) sortPods(order []int32) {
+	var buf [maxKeySort]rankKey
+	keys := buf[:len(order)]
+	for i, u := range order {
+		m := &l.members[u]
+		keys[i] = rankKey{priority: m.Priority, index: u, start: m.Start}
+	}
+	if !insertionSortDistinct(keys) {
+		// A tie: the order depends on the algorithm. Sort the keys as
+		// they were given.
+		for i, u := range order {
+			m := &l.members[u]
+			keys[i] = rankKey{priority: m.Priority, index: u, start: m.Start}
+		}
+		slices.SortFunc(keys, func(a, b rankKey) int {
+			if moreImportant(a.priority, b.priority, a.start, b.start) {
+				return -1
+			}
+			return 0
+		})
+	}
+	for i := range keys {
+		order[i] = keys[i].index
+	}
+}
+
+// insertionSortDistinct sorts keys in importance order and reports true
+// when no two of them rank alike; on a tie it stops and reports false,
+// keys then partly sorted.
+func insertionSortDistinct(keys []rankKey) bool {
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		j := i
+		for ; j > 0 && moreImportant(k.priority, keys[j-1].priority, k.start, keys[j-1].start); j-- {
+			keys[j] = keys[j-1]
+		}
+		// keys[j-1] does not rank after k: a tie when it does not rank
+		// before it either.
+		if j > 0 && keys[j-1].priority == k.priority && keys[j-1].start == k.start {
+			return false
+		}
+		keys[j] = k
+	}
+	return true
 }
 
 // fitChecker answers the victim walk's one question — does the preemptor
@@ -136,6 +206,32 @@ func removeAll(fit fitChecker, n int) {
 	}
 }
 
+// reprieverOfAll is a fit checker that runs the walk's reprieve loop over
+// many units faster than add, fits and remove one by one.
+type reprieverOfAll interface {
+	// reprieveAll does for each unit of order in turn what the walk does:
+	// add it back and, when the preemptor no longer fits, remove it again
+	// and append it to evicted. It returns evicted.
+	reprieveAll(order, evicted []int32) []int32
+}
+
+// reprieveAll adds the units of order back to fit one by one, in order,
+// evicting again each without which the preemptor no longer fits; the
+// evicted units are appended to evicted, which is returned.
+func reprieveAll(fit fitChecker, order, evicted []int32) []int32 {
+	if all, ok := fit.(reprieverOfAll); ok {
+		return all.reprieveAll(order, evicted)
+	}
+	for _, u := range order {
+		fit.add(int(u))
+		if !fit.fits(nil) {
+			fit.remove(int(u))
+			evicted = append(evicted, u)
+		}
+	}
+	return evicted
+}
+
 // selectVictimsOnNode is upstream's SelectVictimsOnNode: which units must
 // go for the preemptor to fit on node, given its potential victims and a
 // fit checker over them. w holds the walk's scratch memory.
@@ -167,25 +263,16 @@ func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unit
 	// 4) Reprieve as many as possible, the budget-breaking ones first: add
 	// each back, and evict it again only if the preemptor then no longer
 	// fits.
-	evicted := w.evicted[:0]
+	evicted := reprieveAll(fit, violating, w.evicted[:0])
 	numViolating := 0
-	reprieve := func(u int32) bool {
-		fit.add(int(u))
-		if fit.fits(nil) {
-			return true
+	for i, j := 0, 0; i < len(evicted); i++ {
+		// The evicted units are a subsequence of violating.
+		for violating[j] != evicted[i] {
+			j++
 		}
-		fit.remove(int(u))
-		evicted = append(evicted, u)
-		return false
+		numViolating += int(violations[j])
 	}
-	for i, u := range violating {
-		if !reprieve(u) {
-			numViolating += int(violations[i])
-		}
-	}
-	for _, u := range nonViolating {
-		reprieve(u)
-	}
+	evicted = reprieveAll(fit, nonViolating, evicted)
 	w.evicted = evicted
 	// 5) The victims in importance order, as upstream sorts them again
 	// when both parts had some.
@@ -214,8 +301,15 @@ func (w *worker) candidate(node *snapshot.Node, units *unitList, evicted []int32
 		for m := lo; m < hi; m++ {
 			r := &units.members[m]
 			v := cand.Victims[k]
-			*v = Victim{Pod: r.Pod, Priority: r.Priority, Start: r.Start}
+			started := units.allStarted
+			if !started {
+				_, started = r.Pod.StartNanos()
+			}
+			*v = Victim{Pod: r.Pod, Priority: r.Priority, Start: r.Start, Started: started}
 			k++
+			if broken == nil {
+				continue
+			}
 			if b, ok := broken[r.Pod]; ok {
 				if cand.Broken == nil {
 					cand.Broken = map[*Victim][]*policyv1.PodDisruptionBudget{}
@@ -285,9 +379,9 @@ func (d *dryRun) potentialPods(w *worker, node *snapshot.Node) unitList {
 	if o := node.CachedImportanceOrder(); o != nil && o.AllStarted {
 		i := o.Below(prio)
 		if n := len(o.Ranked) - i; n <= maxInsertion || o.LastTie <= i {
-			return unitList{members: o.Ranked[i:], sorted: true, kept: o.Ranked[:i:i]}
+			return unitList{members: o.Ranked[i:], sorted: true, kept: o.Ranked[:i:i], allStarted: true}
 		}
-		return unitList{members: o.SortedSuffix(i, sortRanked), sorted: true, kept: o.Ranked[:i:i]}
+		return unitList{members: o.SortedSuffix(i, sortRanked), sorted: true, kept: o.Ranked[:i:i], allStarted: true}
 	}
 	members := w.members[:0]
 	for i, p := range node.Pods {

@@ -50,7 +50,8 @@ type allocation struct {
 }
 
 func newAllocation(n int) allocation {
-	return allocation{requested: make([]int64, n), allocated: make([]int64, n), allocatable: make([]int64, n)}
+	b := make([]int64, 3*n)
+	return allocation{requested: b[:n:n], allocated: b[n : 2*n : 2*n], allocatable: b[2*n:]}
 }
 
 // fill computes the allocation of node for the pod's requests pod of

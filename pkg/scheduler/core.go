@@ -305,6 +305,8 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
 	fopts.DRAPreemption = fopts.DRAPreemption || s.opts.Features.DRAPreemption
 	var c *filter.Cycle
+	// Room for PreFilter, Filter and Score or PostFilter, and one more.
+	d.report.ExtensionPoints = make([]ExtensionPointRun, 0, 4)
 	d.report.ExtensionPoints = append(d.report.ExtensionPoints, timed(s.clock, "PreFilter", func() filter.Code {
 		c = filter.NewCycle(s.snap, p, fopts)
 		return c.PreFilterStatus().Code

@@ -58,14 +58,14 @@ func (e executor) bind(ctx context.Context, b *Binding, done func(BindResult)) {
 func (e executor) bindCalls(ctx context.Context, b *Binding) ([]*resourceapi.ResourceClaim, error) {
 	var err error
 	var claims []*resourceapi.ResourceClaim
-	runs := []ExtensionPointRun{timed(e.clock, "PreBind", func() filter.Code {
+	runs := append(make([]ExtensionPointRun, 0, 2), timed(e.clock, "PreBind", func() filter.Code {
 		if err = e.bindVolumes(ctx, b); err != nil {
 			err = fmt.Errorf("running PreBind plugin %q: %w", "VolumeBinding", err)
 		} else if claims, err = e.bindClaims(ctx, b); err != nil {
 			err = fmt.Errorf("running PreBind plugin %q: %w", "DynamicResources", err)
 		}
 		return errCode(err)
-	})}
+	}))
 	var plugins []PluginRun
 	if err == nil {
 		bind := timed(e.clock, "Bind", func() filter.Code {

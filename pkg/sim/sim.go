@@ -335,7 +335,7 @@ func (w *world) apply(set *loader.Set) error {
 					Detail: fmt.Sprintf("node %q does not exist", p.Spec.NodeName)}
 			}
 		}
-		if err := w.createPod(p); err != nil {
+		if err := w.createPod(p.DeepCopy()); err != nil {
 			return &loader.InputError{Source: set.Origin(p), Object: "Pod " + p.Namespace + "/" + p.Name, Detail: err.Error()}
 		}
 	}

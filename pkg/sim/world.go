@@ -169,9 +169,9 @@ func (w *world) removeNode(name string) error {
 // createPod stores a new pod as the API server would: namespace, UID and
 // creation time filled in, defaulted (requests from limits, scheduler
 // name, grace period), priority and preemption policy resolved by
-// admission. A pod created bound starts at once.
+// admission. A pod created bound starts at once. The world keeps p: the
+// caller passes a pod of its own and does not use it afterwards.
 func (w *world) createPod(p *v1.Pod) error {
-	p = p.DeepCopy()
 	if p.Namespace == "" {
 		p.Namespace = metav1.NamespaceDefault
 	}

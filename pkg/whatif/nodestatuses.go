@@ -15,18 +15,17 @@ import (
 // a candidate: its filter status, and its dry-run status when it was dry-run.
 func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Result) NodeStatuses {
 	isCandidate := make([]bool, len(snap.Nodes))
-	n := len(snap.Nodes) - len(fr.Feasible)
 	if res != nil {
 		for _, c := range res.Candidates {
 			isCandidate[c.Node.Index] = true
 		}
-		n -= len(res.Candidates)
 	}
-	out := NodeStatuses{names: snap.NodeNames(), entries: make([]statusEntry, 0, max(n, 0))}
+	out := NodeStatuses{names: snap.NodeNames()}
 	// Most nodes share a handful of rejections; so do their NodeStatus
 	// values: shared indexes them in out.distinct.
 	var shared []int32
 	last := int32(-1)                // the status of the last node without a dry-run status
+	var lastStatus *filter.Status    // and its filter status
 	var dryRun map[int]filter.Status // by node index
 	if res != nil && len(res.NodeStatuses) > 0 {
 		dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
@@ -46,7 +45,11 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 			}
 		}
 		k := int32(-1)
-		if pre == nil && last >= 0 && sameStatus(out.distinct[last], s) {
+		if pre == nil && last >= 0 && lastStatus != nil && sameReasons(lastStatus, s) {
+			// Rejected with the very statuses of the node before
+			// (the filters share their common reasons).
+			k = last
+		} else if pre == nil && last >= 0 && sameStatus(out.distinct[last], s) {
 			// Most often a node is rejected just as the one before.
 			k = last
 		} else if pre == nil {
@@ -64,9 +67,9 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 				shared = append(shared, k)
 			}
 		}
-		out.entries = append(out.entries, statusEntry{node: int32(i), status: k})
+		out.add(int32(i), k)
 		if pre == nil {
-			last = k
+			last, lastStatus = k, s
 		}
 	}
 	return out
@@ -86,30 +89,55 @@ func sameStatus(ns *NodeStatus, s *filter.Status) bool {
 	return ns.Plugin == s.Plugin && ns.Code == s.Code.String() && slices.Equal(ns.Reasons, s.Reasons)
 }
 
+// sameReasons reports whether two filter statuses say the same because
+// they share one slice of reasons.
+func sameReasons(a, b *filter.Status) bool {
+	return a.Code == b.Code && a.Plugin == b.Plugin && len(a.Reasons) == len(b.Reasons) && len(a.Reasons) > 0 && &a.Reasons[0] == &b.Reasons[0]
+}
+
 // NodeStatuses says, node by node, why nodes were rejected. It lists the
-// nodes in the scheduler's order, compactly (each as a node index and an
-// index into the distinct statuses, which nodes rejected alike share), so
-// that it is cheap to build for thousands of nodes. It encodes as a JSON
-// object keyed by node name, in name order.
+// nodes in the scheduler's order, compactly (runs of consecutive nodes
+// rejected alike, each run as node indexes and an index into the distinct
+// statuses, which nodes rejected alike share), so that it is cheap to
+// build for thousands of nodes. It encodes as a JSON object keyed by node
+// name, in name order.
 type NodeStatuses struct {
 	names    []string // node names by index
-	entries  []statusEntry
+	runs     []statusRun
+	len      int // nodes in runs
 	distinct []*NodeStatus
 }
 
-// statusEntry is one node of NodeStatuses: indexes into names and distinct.
-type statusEntry struct{ node, status int32 }
+// statusRun is count nodes of NodeStatuses, from names[first] on, all with
+// status distinct[status].
+type statusRun struct{ first, count, status int32 }
+
+// add appends node, with status distinct[status], after the nodes before
+// it.
+func (m *NodeStatuses) add(node, status int32) {
+	m.len++
+	if k := len(m.runs) - 1; k >= 0 {
+		if r := &m.runs[k]; r.status == status && r.first+r.count == node {
+			r.count++
+			return
+		}
+	}
+	m.runs = append(m.runs, statusRun{first: node, count: 1, status: status})
+}
 
 // Len returns how many nodes have a status.
-func (m NodeStatuses) Len() int { return len(m.entries) }
+func (m NodeStatuses) Len() int { return m.len }
 
 // All yields each node's name and status, in the scheduler's node order.
 // Nodes rejected alike share one NodeStatus, which must not be modified.
 func (m NodeStatuses) All() iter.Seq2[string, *NodeStatus] {
 	return func(yield func(string, *NodeStatus) bool) {
-		for _, e := range m.entries {
-			if !yield(m.names[e.node], m.distinct[e.status]) {
-				return
+		for _, r := range m.runs {
+			s := m.distinct[r.status]
+			for _, name := range m.names[r.first : r.first+r.count] {
+				if !yield(name, s) {
+					return
+				}
 			}
 		}
 	}
@@ -127,7 +155,7 @@ func (m NodeStatuses) Get(node string) (NodeStatus, bool) {
 
 // Map returns the statuses as a map.
 func (m NodeStatuses) Map() map[string]NodeStatus {
-	out := make(map[string]NodeStatus, len(m.entries))
+	out := make(map[string]NodeStatus, m.len)
 	for name, s := range m.All() {
 		out[name] = *s
 	}
@@ -155,11 +183,11 @@ func (m *NodeStatuses) UnmarshalJSON(b []byte) error {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	*m = NodeStatuses{names: names, entries: make([]statusEntry, len(names)), distinct: make([]*NodeStatus, len(names))}
+	*m = NodeStatuses{names: names, distinct: make([]*NodeStatus, len(names))}
 	for i, n := range names {
 		ns := raw[n]
-		m.entries[i] = statusEntry{node: int32(i), status: int32(i)}
 		m.distinct[i] = &ns
+		m.add(int32(i), int32(i))
 	}
 	return nil
 }

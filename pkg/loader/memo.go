@@ -17,10 +17,11 @@ import (
 // it: the first pod of a shape is prepared as usual and becomes the
 // shape's template; a later pod whose bytes are the same once those fields
 // are cut out (its key) is a copy of the template with its own values of
-// those fields decoded strictly and the whole pod validated again
-// (validation reads, it does not write, so the copy's shared containers,
-// labels and tolerations are read as they are). The shared parts are the
-// template's: nothing that reads a lean snapshot writes to a pod.
+// those fields decoded strictly and validated (admission.ValidatePodInstance:
+// the API server would accept the pod exactly when it accepts those fields,
+// the rest being the template's). The copy shares the template's
+// containers, labels, owner references, tolerations and the rest of its
+// spec: nothing that reads a lean snapshot writes to a pod.
 //
 // Anything the memo does not handle for certain — a key the structural
 // scanner does not walk, one of those fields twice or not plainly written,
@@ -43,6 +44,7 @@ type podMemo struct {
 	counted *atomic.Int64
 	key     []byte
 	spans   []span
+	dec     fastDecoder
 }
 
 // podTemplate is a shape's first pod as prepared: full is it defaulted
@@ -213,7 +215,7 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		case fieldStatus:
 			target = &pf.Status
 		}
-		if str, plain := plainString(value); plain {
+		if str, plain := plainJSONString(value); plain {
 			switch dst := target.(type) {
 			case *string:
 				*dst = str
@@ -223,7 +225,7 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				continue
 			}
 		}
-		if unknown, err := DecodeStrict(value, target); err != nil || len(unknown) > 0 {
+		if !m.dec.decode(value, target) {
 			return prepared{}, false
 		}
 	}
@@ -235,7 +237,7 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	if pf.Status.Phase == "" {
 		pf.Status.Phase = v1.PodPending
 	}
-	if errs := admission.ValidatePod(&pf); len(errs) > 0 {
+	if errs := admission.ValidatePodInstance(&pf); len(errs) > 0 {
 		return prepared{}, false
 	}
 	pl := *t.lean

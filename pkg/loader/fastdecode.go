@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A strict decoder without the reflection decoder's two passes, for the
@@ -23,7 +25,17 @@ import (
 // fastDecoder decodes with the field tables of the types it has met.
 type fastDecoder struct {
 	fields map[reflect.Type]*fieldTable
+	// unmarshalers says which types decode themselves.
+	unmarshalers map[reflect.Type]bool
+	// times are the times read, by their text (the pods of a cluster
+	// share a few creation and start times), up to maxTimes.
+	times map[string]metav1.Time
 }
+
+// maxTimes bounds the times a fastDecoder remembers.
+const maxTimes = 4096
+
+var timeType = reflect.TypeFor[metav1.Time]()
 
 // fieldTable is a struct's fields by JSON name; nil for a struct the
 // decoder leaves to DecodeStrict (embedded fields, ",string" options).
@@ -42,8 +54,28 @@ func (d *fastDecoder) decode(data []byte, v any) bool {
 // value decodes data into v (settable, zero).
 func (d *fastDecoder) value(data []byte, v reflect.Value) bool {
 	t := v.Type()
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
+	if d.unmarshaler(t) {
+		if t == timeType {
+			if tm, ok := d.times[string(data)]; ok {
+				v.Set(reflect.ValueOf(tm))
+				return true
+			}
+		}
 		if _, plain := plainJSONString(data); plain {
+			if t == timeType {
+				var tm metav1.Time
+				if tm.UnmarshalJSON(data) != nil {
+					return false
+				}
+				if d.times == nil {
+					d.times = map[string]metav1.Time{}
+				}
+				if len(d.times) < maxTimes {
+					d.times[string(data)] = tm
+				}
+				v.Set(reflect.ValueOf(tm))
+				return true
+			}
 			// As the reflection decoder hands it a valid literal.
 			u, _ := v.Addr().Interface().(json.Unmarshaler)
 			return u.UnmarshalJSON(data) == nil
@@ -162,6 +194,19 @@ func (d *fastDecoder) value(data []byte, v reflect.Value) bool {
 		return walked && ok
 	}
 	return d.strict(data, v)
+}
+
+// unmarshaler reports whether t decodes itself (json.Unmarshaler).
+func (d *fastDecoder) unmarshaler(t reflect.Type) bool {
+	u, ok := d.unmarshalers[t]
+	if !ok {
+		if d.unmarshalers == nil {
+			d.unmarshalers = map[reflect.Type]bool{}
+		}
+		u = reflect.PointerTo(t).Implements(unmarshalerType)
+		d.unmarshalers[t] = u
+	}
+	return u
 }
 
 // strict decodes data into v with DecodeStrict, accepting no strict error.

@@ -69,7 +69,7 @@ func newStreamer(workers int, yaml, duplicates, lean, memo bool, hits *atomic.In
 	st := &streamer{yaml: yaml, duplicates: duplicates, lean: lean, work: make(chan *itemBatch, 2*workers)}
 	for range workers {
 		st.wg.Go(func() {
-			var scratch yamlScratch
+			scratch := yamlScratch{blocks: newYAMLBlocks()}
 			var m *podMemo
 			if lean && memo {
 				m = newPodMemo(hits)

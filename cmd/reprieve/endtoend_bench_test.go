@@ -28,7 +28,9 @@ import (
 // with 30 pods each, written as `kubectl get nodes,pods -A -o json|yaml`
 // writes it (status, owner references, labels, annotations), with managed
 // fields stripped as kubectl shows them ("managed=no") and kept as
-// --show-managed-fields shows them ("managed=yes"). It reports wall time per
+// --show-managed-fields shows them ("managed=yes"), and with no two pods
+// alike ("distinct": the pods of one workload share nothing the loader
+// could decode once). It reports wall time per
 // run, the process's CPU time and its peak RSS. REPRIEVE_E2E_BINARY=PATH
 // times that binary instead of a fresh build; REPRIEVE_E2E_DIR=DIR writes
 // the snapshots there, and reuses those already there, instead of in a
@@ -63,13 +65,19 @@ func BenchmarkWhatifEndToEnd(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
-		format  string
-		managed bool
-	}{{"json", false}, {"yaml", false}, {"json", true}, {"yaml", true}} {
-		format, managed := c.format, c.managed
-		path := filepath.Join(files, fmt.Sprintf("snapshot-%d-managed=%s.%s", nodes, yesNo(managed), format))
-		size := writeKubectlSnapshot(b, path, format, nodes, 30, managed)
-		b.Run(fmt.Sprintf("%s/managed=%s/nodes=%d", format, yesNo(managed), nodes), func(b *testing.B) {
+		format            string
+		managed, distinct bool
+	}{{"json", false, false}, {"yaml", false, false}, {"json", true, false}, {"yaml", true, false}, {"json", false, true}, {"yaml", false, true}} {
+		format, managed, distinct := c.format, c.managed, c.distinct
+		name := fmt.Sprintf("snapshot-%d-managed=%s.%s", nodes, yesNo(managed), format)
+		sub := fmt.Sprintf("%s/managed=%s/nodes=%d", format, yesNo(managed), nodes)
+		if distinct {
+			name = fmt.Sprintf("snapshot-%d-distinct.%s", nodes, format)
+			sub = fmt.Sprintf("%s/managed=no/distinct/nodes=%d", format, nodes)
+		}
+		path := filepath.Join(files, name)
+		size := writeKubectlSnapshot(b, path, format, nodes, 30, managed, distinct)
+		b.Run(sub, func(b *testing.B) {
 			b.SetBytes(size)
 			var cpu time.Duration
 			var peak int64
@@ -140,10 +148,11 @@ func yesNo(b bool) string {
 const benchPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default}\nspec:\n  priority: 100\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: 3900m, memory: 1Gi}}\n"
 
 // writeKubectlSnapshot writes nodes × pods objects as one List in format,
-// shaped as kubectl writes them (with their managed fields if managed),
-// and returns the file's size. A file already at path (REPRIEVE_E2E_DIR)
-// is kept.
-func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, managed bool) int64 {
+// shaped as kubectl writes them (with their managed fields if managed; if
+// distinct, no two pods alike: each container's environment holds the
+// pod's resource version), and returns the file's size. A file already at
+// path (REPRIEVE_E2E_DIR) is kept.
+func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, managed, distinct bool) int64 {
 	b.Helper()
 	if st, err := os.Stat(path); err == nil && os.Getenv("REPRIEVE_E2E_DIR") != "" {
 		return st.Size()
@@ -152,6 +161,12 @@ func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, ma
 	if managed {
 		nodeTemplate = withManagedFields(nodeTemplate, format, nodeManagedFields)
 		podTemplate = withManagedFields(podTemplate, format, podManagedFields)
+	}
+	if distinct {
+		podTemplate = strings.Replace(strings.Replace(podTemplate, `"value": "info"`, `"value": "info-%[5]d"`, 1), "value: info\n", "value: info-%[5]d\n", 1)
+		if !strings.Contains(podTemplate, "info-%[5]d") {
+			b.Fatal("no environment in the pod template")
+		}
 	}
 	f, err := os.Create(path)
 	if err != nil {

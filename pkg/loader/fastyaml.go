@@ -153,7 +153,15 @@ const (
 type yamlBlocks struct {
 	json map[string][]byte
 	key  []byte
+	// lookups and hits count the blocks looked up: blocks that are rarely
+	// alike are no longer looked up (off).
+	lookups, hits int
+	off           bool
 }
+
+// yamlBlocksTrial is how many blocks are looked up before the lookups stop
+// if fewer than one in eight was found.
+const yamlBlocksTrial = 2048
 
 func newYAMLBlocks() *yamlBlocks { return &yamlBlocks{json: map[string][]byte{}} }
 
@@ -185,10 +193,15 @@ func (p *yamlParser) block(indent int, inMapping bool) (done, ok bool) {
 		key = append(key, '\n')
 	}
 	b.key = key
+	b.lookups++
 	if out, hit := b.json[string(key)]; hit {
+		b.hits++
 		p.out = append(p.out, out...)
 		p.i = end
 		return true, true
+	}
+	if b.lookups >= yamlBlocksTrial && b.hits < b.lookups/8 {
+		b.off = true
 	}
 	start := len(p.out)
 	if !p.nested(indent, inMapping) {
@@ -285,7 +298,7 @@ func (p *yamlParser) value(indent int, rest []byte, inMapping bool) bool {
 		return p.scalar(rest)
 	}
 	p.skipBlank()
-	if p.blocks != nil && p.depth == 2 {
+	if p.blocks != nil && p.depth == 2 && !p.blocks.off {
 		if done, ok := p.block(indent, inMapping); done {
 			return ok
 		}

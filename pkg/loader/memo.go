@@ -33,6 +33,11 @@ import (
 // maxTemplates bounds the templates a memo keeps.
 const maxTemplates = 1024
 
+// memoTrial is how many pods a memo looks up before it turns itself off
+// if fewer than one in eight came from a template (a List as kubectl
+// writes it holds a workload's pods one after the other).
+const memoTrial = 512
+
 // podMemo is one worker's templates, for one load.
 type podMemo struct {
 	templates map[string]*podTemplate
@@ -103,8 +108,11 @@ func (m *podMemo) prepare(raw []byte) prepared {
 		}
 		return prepare(raw, true)
 	}
-	if m.lookups >= 4*maxTemplates && m.hits < m.lookups/8 {
+	if m.lookups >= memoTrial && m.hits < m.lookups/8 {
 		m.off = true // most pods differ: keys cost and find nothing
+	}
+	if len(m.templates) >= maxTemplates {
+		return prepare(raw, true)
 	}
 	p := prepare(raw, false)
 	full, isPod := p.obj.(*v1.Pod)

@@ -50,6 +50,7 @@ type podMemo struct {
 	key     []byte
 	spans   []span
 	dec     fastDecoder
+	pf      v1.Pod // the pod fromTemplate validates
 }
 
 // podTemplate is a shape's first pod as prepared: full is it defaulted
@@ -194,7 +195,9 @@ func (m *podMemo) cut(raw []byte) ([]byte, bool) {
 // fromTemplate prepares raw, whose key is t's, as a copy of t with raw's
 // own volatile fields; it returns false for anything prepare must do.
 func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
-	pf := *t.full
+	// pf is the memo's: only pl, below, outlives this call.
+	m.pf = *t.full
+	pf := &m.pf
 	pf.Name, pf.UID, pf.ResourceVersion, pf.CreationTimestamp = "", "", "", metav1.Time{}
 	pf.Annotations, pf.ManagedFields = nil, nil
 	pf.Spec.NodeName = ""
@@ -245,7 +248,7 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	if pf.Status.Phase == "" {
 		pf.Status.Phase = v1.PodPending
 	}
-	if errs := admission.ValidatePodInstance(&pf); len(errs) > 0 {
+	if errs := admission.ValidatePodInstance(pf); len(errs) > 0 {
 		return prepared{}, false
 	}
 	pl := *t.lean

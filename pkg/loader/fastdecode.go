@@ -30,7 +30,19 @@ type fastDecoder struct {
 	// times are the times read, by their text (the pods of a cluster
 	// share a few creation and start times), up to maxTimes.
 	times map[string]metav1.Time
+	// fieldSets are the managed fields' field sets read (FieldsV1, valid
+	// JSON kept as it is), by their text, up to maxFieldSets.
+	fieldSets map[string][]byte
 }
+
+// maxFieldSets bounds the field sets a fastDecoder remembers, and
+// maxFieldSetSize the size of each.
+const (
+	maxFieldSets    = 4096
+	maxFieldSetSize = 64 << 10
+)
+
+var fieldsV1Type = reflect.TypeFor[metav1.FieldsV1]()
 
 // maxTimes bounds the times a fastDecoder remembers.
 const maxTimes = 4096
@@ -60,6 +72,26 @@ func (d *fastDecoder) value(data []byte, v reflect.Value) bool {
 				v.Set(reflect.ValueOf(tm))
 				return true
 			}
+		}
+		if t == fieldsV1Type && string(data) != "null" {
+			// Its UnmarshalJSON keeps the bytes; the reflection decoder
+			// checks them first. The field sets of a workload's pods are
+			// often alike: each is checked once, and its bytes shared
+			// (nothing writes to them; a lean load drops them).
+			if raw, ok := d.fieldSets[string(data)]; ok {
+				v.Set(reflect.ValueOf(metav1.FieldsV1{Raw: raw}))
+				return true
+			}
+			if !d.strict(data, v) {
+				return false
+			}
+			if d.fieldSets == nil {
+				d.fieldSets = map[string][]byte{}
+			}
+			if f, _ := v.Interface().(metav1.FieldsV1); len(d.fieldSets) < maxFieldSets && len(data) <= maxFieldSetSize {
+				d.fieldSets[string(data)] = f.Raw
+			}
+			return true
 		}
 		if _, plain := plainJSONString(data); plain {
 			if t == timeType {

@@ -33,6 +33,9 @@ import (
 // maxTemplates bounds the templates a memo keeps.
 const maxTemplates = 1024
 
+// maxManagedSize bounds the text of the managed fields a memo remembers.
+const maxManagedSize = 64 << 10
+
 // memoTrial is how many pods a memo looks up before it turns itself off
 // if fewer than one in eight came from a template (a List as kubectl
 // writes it holds a workload's pods one after the other).
@@ -51,6 +54,9 @@ type podMemo struct {
 	spans   []span
 	dec     fastDecoder
 	pf      v1.Pod // the pod fromTemplate validates
+	// managed are the managed fields decoded, by their text: often
+	// alike in a workload's pods.
+	managed map[string][]metav1.ManagedFieldsEntry
 }
 
 // podTemplate is a shape's first pod as prepared: full is it defaulted
@@ -204,6 +210,12 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	pf.Status = v1.PodStatus{}
 	for _, s := range m.spans {
 		value := raw[s.start:s.end]
+		if s.field == fieldManagedFields {
+			if mf, ok := m.managed[string(value)]; ok {
+				pf.ManagedFields = mf
+				continue
+			}
+		}
 		if suspiciousNumbers(value) {
 			return prepared{}, false
 		}
@@ -238,6 +250,14 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		}
 		if !m.dec.decode(value, target) {
 			return prepared{}, false
+		}
+		if s.field == fieldManagedFields && len(m.managed) < maxTemplates && len(value) <= maxManagedSize {
+			// Decoded alike the next time; read only to be validated,
+			// and dropped.
+			if m.managed == nil {
+				m.managed = map[string][]metav1.ManagedFieldsEntry{}
+			}
+			m.managed[string(value)] = pf.ManagedFields
 		}
 	}
 	if pf.Name == "" {

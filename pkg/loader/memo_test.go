@@ -50,7 +50,12 @@ func TestPodMemo(t *testing.T) {
 		return v
 	}
 	status := func(s map[string]any) func(map[string]any) { return func(o map[string]any) { o["status"] = s } }
+	managed := func(op string) any {
+		return []any{map[string]any{"manager": "m", "operation": op, "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{}}}}
+	}
 	tests := map[string]struct {
+		// every changes every pod first.
+		every  func(obj map[string]any)
 		mutate func(obj map[string]any)
 		// edit rewrites the List's JSON (for what a map cannot hold).
 		edit func(data []byte) []byte
@@ -88,6 +93,9 @@ func TestPodMemo(t *testing.T) {
 			"allocatedResources": map[string]any{"cpu": "1e-10000000"}}}})},
 		"allocated too much": {mutate: status(map[string]any{"containerStatuses": []any{map[string]any{"name": "c", "image": "i", "imageID": "", "ready": true, "restartCount": 0,
 			"allocatedResources": map[string]any{"cpu": "9223372036854775807"}}}})},
+		"managed fields everywhere": {every: func(o map[string]any) { set(o, "metadata.managedFields", managed("Update")) }},
+		"bad managed fields in one": {every: func(o map[string]any) { set(o, "metadata.managedFields", managed("Update")) },
+			mutate: func(o map[string]any) { set(o, "metadata.managedFields", managed("Dance")) }},
 		"labels": {mutate: func(o map[string]any) { set(o, "metadata.labels", map[string]any{"app": "other"}) }},
 		"escaped name": {edit: func(data []byte) []byte {
 			return bytes.Replace(data, []byte(`"name": "web-001-1"`), []byte(`"name": "web\u002d001-1"`), 1)
@@ -112,6 +120,14 @@ func TestPodMemo(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			objs := manyObjects(20)
+			if tc.every != nil {
+				for i, o := range objs {
+					if o["kind"] == "Pod" {
+						objs[i] = deepCopy(o).(map[string]any)
+						tc.every(objs[i])
+					}
+				}
+			}
 			p := deepCopy(pod(objs)).(map[string]any)
 			if p["metadata"].(map[string]any)["name"] != "web-001-1" {
 				t.Fatalf("item %d is %v", at, p["metadata"])

@@ -11,8 +11,9 @@ import (
 // workload differ, for a loader that decodes and admits the rest once: for
 // a pod p that equals a pod ValidatePod accepted but in its name, UID,
 // resource version, creation time, annotations, managed fields,
-// spec.nodeName and status, ValidatePod(p) is empty exactly when
-// ValidatePodInstance(p) is. (ValidatePod's checks are each of one field —
+// spec.nodeName and status (and in what ValidatePod does not read, such as
+// spec.volumes and the containers' volume mounts), ValidatePod(p) is empty
+// exactly when ValidatePodInstance(p) is. (ValidatePod's checks are each of one field —
 // of metadata as apimachinery's ValidateObjectMeta makes them — but for
 // the sums, which read the spec and the status and are made again here.)
 // Its errors may be worded otherwise; the caller asks ValidatePod for

@@ -12,7 +12,9 @@ import (
 
 // The pods of one workload are written alike but for a few fields: their
 // names, UIDs, resource versions, creation times, annotations, managed
-// fields, node names and statuses. For a lean load (whatif), a podMemo
+// fields, node names and statuses, and the service account token volume
+// the API server gives each (spec.volumes, and the containers' volume
+// mounts). For a lean load (whatif), a podMemo
 // decodes, defaults and validates the rest of such a pod once and shares
 // it: the first pod of a shape is prepared as usual and becomes the
 // shape's template; a later pod whose bytes are the same once those fields
@@ -84,6 +86,11 @@ const (
 	fieldManagedFields
 	fieldNodeName
 	fieldStatus
+	// fieldVolumes is spec.volumes and fieldMounts a container's
+	// volumeMounts: a pod's service account token volume has a name of
+	// its own (kube-api-access-xxxxx), mounted in every container.
+	fieldVolumes
+	fieldMounts
 )
 
 // metadataFields are the volatile fields of metadata, by key.
@@ -153,10 +160,33 @@ func (m *podMemo) cut(raw []byte) ([]byte, bool) {
 		seen |= bit
 		return true
 	}
-	const metadataBit, specBit, statusBit = 1 << 29, 1 << 30, 1 << 31
+	const containersBit, initContainersBit, metadataBit, specBit, statusBit = 1 << 27, 1 << 28, 1 << 29, 1 << 30, 1 << 31
 	add := func(base, at int, value []byte, f volatileField) {
-		if first(1 << f) {
+		if f == fieldMounts || first(1<<f) {
 			m.spans = append(m.spans, span{start: base + at, end: base + at + len(value), field: f})
+		}
+	}
+	// containers finds each container's volumeMounts in the array at
+	// (an offset in raw: a slice of raw starts cap(raw)-cap(slice) in).
+	containers := func(array []byte) {
+		elems, walkable := arrayElements(array)
+		if !walkable {
+			ok = false
+			return
+		}
+		for _, e := range elems {
+			mounts := false
+			if !objectMembers(e, func(k, v []byte, vat int) {
+				if string(k) == "volumeMounts" {
+					if mounts {
+						ok = false
+					}
+					mounts = true
+					add(cap(raw)-cap(e), vat, v, fieldMounts)
+				}
+			}) {
+				ok = false
+			}
 		}
 	}
 	walked := objectMembers(raw, func(key, value []byte, at int) {
@@ -171,8 +201,19 @@ func (m *podMemo) cut(raw []byte) ([]byte, bool) {
 			}
 		case "spec":
 			if first(specBit) && !objectMembers(value, func(k, v []byte, vat int) {
-				if string(k) == "nodeName" {
+				switch string(k) {
+				case "nodeName":
 					add(at, vat, v, fieldNodeName)
+				case "volumes":
+					add(at, vat, v, fieldVolumes)
+				case "containers":
+					if first(containersBit) {
+						containers(v)
+					}
+				case "initContainers":
+					if first(initContainersBit) {
+						containers(v)
+					}
 				}
 			}) {
 				ok = false
@@ -206,8 +247,12 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	pf := &m.pf
 	pf.Name, pf.UID, pf.ResourceVersion, pf.CreationTimestamp = "", "", "", metav1.Time{}
 	pf.Annotations, pf.ManagedFields = nil, nil
-	pf.Spec.NodeName = ""
+	pf.Spec.NodeName, pf.Spec.Volumes = "", nil
 	pf.Status = v1.PodStatus{}
+	// A container's volume mounts are decoded to be checked, and dropped:
+	// lean drops them, and validation does not read them (pf keeps the
+	// template's containers).
+	var mounts []v1.VolumeMount
 	for _, s := range m.spans {
 		value := raw[s.start:s.end]
 		if s.field == fieldManagedFields {
@@ -237,6 +282,11 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 			target = &pf.ManagedFields
 		case fieldStatus:
 			target = &pf.Status
+		case fieldVolumes:
+			target = &pf.Spec.Volumes
+		case fieldMounts:
+			mounts = nil
+			target = &mounts
 		}
 		if str, plain := plainJSONString(value); plain {
 			switch dst := target.(type) {
@@ -274,7 +324,7 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	pl := *t.lean
 	pl.Name, pl.UID, pl.ResourceVersion, pl.CreationTimestamp = pf.Name, pf.UID, pf.ResourceVersion, pf.CreationTimestamp
 	pl.Annotations, pl.ManagedFields = nil, nil
-	pl.Spec.NodeName = pf.Spec.NodeName
+	pl.Spec.NodeName, pl.Spec.Volumes = pf.Spec.NodeName, pf.Spec.Volumes
 	pl.Status = pf.Status
 	leanStatus(&pl.Status)
 	p := t.p

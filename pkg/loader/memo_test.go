@@ -53,6 +53,15 @@ func TestPodMemo(t *testing.T) {
 	managed := func(op string) any {
 		return []any{map[string]any{"manager": "m", "operation": op, "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{}}}}
 	}
+	// token gives a pod a service account token volume of its own,
+	// mounted in its container, as the API server does.
+	token := func(o map[string]any) {
+		name := o["metadata"].(map[string]any)["name"].(string)
+		set(o, "spec.volumes", []any{map[string]any{"name": "kube-api-access-" + name, "projected": map[string]any{
+			"sources": []any{map[string]any{"serviceAccountToken": map[string]any{"expirationSeconds": 3607, "path": "token"}}}}}})
+		c := o["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+		c["volumeMounts"] = []any{map[string]any{"name": "kube-api-access-" + name, "mountPath": "/m-" + name, "readOnly": true}}
+	}
 	tests := map[string]struct {
 		// every changes every pod first.
 		every  func(obj map[string]any)
@@ -96,6 +105,20 @@ func TestPodMemo(t *testing.T) {
 		"managed fields everywhere": {every: func(o map[string]any) { set(o, "metadata.managedFields", managed("Update")) }},
 		"bad managed fields in one": {every: func(o map[string]any) { set(o, "metadata.managedFields", managed("Update")) },
 			mutate: func(o map[string]any) { set(o, "metadata.managedFields", managed("Dance")) }},
+		"token volumes": {every: token},
+		"bad volume in one": {every: token, mutate: func(o map[string]any) {
+			set(o, "spec.volumes", []any{map[string]any{"name": "v", "projected": map[string]any{"sourcez": []any{}}}})
+		}},
+		"bad volume name in one": {every: token, mutate: func(o map[string]any) { set(o, "spec.volumes", []any{map[string]any{"name": 7}}) }},
+		"bad mount in one": {every: token, mutate: func(o map[string]any) {
+			o["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["volumeMounts"] = []any{map[string]any{"name": "v", "mountPth": "/a"}}
+		}},
+		"mounts twice in one": {every: token, edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"mountPath": "/m-web-001-1"`), []byte(`"mountPath": "/m-web-001-1"}], "volumeMounts": [{"name": "x", "mountPath": "/y"`), 1)
+		}},
+		"volumes twice in one": {every: token, edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"nodeName": "node-001"`), []byte(`"nodeName": "node-001", "volumes": []`), 1)
+		}},
 		"labels": {mutate: func(o map[string]any) { set(o, "metadata.labels", map[string]any{"app": "other"}) }},
 		"escaped name": {edit: func(data []byte) []byte {
 			return bytes.Replace(data, []byte(`"name": "web-001-1"`), []byte(`"name": "web\u002d001-1"`), 1)

@@ -28,7 +28,9 @@ import (
 // with 30 pods each, written as `kubectl get nodes,pods -A -o json|yaml`
 // writes it (status, owner references, labels, annotations), with managed
 // fields stripped as kubectl shows them ("managed=no") and kept as
-// --show-managed-fields shows them ("managed=yes"). It reports wall time per
+// --show-managed-fields shows them ("managed=yes"), and with no two pods
+// alike ("distinct": the pods of one workload share nothing the loader
+// could decode once). It reports wall time per
 // run, the process's CPU time and its peak RSS. REPRIEVE_E2E_BINARY=PATH
 // times that binary instead of a fresh build; REPRIEVE_E2E_DIR=DIR writes
 // the snapshots there, and reuses those already there, instead of in a
@@ -65,11 +67,19 @@ func BenchmarkWhatifEndToEnd(b *testing.B) {
 	for _, c := range []struct {
 		format  string
 		managed bool
-	}{{"json", false}, {"yaml", false}, {"json", true}, {"yaml", true}} {
+		pods    string // "", "tokens" or "distinct"
+	}{{"json", false, ""}, {"yaml", false, ""}, {"json", true, ""}, {"yaml", true, ""},
+		{"json", false, "tokens"}, {"yaml", false, "tokens"}, {"json", false, "distinct"}, {"yaml", false, "distinct"}} {
 		format, managed := c.format, c.managed
-		path := filepath.Join(files, fmt.Sprintf("snapshot-%d-managed=%s.%s", nodes, yesNo(managed), format))
-		size := writeKubectlSnapshot(b, path, format, nodes, 30, managed)
-		b.Run(fmt.Sprintf("%s/managed=%s/nodes=%d", format, yesNo(managed), nodes), func(b *testing.B) {
+		name := fmt.Sprintf("snapshot-%d-managed=%s.%s", nodes, yesNo(managed), format)
+		sub := fmt.Sprintf("%s/managed=%s/nodes=%d", format, yesNo(managed), nodes)
+		if c.pods != "" {
+			name = fmt.Sprintf("snapshot-%d-%s.%s", nodes, c.pods, format)
+			sub = fmt.Sprintf("%s/managed=no/%s/nodes=%d", format, c.pods, nodes)
+		}
+		path := filepath.Join(files, name)
+		size := writeKubectlSnapshot(b, path, format, nodes, 30, managed, c.pods)
+		b.Run(sub, func(b *testing.B) {
 			b.SetBytes(size)
 			var cpu time.Duration
 			var peak int64
@@ -140,10 +150,13 @@ func yesNo(b bool) string {
 const benchPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default}\nspec:\n  priority: 100\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: 3900m, memory: 1Gi}}\n"
 
 // writeKubectlSnapshot writes nodes × pods objects as one List in format,
-// shaped as kubectl writes them (with their managed fields if managed),
-// and returns the file's size. A file already at path (REPRIEVE_E2E_DIR)
-// is kept.
-func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, managed bool) int64 {
+// shaped as kubectl writes them (with their managed fields if managed;
+// with pods "tokens", each pod with the service account token volume of
+// its own that the API server gives it, mounted in its container; with
+// pods "distinct", no two pods alike: each container's environment holds
+// the pod's resource version), and returns the file's size. A file
+// already at path (REPRIEVE_E2E_DIR) is kept.
+func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, managed bool, kind string) int64 {
 	b.Helper()
 	if st, err := os.Stat(path); err == nil && os.Getenv("REPRIEVE_E2E_DIR") != "" {
 		return st.Size()
@@ -152,6 +165,15 @@ func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, ma
 	if managed {
 		nodeTemplate = withManagedFields(nodeTemplate, format, nodeManagedFields)
 		podTemplate = withManagedFields(podTemplate, format, podManagedFields)
+	}
+	switch kind {
+	case "distinct":
+		podTemplate = strings.Replace(strings.Replace(podTemplate, `"value": "info"`, `"value": "info-%[5]d"`, 1), "value: info\n", "value: info-%[5]d\n", 1)
+		if !strings.Contains(podTemplate, "info-%[5]d") {
+			b.Fatal("no environment in the pod template")
+		}
+	case "tokens":
+		podTemplate = withTokenVolume(b, podTemplate, format)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -447,6 +469,32 @@ var podTemplates = map[string]string{
                 "startTime": "2026-01-01T00:00:00Z"
             }
         }`,
+}
+
+// withTokenVolume gives a pod template (YAML or JSON) the service
+// account token volume the API server gives a pod, named after the pod's
+// resource version, and mounts it in its container.
+func withTokenVolume(b *testing.B, template, format string) string {
+	b.Helper()
+	if format == "yaml" {
+		mount := "      terminationMessagePolicy: File\n      volumeMounts:\n      - mountPath: /var/run/secrets/kubernetes.io/serviceaccount\n        name: kube-api-access-%[5]d\n        readOnly: true\n"
+		volume := "    volumes:\n    - name: kube-api-access-%[5]d\n      projected:\n        defaultMode: 420\n        sources:\n        - serviceAccountToken:\n            expirationSeconds: 3607\n            path: token\n" +
+			"        - configMap:\n            items:\n            - key: ca.crt\n              path: ca.crt\n            name: kube-root-ca.crt\n" +
+			"        - downwardAPI:\n            items:\n            - fieldRef:\n                apiVersion: v1\n                fieldPath: metadata.namespace\n              path: namespace\n  status:\n"
+		template = strings.Replace(template, "      terminationMessagePolicy: File\n", mount, 1)
+		template = strings.Replace(template, "  status:\n", volume, 1)
+	} else {
+		mount := `"terminationMessagePolicy": "File", "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": "kube-api-access-%[5]d", "readOnly": true}]`
+		volume := `"terminationGracePeriodSeconds": 30, "volumes": [{"name": "kube-api-access-%[5]d", "projected": {"defaultMode": 420, "sources": [` +
+			`{"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}, {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}}, ` +
+			`{"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}, "path": "namespace"}]}}]}}],`
+		template = strings.Replace(template, `"terminationMessagePolicy": "File"`, mount, 1)
+		template = strings.Replace(template, `"terminationGracePeriodSeconds": 30,`, volume, 1)
+	}
+	if strings.Count(template, "kube-api-access-") != 2 {
+		b.Fatal("no token volume in the pod template")
+	}
+	return template
 }
 
 // withManagedFields inserts managed fields (YAML, indented for an item's

@@ -43,23 +43,33 @@ func ValidatePod(p *v1.Pod) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, metadata)
 	errs = append(errs, validatePodSpec(&p.Spec, spec)...)
 	errs = append(errs, validatePodStatusResources(&p.Status)...)
-	if _, small := RequestsBound(p); len(errs) == 0 && !small {
-		// The scheduler sums the containers, counting 100m and 200Mi for
-		// a container without a CPU or memory request when it scores, and
-		// the resources a resize allocated: every such sum must fit too.
-		sum := spec.Child("containers").Key("*").Child("resources", "requests")
-		for _, opts := range []resourcehelper.PodResourcesOptions{
-			{},
-			{UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true},
-			{UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true, NonMissingContainerRequests: v1.ResourceList{
-				v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("200Mi")}},
-		} {
-			if errs = validateResourceList(resourcehelper.PodRequests(p, opts), sum, false); len(errs) > 0 {
-				return errs
-			}
-		}
+	if len(errs) == 0 {
+		errs = validatePodSums(p)
 	}
 	return errs
+}
+
+// validatePodSums refuses a pod whose requests, summed as the scheduler
+// sums them, do not fit its 64-bit arithmetic.
+func validatePodSums(p *v1.Pod) field.ErrorList {
+	if _, small := RequestsBound(p); small {
+		return nil
+	}
+	// The scheduler sums the containers, counting 100m and 200Mi for a
+	// container without a CPU or memory request when it scores, and the
+	// resources a resize allocated: every such sum must fit too.
+	sum := spec.Child("containers").Key("*").Child("resources", "requests")
+	for _, opts := range []resourcehelper.PodResourcesOptions{
+		{},
+		{UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true},
+		{UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true, NonMissingContainerRequests: v1.ResourceList{
+			v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("200Mi")}},
+	} {
+		if errs := validateResourceList(resourcehelper.PodRequests(p, opts), sum, false); len(errs) > 0 {
+			return errs
+		}
+	}
+	return nil
 }
 
 // validatePodStatusResources checks the resources a kubelet reported (a

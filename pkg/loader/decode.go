@@ -381,10 +381,20 @@ func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, 
 		}
 	}
 	preps := make([]prepared, len(items))
-	s.parallel(len(items), func(i int) {
-		preps[i] = prepare(items[i], s.opts.Lean)
-		if preps[i].decoded() {
-			items[i] = nil // commit needs the JSON only to word an error
+	s.parallelEach(len(items), func() func(int) {
+		var memo *podMemo
+		if s.opts.Lean && !s.noMemo {
+			memo = newPodMemo(&s.memoHits)
+		}
+		return func(i int) {
+			if memo != nil {
+				preps[i] = memo.prepare(items[i])
+			} else {
+				preps[i] = prepare(items[i], s.opts.Lean)
+			}
+			if preps[i].decoded() {
+				items[i] = nil // commit needs the JSON only to word an error
+			}
 		}
 	})
 	for i, item := range items {

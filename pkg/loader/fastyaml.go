@@ -26,7 +26,9 @@ func fastYAMLToJSON(doc []byte) ([]byte, bool) {
 // yamlScratch is memory fastYAMLToJSONWith reuses from one document to
 // the next: a converting goroutine holds one.
 type yamlScratch struct {
-	lines []yamlLine
+	// blocks, when set, remembers converted blocks (yamlBlocks).
+	blocks *yamlBlocks
+	lines  []yamlLine
 	// out is a JSON buffer handed back with recycle once the document
 	// converted into it is no longer needed.
 	out []byte
@@ -52,6 +54,9 @@ func fastYAMLToJSONWith(doc []byte, scratch *yamlScratch) ([]byte, bool) {
 		buf = scratch.lines[:0]
 	}
 	p := yamlParser{lines: splitYAMLLines(doc, buf)}
+	if scratch != nil {
+		p.blocks = scratch.blocks
+	}
 	if scratch != nil && p.lines != nil {
 		scratch.lines = p.lines
 	}
@@ -122,6 +127,98 @@ type yamlParser struct {
 	lines []yamlLine
 	i     int
 	out   []byte
+	// depth is how many mappings the line p.i is in; blocks, when set,
+	// converts the nested blocks of the keys at depth 2 once.
+	depth  int
+	blocks *yamlBlocks
+}
+
+// The items of a List of pods repeat most of their blocks — a workload's
+// labels, owner references, containers and tolerations are written alike
+// in each of its pods. yamlBlocks remembers, for one converting
+// goroutine, the JSON of the nested blocks of the keys at depth 2 (the
+// keys of an item's metadata, spec and status) by their lines: a block
+// converts to the same JSON wherever it is, and it ends at the same line
+// (the first line not indented more, nor a sequence entry at the key's
+// indentation). Blocks that did not convert are not remembered.
+
+// Bounds of yamlBlocks: how many blocks, and how long each.
+const (
+	maxYAMLBlocks    = 4096
+	maxYAMLBlockSize = 64 << 10
+)
+
+// yamlBlocks is the JSON of converted blocks, by their indentation and
+// lines.
+type yamlBlocks struct {
+	json map[string][]byte
+	key  []byte
+	// lookups and hits count the blocks looked up: blocks that are rarely
+	// alike are no longer looked up (off).
+	lookups, hits int
+	off           bool
+}
+
+// yamlBlocksTrial is how many blocks are looked up before the lookups stop
+// if fewer than one in eight was found.
+const yamlBlocksTrial = 2048
+
+func newYAMLBlocks() *yamlBlocks { return &yamlBlocks{json: map[string][]byte{}} }
+
+// block converts the nested block of a key at indent (whose line was the
+// one before p.i) through p.blocks. done is false when there is no such
+// block, for value to read what follows; ok is whether it converted.
+func (p *yamlParser) block(indent int, inMapping bool) (done, ok bool) {
+	end := p.i
+	for j := p.i; j < len(p.lines); j++ {
+		l := p.lines[j]
+		if len(l.content) == 0 {
+			continue
+		}
+		if l.indent <= indent && !(inMapping && l.indent == indent && isSeqEntry(l.content)) {
+			break
+		}
+		end = j + 1
+	}
+	if end == p.i {
+		return false, false
+	}
+	b := p.blocks
+	key := append(b.key[:0], byte(indent>>8), byte(indent), 0)
+	if inMapping {
+		key[2] = 1
+	}
+	for _, l := range p.lines[p.i:end] {
+		key = append(key, l.raw...)
+		key = append(key, '\n')
+	}
+	b.key = key
+	b.lookups++
+	if out, hit := b.json[string(key)]; hit {
+		b.hits++
+		p.out = append(p.out, out...)
+		p.i = end
+		return true, true
+	}
+	if b.lookups >= yamlBlocksTrial && b.hits < b.lookups/8 {
+		b.off = true
+	}
+	start := len(p.out)
+	if !p.nested(indent, inMapping) {
+		return true, false
+	}
+	if p.i < end {
+		return true, true // ended elsewhere: not remembered
+	}
+	for _, l := range p.lines[end:p.i] {
+		if len(l.content) != 0 {
+			return true, true // ended elsewhere: not remembered
+		}
+	}
+	if len(b.json) < maxYAMLBlocks && len(p.out)-start <= maxYAMLBlockSize {
+		b.json[string(key)] = bytes.Clone(p.out[start:])
+	}
+	return true, true
 }
 
 func (p *yamlParser) skipBlank() {
@@ -148,6 +245,8 @@ func isSeqEntry(content []byte) bool {
 
 // mapping converts the block mapping at p.i, whose keys are at indent.
 func (p *yamlParser) mapping(indent int) bool {
+	p.depth++
+	defer func() { p.depth-- }()
 	p.out = append(p.out, '{')
 	var keys []string
 	first := true
@@ -199,6 +298,17 @@ func (p *yamlParser) value(indent int, rest []byte, inMapping bool) bool {
 		return p.scalar(rest)
 	}
 	p.skipBlank()
+	if p.blocks != nil && p.depth == 2 && !p.blocks.off {
+		if done, ok := p.block(indent, inMapping); done {
+			return ok
+		}
+	}
+	return p.nested(indent, inMapping)
+}
+
+// nested converts the nested block at p.i of a key (or sequence entry) at
+// indent, or null when there is none.
+func (p *yamlParser) nested(indent int, inMapping bool) bool {
 	if p.i < len(p.lines) {
 		next := p.lines[p.i]
 		if next.indent > indent {
@@ -438,9 +548,20 @@ func isPlainString(s []byte) bool {
 		// (nor .inf or .nan) to go-yaml v2.
 		return true
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '/', c == '_':
-		switch strings.ToLower(string(s)) {
-		case "y", "yes", "n", "no", "on", "off", "true", "false", "null":
-			return false
+		if len(s) <= len("false") {
+			// Lower-cased as strings.ToLower would (the words are ASCII:
+			// no other letter lower-cases to one of theirs).
+			var lower [len("false")]byte
+			for i, b := range s {
+				if b >= 'A' && b <= 'Z' {
+					b += 'a' - 'A'
+				}
+				lower[i] = b
+			}
+			switch string(lower[:len(s)]) {
+			case "y", "yes", "n", "no", "on", "off", "true", "false", "null":
+				return false
+			}
 		}
 	case c >= '0' && c <= '9':
 		if !notNumeric(s) {
@@ -468,7 +589,7 @@ func notNumeric(s []byte) bool {
 	if !integerChars(plain) {
 		// Neither ParseInt nor ParseUint would read it (and their errors
 		// allocate).
-		return !yamlFloat(plain) && !strings.HasPrefix(plain, "0b")
+		return !yamlFloat(plain) && !yamlBinary(plain)
 	}
 	if _, err := strconv.ParseInt(plain, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		return false
@@ -476,7 +597,29 @@ func notNumeric(s []byte) bool {
 	if _, err := strconv.ParseUint(plain, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		return false
 	}
-	return !yamlFloat(plain) && !strings.HasPrefix(plain, "0b")
+	return !yamlFloat(plain) && !yamlBinary(plain)
+}
+
+// yamlBinary reports whether go-yaml v2 could read plain, which starts
+// with a digit, as a binary integer: "0b" then what strconv.ParseInt reads
+// in base 2 (a sign and binary digits; those too large too, to be safe).
+func yamlBinary(plain string) bool {
+	rest, ok := strings.CutPrefix(plain, "0b")
+	if !ok {
+		return false
+	}
+	if len(rest) > 0 && (rest[0] == '+' || rest[0] == '-') {
+		rest = rest[1:]
+	}
+	if rest == "" {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if rest[i] != '0' && rest[i] != '1' {
+			return false
+		}
+	}
+	return true
 }
 
 // integerChars reports whether s has only characters an integer of any
@@ -563,6 +706,8 @@ func printable(doc []byte) bool {
 	for i := 0; i < len(doc); i++ {
 		c := doc[i]
 		switch {
+		case c >= 0x20 && c < 0x7f:
+			// Printable ASCII, most of a document.
 		case c == '\t' || c == '\n' || c == '\r':
 		case c < 0x20 || c == 0x7f:
 			return false

@@ -24,8 +24,13 @@ func leanPod(p *v1.Pod) {
 			leanContainer(&cs[i])
 		}
 	}
-	conds := p.Status.Conditions[:0]
-	for _, c := range p.Status.Conditions {
+	leanStatus(&p.Status)
+}
+
+// leanStatus drops what leanPod says of a pod's status.
+func leanStatus(st *v1.PodStatus) {
+	conds := st.Conditions[:0]
+	for _, c := range st.Conditions {
 		if c.Type == v1.DisruptionTarget {
 			conds = append(conds, c)
 		}
@@ -33,9 +38,9 @@ func leanPod(p *v1.Pod) {
 	if len(conds) == 0 {
 		conds = nil
 	}
-	p.Status.Conditions = conds
-	p.Status.HostIPs, p.Status.PodIPs, p.Status.HostIP, p.Status.PodIP, p.Status.Message = nil, nil, "", "", ""
-	for _, css := range [][]v1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses} {
+	st.Conditions = conds
+	st.HostIPs, st.PodIPs, st.HostIP, st.PodIP, st.Message = nil, nil, "", "", ""
+	for _, css := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
 		for i := range css {
 			cs := &css[i]
 			cs.State, cs.LastTerminationState = v1.ContainerState{}, v1.ContainerState{}

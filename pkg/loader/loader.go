@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -96,6 +97,10 @@ type Set struct {
 	// streamed counts the files read by streaming.
 	streamMin int64
 	streamed  int
+	// noMemo turns the lean load's pod memo off (tests compare).
+	noMemo bool
+	// memoHits counts the pods the memo prepared from a template.
+	memoHits  atomic.Int64
 	skipped   []skippedObject // what each Skipped line names
 	origin    map[any]string
 	seen      map[string]string

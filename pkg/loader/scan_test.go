@@ -388,6 +388,7 @@ func FuzzFastYAML(f *testing.F) {
 		// Cases the fuzzer found: a key with trailing space, a literal
 		// block without a final line break.
 		"A :", "A :\n", "A: |\n 0", "A: |\n 0\n",
+		"b1: 0b1c2d3e\nb2: 0b+1\nb3: 0b\nb4: 0b_1\nb5: 0b-0\nb6: 0b2\nb7: 0b11111111111111111111111111111111111111111111111111111111111111111\nb8: 0B1\n",
 		"uid: 6f1e0c2a-0000-4000-8000-000000000001\nboot: 0b1c2d3e\nhex: 0x1F\nbin: 0b101\nu: 1_000\nf: 1.5e3\nd: 2026-01-01T00:00:00Z\nbig: 99999999999999999999\noct: 0755\ne: 6e2\nx: 6e\nv: 1.2.3\n",
 	}
 	for _, s := range seeds {

@@ -65,13 +65,17 @@ type streamer struct {
 	declined               atomic.Bool
 }
 
-func newStreamer(workers int, yaml, duplicates, lean bool) *streamer {
+func newStreamer(workers int, yaml, duplicates, lean, memo bool, hits *atomic.Int64) *streamer {
 	st := &streamer{yaml: yaml, duplicates: duplicates, lean: lean, work: make(chan *itemBatch, 2*workers)}
 	for range workers {
 		st.wg.Go(func() {
-			var scratch yamlScratch
+			scratch := yamlScratch{blocks: newYAMLBlocks()}
+			var m *podMemo
+			if lean && memo {
+				m = newPodMemo(hits)
+			}
 			for b := range st.work {
-				st.prepareBatch(b, &scratch)
+				st.prepareBatch(b, &scratch, m)
 			}
 		})
 	}
@@ -79,8 +83,8 @@ func newStreamer(workers int, yaml, duplicates, lean bool) *streamer {
 }
 
 // prepareBatch converts (YAML, with the worker's scratch) and prepares
-// every item of b.
-func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch) {
+// every item of b (through the worker's memo, for a lean load).
+func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, memo *podMemo) {
 	b.preps = make([]prepared, len(b.raw))
 	for i, raw := range b.raw {
 		if st.declined.Load() {
@@ -93,7 +97,11 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch) {
 				return
 			}
 		}
-		b.preps[i] = prepare(raw, st.lean)
+		if memo != nil {
+			b.preps[i] = memo.prepare(raw)
+		} else {
+			b.preps[i] = prepare(raw, st.lean)
+		}
 		if b.preps[i].decoded() {
 			// commit needs the JSON only to word an error; the decoded
 			// object holds none of it.
@@ -168,7 +176,7 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	isJSON := t[0] == '{'
-	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.opts.Lean)
+	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.opts.Lean, !s.noMemo, &s.memoHits)
 	var rest []byte
 	if isJSON {
 		rest, err = cutJSONList(r, st.add)

@@ -101,8 +101,10 @@ func TestStreamMatchesWhole(t *testing.T) {
 			if tc.streamed || tc.streamedIgnoring && v == ValidateIgnore {
 				want = 1
 			}
-			if got := compareStreamed(t, name, path, v); got != want {
-				t.Errorf("%s, %s: streamed %d files, want %d", name, v, got, want)
+			for _, lean := range []bool{false, true} {
+				if got, _ := compareLoads(t, name, path, v, lean); got != want {
+					t.Errorf("%s, %s, lean %v: streamed %d files, want %d", name, v, lean, got, want)
+				}
 			}
 		}
 	}
@@ -123,6 +125,7 @@ func FuzzStreamMatchesWhole(f *testing.F) {
 		}
 		compareStreamed(t, "fuzz", path, ValidateStrict)
 		compareStreamed(t, "fuzz", path, ValidateIgnore)
+		compareLoads(t, "fuzz", path, ValidateStrict, true)
 	})
 }
 
@@ -130,10 +133,21 @@ func FuzzStreamMatchesWhole(f *testing.F) {
 // difference; it returns how many files the streaming reader read.
 func compareStreamed(t *testing.T, name, path string, v FieldValidation) int {
 	t.Helper()
+	streamed, _ := compareLoads(t, name, path, v, false)
+	return streamed
+}
+
+// compareLoads reads path streamed and whole under v, lean or not, and
+// fails on any difference. Lean, the file read whole without the pod memo
+// is the reference for the file streamed and for it read whole, both with
+// the memo. It returns how many files the streaming reader read and how
+// many pods the memo prepared from a template.
+func compareLoads(t *testing.T, name, path string, v FieldValidation, lean bool) (int, int64) {
+	t.Helper()
 	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
-	load := func(streamMin int64) (*Set, string) {
-		s := NewSetWith(Options{Validation: v, Parallelism: 3})
-		s.streamMin = streamMin
+	load := func(streamMin int64, noMemo bool) (*Set, string) {
+		s := NewSetWith(Options{Validation: v, Parallelism: 3, Lean: lean})
+		s.streamMin, s.noMemo = streamMin, noMemo
 		err := s.AddPath(path)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
@@ -143,33 +157,45 @@ func compareStreamed(t *testing.T, name, path string, v FieldValidation) int {
 		}
 		return s, ""
 	}
-	whole, wholeErr := load(math.MaxInt64)
-	streamed, streamedErr := load(1)
+	whole, wholeErr := load(math.MaxInt64, true)
 	if whole.streamed != 0 {
 		t.Fatalf("%s: read whole, yet streamed", name)
 	}
-	if wholeErr != streamedErr {
-		t.Errorf("%s, %s: errors differ:\nwhole:    %s\nstreamed: %s", name, v, wholeErr, streamedErr)
+	others := map[string]func() (*Set, string){"streamed": func() (*Set, string) { return load(1, false) }}
+	if lean {
+		others["whole, memo"] = func() (*Set, string) { return load(math.MaxInt64, false) }
 	}
-	if wholeErr != "" {
-		return streamed.streamed
-	}
-	if diff := cmp.Diff(whole.Objects, streamed.Objects, opts); diff != "" {
-		t.Errorf("%s, %s: objects differ (-whole +streamed):\n%s", name, v, diff)
-	}
-	if diff := cmp.Diff(whole.Warnings, streamed.Warnings); diff != "" {
-		t.Errorf("%s, %s: warnings differ (-whole +streamed):\n%s", name, v, diff)
-	}
-	if diff := cmp.Diff(whole.Skipped, streamed.Skipped); diff != "" {
-		t.Errorf("%s, %s: skipped differ (-whole +streamed):\n%s", name, v, diff)
-	}
-	for i, p := range whole.Objects.Pods {
-		q := streamed.Objects.Pods[i]
-		if whole.Origin(p) != streamed.Origin(q) || whole.NamespaceGiven(p) != streamed.NamespaceGiven(q) {
-			t.Errorf("%s, %s: pod %s: origin %q, namespace given %v; streamed %q, %v", name, v, p.Name, whole.Origin(p), whole.NamespaceGiven(p), streamed.Origin(q), streamed.NamespaceGiven(q))
+	var streamedFiles int
+	var hits int64
+	for how, read := range others {
+		other, otherErr := read()
+		hits += other.memoHits.Load()
+		if how == "streamed" {
+			streamedFiles = other.streamed
+		}
+		if wholeErr != otherErr {
+			t.Errorf("%s, %s, lean %v: errors differ:\nwhole:    %s\n%s: %s", name, v, lean, wholeErr, how, otherErr)
+		}
+		if wholeErr != "" {
+			continue
+		}
+		if diff := cmp.Diff(whole.Objects, other.Objects, opts); diff != "" {
+			t.Errorf("%s, %s, lean %v: objects differ (-whole +%s):\n%s", name, v, lean, how, diff)
+		}
+		if diff := cmp.Diff(whole.Warnings, other.Warnings); diff != "" {
+			t.Errorf("%s, %s, lean %v: warnings differ (-whole +%s):\n%s", name, v, lean, how, diff)
+		}
+		if diff := cmp.Diff(whole.Skipped, other.Skipped); diff != "" {
+			t.Errorf("%s, %s, lean %v: skipped differ (-whole +%s):\n%s", name, v, lean, how, diff)
+		}
+		for i, p := range whole.Objects.Pods {
+			q := other.Objects.Pods[i]
+			if whole.Origin(p) != other.Origin(q) || whole.NamespaceGiven(p) != other.NamespaceGiven(q) {
+				t.Errorf("%s, %s: pod %s: origin %q, namespace given %v; %s %q, %v", name, v, p.Name, whole.Origin(p), whole.NamespaceGiven(p), how, other.Origin(q), other.NamespaceGiven(q))
+			}
 		}
 	}
-	return streamed.streamed
+	return streamedFiles, hits
 }
 
 // TestStreamErrors: the bad inputs around the streaming reader each get

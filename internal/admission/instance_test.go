@@ -1,0 +1,60 @@
+package admission
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+)
+
+// TestValidatePodInstance changes a valid pod in the fields
+// ValidatePodInstance validates, well and badly: it must refuse exactly
+// what ValidatePod refuses.
+func TestValidatePodInstance(t *testing.T) {
+	tests := map[string]struct {
+		change  func(p *v1.Pod)
+		wantBad bool
+	}{
+		"as it is":            {change: func(*v1.Pod) {}},
+		"another name":        {change: func(p *v1.Pod) { p.Name = "web-2" }},
+		"bad name":            {change: func(p *v1.Pod) { p.Name = "Bad_Name" }, wantBad: true},
+		"name too long":       {change: func(p *v1.Pod) { p.Name = strings.Repeat("a", 254) }, wantBad: true},
+		"annotations":         {change: func(p *v1.Pod) { p.Annotations = map[string]string{"a": "b"} }},
+		"bad annotation key":  {change: func(p *v1.Pod) { p.Annotations = map[string]string{"-a-": "b"} }, wantBad: true},
+		"annotations too big": {change: func(p *v1.Pod) { p.Annotations = map[string]string{"a": strings.Repeat("x", 300<<10)} }, wantBad: true},
+		"managed fields":      {change: func(p *v1.Pod) { p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m", Operation: "Update"}} }},
+		"bad managed fields":  {change: func(p *v1.Pod) { p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m", Operation: "Dance"}} }, wantBad: true},
+		"node name":           {change: func(p *v1.Pod) { p.Spec.NodeName = "node-2" }},
+		"bad node name":       {change: func(p *v1.Pod) { p.Spec.NodeName = "Bad_Node" }, wantBad: true},
+		"allocated":           {change: func(p *v1.Pod) { allocated(p, "2") }},
+		"negative allocated":  {change: func(p *v1.Pod) { allocated(p, "-2") }, wantBad: true},
+		"allocated too much":  {change: func(p *v1.Pod) { allocated(p, "9223372036854775807") }, wantBad: true},
+		"status requests": {change: func(p *v1.Pod) {
+			p.Status.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("-1")}}
+		}, wantBad: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := rt.Pod("ns", "web-1").Req("1", "1Gi").Obj()
+			DefaultPod(p)
+			if errs := ValidatePod(p); len(errs) > 0 {
+				t.Fatalf("the pod is refused as it is: %v", errs)
+			}
+			tc.change(p)
+			whole, instance := ValidatePod(p), ValidatePodInstance(p)
+			if bad := len(whole) > 0; bad != tc.wantBad {
+				t.Fatalf("ValidatePod refuses it: %v, want %v (%v)", bad, tc.wantBad, whole)
+			}
+			if bad := len(instance) > 0; bad != tc.wantBad {
+				t.Errorf("ValidatePodInstance refuses it: %v, want %v as ValidatePod (%v)", bad, tc.wantBad, instance)
+			}
+		})
+	}
+}
+
+func allocated(p *v1.Pod, cpu string) {
+	p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: p.Spec.Containers[0].Name, AllocatedResources: v1.ResourceList{v1.ResourceCPU: q(cpu)}}}
+}

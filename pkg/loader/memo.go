@@ -1,0 +1,334 @@
+package loader
+
+import (
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/reprieve/reprieve/internal/admission"
+)
+
+// The pods of one workload are written alike but for a few fields: their
+// names, UIDs, resource versions, creation times, annotations, managed
+// fields, node names and statuses, and the service account token volume
+// the API server gives each (spec.volumes, and the containers' volume
+// mounts). For a lean load (whatif), a podMemo
+// decodes, defaults and validates the rest of such a pod once and shares
+// it: the first pod of a shape is prepared as usual and becomes the
+// shape's template; a later pod whose bytes are the same once those fields
+// are cut out (its key) is a copy of the template with its own values of
+// those fields decoded strictly and validated (admission.ValidatePodInstance:
+// the API server would accept the pod exactly when it accepts those fields,
+// the rest being the template's). The copy shares the template's
+// containers, labels, owner references, tolerations and the rest of its
+// spec: nothing that reads a lean snapshot writes to a pod.
+//
+// Anything the memo does not handle for certain — a key the structural
+// scanner does not walk, one of those fields twice or not plainly written,
+// an error or an unknown field in them, a number checkQuantities could
+// refuse, a pod the API server would refuse — is prepared as usual, which
+// gives the same result or words the error. TestStreamMatchesWhole holds
+// the two to the same objects and errors.
+
+// maxTemplates bounds the templates a memo keeps.
+const maxTemplates = 1024
+
+// maxManagedSize bounds the text of the managed fields a memo remembers.
+const maxManagedSize = 64 << 10
+
+// memoTrial is how many pods a memo looks up before it turns itself off
+// if fewer than one in eight came from a template (a List as kubectl
+// writes it holds a workload's pods one after the other).
+const memoTrial = 512
+
+// podMemo is one worker's templates, for one load.
+type podMemo struct {
+	templates map[string]*podTemplate
+	// lookups and hits count the pods looked up; a memo that finds
+	// little turns itself off.
+	lookups, hits int
+	off           bool
+	// counted is where hits are added up across workers.
+	counted *atomic.Int64
+	key     []byte
+	spans   []span
+	dec     fastDecoder
+	pf      v1.Pod // the pod fromTemplate validates
+	// managed are the managed fields decoded, by their text: often
+	// alike in a workload's pods.
+	managed map[string][]metav1.ManagedFieldsEntry
+}
+
+// podTemplate is a shape's first pod as prepared: full is it defaulted
+// and validated, and lean the same leaned, the object of that first pod.
+type podTemplate struct {
+	full, lean *v1.Pod
+	p          prepared
+}
+
+// span is where a value the memo decodes per pod lies in the document.
+type span struct {
+	start, end int
+	field      volatileField
+}
+
+// volatileField names the fields the memo decodes per pod.
+type volatileField uint8
+
+const (
+	fieldName volatileField = iota
+	fieldUID
+	fieldResourceVersion
+	fieldCreationTimestamp
+	fieldAnnotations
+	fieldManagedFields
+	fieldNodeName
+	fieldStatus
+	// fieldVolumes is spec.volumes and fieldMounts a container's
+	// volumeMounts: a pod's service account token volume has a name of
+	// its own (kube-api-access-xxxxx), mounted in every container.
+	fieldVolumes
+	fieldMounts
+)
+
+// metadataFields are the volatile fields of metadata, by key.
+var metadataFields = map[string]volatileField{
+	"name": fieldName, "uid": fieldUID, "resourceVersion": fieldResourceVersion,
+	"creationTimestamp": fieldCreationTimestamp, "annotations": fieldAnnotations, "managedFields": fieldManagedFields,
+}
+
+// newPodMemo returns an empty memo that adds its hits to counted.
+func newPodMemo(counted *atomic.Int64) *podMemo {
+	return &podMemo{templates: map[string]*podTemplate{}, counted: counted}
+}
+
+// prepare is prepare(raw, true) through the memo.
+func (m *podMemo) prepare(raw []byte) prepared {
+	if m == nil || m.off || sniffKind(raw) != "Pod" {
+		return prepare(raw, true)
+	}
+	key, ok := m.cut(raw)
+	if !ok {
+		return prepare(raw, true)
+	}
+	m.lookups++
+	if t := m.templates[string(key)]; t != nil {
+		if p, ok := m.fromTemplate(t, raw); ok {
+			m.hits++
+			m.counted.Add(1)
+			return p
+		}
+		return prepare(raw, true)
+	}
+	if m.lookups >= memoTrial && m.hits < m.lookups/8 {
+		m.off = true // most pods differ: keys cost and find nothing
+	}
+	if len(m.templates) >= maxTemplates {
+		return prepare(raw, true)
+	}
+	p := prepare(raw, false)
+	full, isPod := p.obj.(*v1.Pod)
+	if !isPod || !p.decoded() || p.admitErr != nil {
+		return p // an error is worded alike, lean or not
+	}
+	lean := full.DeepCopy()
+	leanPod(lean)
+	p.obj = lean
+	if len(p.unknown) == 0 && len(m.templates) < maxTemplates && !suspiciousNumbers(raw) {
+		m.templates[string(key)] = &podTemplate{full: full, lean: lean, p: p}
+	}
+	return p
+}
+
+// cut returns raw's key — raw without the values of the volatile fields,
+// each replaced by a NUL byte, which JSON cannot hold — and records where
+// those values are in m.spans. It returns false for a document it does
+// not walk, or that holds a volatile field twice.
+func (m *podMemo) cut(raw []byte) ([]byte, bool) {
+	m.spans = m.spans[:0]
+	ok := true
+	// seen holds a bit per volatile field, and for metadata, spec and
+	// status at the top level.
+	var seen uint32
+	first := func(bit uint32) bool {
+		if seen&bit != 0 {
+			ok = false
+			return false
+		}
+		seen |= bit
+		return true
+	}
+	const containersBit, initContainersBit, metadataBit, specBit, statusBit = 1 << 27, 1 << 28, 1 << 29, 1 << 30, 1 << 31
+	add := func(base, at int, value []byte, f volatileField) {
+		if f == fieldMounts || first(1<<f) {
+			m.spans = append(m.spans, span{start: base + at, end: base + at + len(value), field: f})
+		}
+	}
+	// containers finds each container's volumeMounts in the array at
+	// (an offset in raw: a slice of raw starts cap(raw)-cap(slice) in).
+	containers := func(array []byte) {
+		elems, walkable := arrayElements(array)
+		if !walkable {
+			ok = false
+			return
+		}
+		for _, e := range elems {
+			mounts := false
+			if !objectMembers(e, func(k, v []byte, vat int) {
+				if string(k) == "volumeMounts" {
+					if mounts {
+						ok = false
+					}
+					mounts = true
+					add(cap(raw)-cap(e), vat, v, fieldMounts)
+				}
+			}) {
+				ok = false
+			}
+		}
+	}
+	walked := objectMembers(raw, func(key, value []byte, at int) {
+		switch string(key) {
+		case "metadata":
+			if first(metadataBit) && !objectMembers(value, func(k, v []byte, vat int) {
+				if f, volatile := metadataFields[string(k)]; volatile {
+					add(at, vat, v, f)
+				}
+			}) {
+				ok = false
+			}
+		case "spec":
+			if first(specBit) && !objectMembers(value, func(k, v []byte, vat int) {
+				switch string(k) {
+				case "nodeName":
+					add(at, vat, v, fieldNodeName)
+				case "volumes":
+					add(at, vat, v, fieldVolumes)
+				case "containers":
+					if first(containersBit) {
+						containers(v)
+					}
+				case "initContainers":
+					if first(initContainersBit) {
+						containers(v)
+					}
+				}
+			}) {
+				ok = false
+			}
+		case "status":
+			if first(statusBit) {
+				add(0, at, value, fieldStatus)
+			}
+		}
+	})
+	if !walked || !ok {
+		return nil, false
+	}
+	key := m.key[:0]
+	prev := 0
+	for _, s := range m.spans {
+		key = append(key, raw[prev:s.start]...)
+		key = append(key, 0)
+		prev = s.end
+	}
+	key = append(key, raw[prev:]...)
+	m.key = key
+	return key, true
+}
+
+// fromTemplate prepares raw, whose key is t's, as a copy of t with raw's
+// own volatile fields; it returns false for anything prepare must do.
+func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
+	// pf is the memo's: only pl, below, outlives this call.
+	m.pf = *t.full
+	pf := &m.pf
+	pf.Name, pf.UID, pf.ResourceVersion, pf.CreationTimestamp = "", "", "", metav1.Time{}
+	pf.Annotations, pf.ManagedFields = nil, nil
+	pf.Spec.NodeName, pf.Spec.Volumes = "", nil
+	pf.Status = v1.PodStatus{}
+	// A container's volume mounts are decoded to be checked, and dropped:
+	// lean drops them, and validation does not read them (pf keeps the
+	// template's containers).
+	var mounts []v1.VolumeMount
+	for _, s := range m.spans {
+		value := raw[s.start:s.end]
+		if s.field == fieldManagedFields {
+			if mf, ok := m.managed[string(value)]; ok {
+				pf.ManagedFields = mf
+				continue
+			}
+		}
+		if suspiciousNumbers(value) {
+			return prepared{}, false
+		}
+		var target any
+		switch s.field {
+		case fieldName:
+			target = &pf.Name
+		case fieldResourceVersion:
+			target = &pf.ResourceVersion
+		case fieldNodeName:
+			target = &pf.Spec.NodeName
+		case fieldUID:
+			target = &pf.UID
+		case fieldCreationTimestamp:
+			target = &pf.CreationTimestamp
+		case fieldAnnotations:
+			target = &pf.Annotations
+		case fieldManagedFields:
+			target = &pf.ManagedFields
+		case fieldStatus:
+			target = &pf.Status
+		case fieldVolumes:
+			target = &pf.Spec.Volumes
+		case fieldMounts:
+			mounts = nil
+			target = &mounts
+		}
+		if str, plain := plainJSONString(value); plain {
+			switch dst := target.(type) {
+			case *string:
+				*dst = str
+				continue
+			case *types.UID:
+				*dst = types.UID(str)
+				continue
+			}
+		}
+		if !m.dec.decode(value, target) {
+			return prepared{}, false
+		}
+		if s.field == fieldManagedFields && len(m.managed) < maxTemplates && len(value) <= maxManagedSize {
+			// Decoded alike the next time; read only to be validated,
+			// and dropped.
+			if m.managed == nil {
+				m.managed = map[string][]metav1.ManagedFieldsEntry{}
+			}
+			m.managed[string(value)] = pf.ManagedFields
+		}
+	}
+	if pf.Name == "" {
+		return prepared{}, false
+	}
+	// As admission.Admit: DefaultPod defaults nothing else from these
+	// fields (the rest is the template's, defaulted already).
+	if pf.Status.Phase == "" {
+		pf.Status.Phase = v1.PodPending
+	}
+	if errs := admission.ValidatePodInstance(pf); len(errs) > 0 {
+		return prepared{}, false
+	}
+	pl := *t.lean
+	pl.Name, pl.UID, pl.ResourceVersion, pl.CreationTimestamp = pf.Name, pf.UID, pf.ResourceVersion, pf.CreationTimestamp
+	pl.Annotations, pl.ManagedFields = nil, nil
+	pl.Spec.NodeName, pl.Spec.Volumes = pf.Spec.NodeName, pf.Spec.Volumes
+	pl.Status = pf.Status
+	leanStatus(&pl.Status)
+	p := t.p
+	p.h.Name = pf.Name
+	p.obj = &pl
+	return p, true
+}

@@ -1,0 +1,190 @@
+package loader
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPodMemo reads Lists of many pods of a few shapes, one pod of which
+// has its fields that the memo decodes per pod (name, UID, resource
+// version, creation time, annotations, managed fields, node name, status)
+// written otherwise — well or badly. Lean, streamed and read whole, with
+// the memo, the objects, warnings and errors must be those of the file
+// read whole without it, under each --validate mode, and the memo must
+// have prepared pods from templates.
+func TestPodMemo(t *testing.T) {
+	const at = 13 // web-001-1: its shape's template is web-000-1, or web-001-0's
+	pod := func(objs []map[string]any) map[string]any { return objs[at] }
+	set := func(obj map[string]any, path string, v any) {
+		keys := strings.Split(path, ".")
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := obj[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				obj[k] = next
+			}
+			obj = next
+		}
+		obj[keys[len(keys)-1]] = v
+	}
+	// deepCopy copies obj's maps (the pods of manyObjects share theirs).
+	var deepCopy func(v any) any
+	deepCopy = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			c := map[string]any{}
+			for k, e := range x {
+				c[k] = deepCopy(e)
+			}
+			return c
+		case []any:
+			c := make([]any, len(x))
+			for i, e := range x {
+				c[i] = deepCopy(e)
+			}
+			return c
+		}
+		return v
+	}
+	status := func(s map[string]any) func(map[string]any) { return func(o map[string]any) { o["status"] = s } }
+	managed := func(op string) any {
+		return []any{map[string]any{"manager": "m", "operation": op, "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{}}}}
+	}
+	// token gives a pod a service account token volume of its own,
+	// mounted in its container, as the API server does.
+	token := func(o map[string]any) {
+		name := o["metadata"].(map[string]any)["name"].(string)
+		set(o, "spec.volumes", []any{map[string]any{"name": "kube-api-access-" + name, "projected": map[string]any{
+			"sources": []any{map[string]any{"serviceAccountToken": map[string]any{"expirationSeconds": 3607, "path": "token"}}}}}})
+		c := o["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+		c["volumeMounts"] = []any{map[string]any{"name": "kube-api-access-" + name, "mountPath": "/m-" + name, "readOnly": true}}
+	}
+	tests := map[string]struct {
+		// every changes every pod first.
+		every  func(obj map[string]any)
+		mutate func(obj map[string]any)
+		// edit rewrites the List's JSON (for what a map cannot hold).
+		edit func(data []byte) []byte
+	}{
+		"as written":        {},
+		"bad name":          {mutate: func(o map[string]any) { set(o, "metadata.name", "Bad_Name") }},
+		"name null":         {mutate: func(o map[string]any) { set(o, "metadata.name", nil) }},
+		"name a number":     {mutate: func(o map[string]any) { set(o, "metadata.name", 17) }},
+		"uid a number":      {mutate: func(o map[string]any) { set(o, "metadata.uid", 17) }},
+		"uid and version":   {mutate: func(o map[string]any) { set(o, "metadata.uid", "u-1"); set(o, "metadata.resourceVersion", "42") }},
+		"bad creation time": {mutate: func(o map[string]any) { set(o, "metadata.creationTimestamp", "yesterday") }},
+		"creation time":     {mutate: func(o map[string]any) { set(o, "metadata.creationTimestamp", "2026-01-01T00:00:00Z") }},
+		"annotations":       {mutate: func(o map[string]any) { set(o, "metadata.annotations", map[string]any{"a": "b"}) }},
+		"annotations too large": {mutate: func(o map[string]any) {
+			set(o, "metadata.annotations", map[string]any{"a": strings.Repeat("x", 300<<10)})
+		}},
+		"bad annotation key": {mutate: func(o map[string]any) { set(o, "metadata.annotations", map[string]any{"-a-": "b"}) }},
+		"managed fields": {mutate: func(o map[string]any) {
+			set(o, "metadata.managedFields", []any{map[string]any{"manager": "m", "operation": "Update"}})
+		}},
+		"unknown managed field": {mutate: func(o map[string]any) { set(o, "metadata.managedFields", []any{map[string]any{"managr": "m"}}) }},
+		"node name":             {mutate: func(o map[string]any) { set(o, "spec.nodeName", "node-017") }},
+		"no node name":          {mutate: func(o map[string]any) { delete(o["spec"].(map[string]any), "nodeName") }},
+		"bad node name":         {mutate: func(o map[string]any) { set(o, "spec.nodeName", "Bad_Node") }},
+		"no status":             {mutate: func(o map[string]any) { delete(o, "status") }},
+		"status null":           {mutate: status(nil)},
+		"empty status":          {mutate: status(map[string]any{})},
+		"unknown status field":  {mutate: status(map[string]any{"phase": "Running", "phaze": "x"})},
+		"bad phase type":        {mutate: status(map[string]any{"phase": 3})},
+		"conditions": {mutate: status(map[string]any{"phase": "Running", "podIP": "10.0.0.1", "conditions": []any{
+			map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "DisruptionTarget", "status": "True"}}})},
+		"bad allocated quantity": {mutate: status(map[string]any{"containerStatuses": []any{map[string]any{"name": "c", "image": "i", "imageID": "", "ready": true, "restartCount": 0,
+			"allocatedResources": map[string]any{"cpu": "4x"}}}})},
+		"huge exponent": {mutate: status(map[string]any{"containerStatuses": []any{map[string]any{"name": "c", "image": "i", "imageID": "", "ready": true, "restartCount": 0,
+			"allocatedResources": map[string]any{"cpu": "1e-10000000"}}}})},
+		"allocated too much": {mutate: status(map[string]any{"containerStatuses": []any{map[string]any{"name": "c", "image": "i", "imageID": "", "ready": true, "restartCount": 0,
+			"allocatedResources": map[string]any{"cpu": "9223372036854775807"}}}})},
+		"managed fields everywhere": {every: func(o map[string]any) { set(o, "metadata.managedFields", managed("Update")) }},
+		"bad managed fields in one": {every: func(o map[string]any) { set(o, "metadata.managedFields", managed("Update")) },
+			mutate: func(o map[string]any) { set(o, "metadata.managedFields", managed("Dance")) }},
+		"token volumes": {every: token},
+		"bad volume in one": {every: token, mutate: func(o map[string]any) {
+			set(o, "spec.volumes", []any{map[string]any{"name": "v", "projected": map[string]any{"sourcez": []any{}}}})
+		}},
+		"bad volume name in one": {every: token, mutate: func(o map[string]any) { set(o, "spec.volumes", []any{map[string]any{"name": 7}}) }},
+		"bad mount in one": {every: token, mutate: func(o map[string]any) {
+			o["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["volumeMounts"] = []any{map[string]any{"name": "v", "mountPth": "/a"}}
+		}},
+		"mounts twice in one": {every: token, edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"mountPath": "/m-web-001-1"`), []byte(`"mountPath": "/m-web-001-1"}], "volumeMounts": [{"name": "x", "mountPath": "/y"`), 1)
+		}},
+		"volumes twice in one": {every: token, edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"nodeName": "node-001"`), []byte(`"nodeName": "node-001", "volumes": []`), 1)
+		}},
+		"labels": {mutate: func(o map[string]any) { set(o, "metadata.labels", map[string]any{"app": "other"}) }},
+		"escaped name": {edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"name": "web-001-1"`), []byte(`"name": "web\u002d001-1"`), 1)
+		}},
+		"node name twice": {edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"nodeName": "node-001"`), []byte(`"nodeName": "node-001", "nodeName": "node-002"`), 1)
+		}},
+		"name twice": {edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"name": "web-001-1"`), []byte(`"name": "web-001-1", "name": "web-001-9"`), 1)
+		}},
+		"status twice": {edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"nodeName": "node-001"`), []byte(`"nodeName": "node-001"}, "status": {}, "spec": {"nodeName": "node-001"`), 1)
+		}},
+		"metadata twice": {edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"name": "web-001-1"`), []byte(`"name": "web-001-1"}, "metadata": {"name": "web-001-1"`), 1)
+		}},
+		"unknown field in a later pod": {edit: func(data []byte) []byte {
+			return bytes.Replace(data, []byte(`"nodeName": "node-001"`), []byte(`"nodeName": "node-001", "nodeNam": "x"`), 1)
+		}},
+	}
+	dir := t.TempDir()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			objs := manyObjects(20)
+			if tc.every != nil {
+				for i, o := range objs {
+					if o["kind"] == "Pod" {
+						objs[i] = deepCopy(o).(map[string]any)
+						tc.every(objs[i])
+					}
+				}
+			}
+			p := deepCopy(pod(objs)).(map[string]any)
+			if p["metadata"].(map[string]any)["name"] != "web-001-1" {
+				t.Fatalf("item %d is %v", at, p["metadata"])
+			}
+			if tc.mutate != nil {
+				tc.mutate(p)
+			}
+			objs[at] = p
+			list := map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}
+			files := map[string][]byte{"json": mustJSON(t, list, true), "yaml": mustYAML(t, list)}
+			if tc.edit != nil {
+				edited := tc.edit(files["json"])
+				if bytes.Equal(edited, files["json"]) {
+					t.Fatal("the edit changed nothing")
+				}
+				files = map[string][]byte{"json": edited}
+			}
+			for format, data := range files {
+				path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+"."+format)
+				if err := os.WriteFile(path, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range []FieldValidation{ValidateStrict, ValidateWarn, ValidateIgnore} {
+					streamed, hits := compareLoads(t, name+", "+format, path, v, true)
+					if streamed != 1 {
+						t.Errorf("%s, %s: not streamed", format, v)
+					}
+					// 100 pods of one shape, read twice (streamed, whole) by
+					// three workers at most, less this one and the error's.
+					if hits < 2*(100-3-2) && !t.Failed() {
+						t.Errorf("%s, %s: the memo prepared %d pods, want more", format, v, hits)
+					}
+				}
+			}
+		})
+	}
+}

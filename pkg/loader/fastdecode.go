@@ -67,52 +67,7 @@ func (d *fastDecoder) decode(data []byte, v any) bool {
 func (d *fastDecoder) value(data []byte, v reflect.Value) bool {
 	t := v.Type()
 	if d.unmarshaler(t) {
-		if t == timeType {
-			if tm, ok := d.times[string(data)]; ok {
-				v.Set(reflect.ValueOf(tm))
-				return true
-			}
-		}
-		if t == fieldsV1Type && string(data) != "null" {
-			// Its UnmarshalJSON keeps the bytes; the reflection decoder
-			// checks them first. The field sets of a workload's pods are
-			// often alike: each is checked once, and its bytes shared
-			// (nothing writes to them; a lean load drops them).
-			if raw, ok := d.fieldSets[string(data)]; ok {
-				v.Set(reflect.ValueOf(metav1.FieldsV1{Raw: raw}))
-				return true
-			}
-			if !d.strict(data, v) {
-				return false
-			}
-			if d.fieldSets == nil {
-				d.fieldSets = map[string][]byte{}
-			}
-			if f, _ := v.Interface().(metav1.FieldsV1); len(d.fieldSets) < maxFieldSets && len(data) <= maxFieldSetSize {
-				d.fieldSets[string(data)] = f.Raw
-			}
-			return true
-		}
-		if _, plain := plainJSONString(data); plain {
-			if t == timeType {
-				var tm metav1.Time
-				if tm.UnmarshalJSON(data) != nil {
-					return false
-				}
-				if d.times == nil {
-					d.times = map[string]metav1.Time{}
-				}
-				if len(d.times) < maxTimes {
-					d.times[string(data)] = tm
-				}
-				v.Set(reflect.ValueOf(tm))
-				return true
-			}
-			// As the reflection decoder hands it a valid literal.
-			u, _ := v.Addr().Interface().(json.Unmarshaler)
-			return u.UnmarshalJSON(data) == nil
-		}
-		return d.strict(data, v)
+		return d.self(data, v)
 	}
 	null := string(data) == "null"
 	switch t.Kind() {
@@ -179,53 +134,119 @@ func (d *fastDecoder) value(data []byte, v reflect.Value) bool {
 		if null {
 			return true
 		}
-		if t.Key().Kind() != reflect.String || t.Elem().Kind() != reflect.String || t.Key().PkgPath() != "" || t.Elem().PkgPath() != "" {
-			return d.strict(data, v)
-		}
-		m := reflect.MakeMap(t)
-		ok := true
-		walked := objectMembers(data, func(key, value []byte, _ int) {
-			if !ok {
-				return
-			}
-			k, plain := plainJSONString(append(append([]byte{'"'}, key...), '"'))
-			s, plainValue := plainJSONString(value)
-			if !plain || !plainValue || m.MapIndex(reflect.ValueOf(k)).IsValid() {
-				ok = false
-				return
-			}
-			m.SetMapIndex(reflect.ValueOf(k), reflect.ValueOf(s))
-		})
-		if !walked || !ok {
-			return false
-		}
-		v.Set(m)
-		return true
+		return d.stringMap(data, v)
 	case reflect.Struct:
 		if null {
 			return true
 		}
-		ft := d.table(t)
-		if ft == nil {
-			return d.strict(data, v)
-		}
-		var seen []int
-		ok := true
-		walked := objectMembers(data, func(key, value []byte, _ int) {
-			if !ok {
-				return
-			}
-			i, known := ft.byName[string(key)]
-			if !known || containsInt(seen, i) {
-				ok = false
-				return
-			}
-			seen = append(seen, i)
-			ok = d.value(value, v.Field(i))
-		})
-		return walked && ok
+		return d.object(data, v)
 	}
 	return d.strict(data, v)
+}
+
+// self decodes a type that decodes itself (json.Unmarshaler), remembering
+// timestamps and managed-fields field sets by their bytes.
+func (d *fastDecoder) self(data []byte, v reflect.Value) bool {
+	t := v.Type()
+	if t == timeType {
+		if tm, ok := d.times[string(data)]; ok {
+			v.Set(reflect.ValueOf(tm))
+			return true
+		}
+	}
+	if t == fieldsV1Type && string(data) != "null" {
+		// Its UnmarshalJSON keeps the bytes; the reflection decoder
+		// checks them first. The field sets of a workload's pods are
+		// often alike: each is checked once, and its bytes shared
+		// (nothing writes to them; a lean load drops them).
+		if raw, ok := d.fieldSets[string(data)]; ok {
+			v.Set(reflect.ValueOf(metav1.FieldsV1{Raw: raw}))
+			return true
+		}
+		if !d.strict(data, v) {
+			return false
+		}
+		if d.fieldSets == nil {
+			d.fieldSets = map[string][]byte{}
+		}
+		if f, _ := v.Interface().(metav1.FieldsV1); len(d.fieldSets) < maxFieldSets && len(data) <= maxFieldSetSize {
+			d.fieldSets[string(data)] = f.Raw
+		}
+		return true
+	}
+	if _, plain := plainJSONString(data); plain {
+		if t == timeType {
+			var tm metav1.Time
+			if tm.UnmarshalJSON(data) != nil {
+				return false
+			}
+			if d.times == nil {
+				d.times = map[string]metav1.Time{}
+			}
+			if len(d.times) < maxTimes {
+				d.times[string(data)] = tm
+			}
+			v.Set(reflect.ValueOf(tm))
+			return true
+		}
+		// As the reflection decoder hands it a valid literal.
+		u, _ := v.Addr().Interface().(json.Unmarshaler)
+		return u.UnmarshalJSON(data) == nil
+	}
+	return d.strict(data, v)
+}
+
+// stringMap decodes a map of plain strings to plain strings; any other map
+// is left to the strict decoder.
+func (d *fastDecoder) stringMap(data []byte, v reflect.Value) bool {
+	t := v.Type()
+	if t.Key().Kind() != reflect.String || t.Elem().Kind() != reflect.String || t.Key().PkgPath() != "" || t.Elem().PkgPath() != "" {
+		return d.strict(data, v)
+	}
+	m := reflect.MakeMap(t)
+	ok := true
+	walked := objectMembers(data, func(key, value []byte, _ int) {
+		if !ok {
+			return
+		}
+		k, plain := plainJSONString(append(append([]byte{'"'}, key...), '"'))
+		s, plainValue := plainJSONString(value)
+		if !plain || !plainValue || m.MapIndex(reflect.ValueOf(k)).IsValid() {
+			ok = false
+			return
+		}
+		m.SetMapIndex(reflect.ValueOf(k), reflect.ValueOf(s))
+	})
+	if !walked || !ok {
+		return false
+	}
+	v.Set(m)
+	return true
+}
+
+// object decodes a struct whose fields the decoder knows (d.table), each
+// key at most once.
+func (d *fastDecoder) object(data []byte, v reflect.Value) bool {
+	t := v.Type()
+	ft := d.table(t)
+	if ft == nil {
+		return d.strict(data, v)
+	}
+	var seen []int
+	ok := true
+	walked := objectMembers(data, func(key, value []byte, _ int) {
+		if !ok {
+			return
+		}
+		i, known := ft.byName[string(key)]
+		if !known || containsInt(seen, i) {
+			ok = false
+			return
+		}
+		seen = append(seen, i)
+		ok = d.value(value, v.Field(i))
+	})
+	return walked && ok
 }
 
 // unmarshaler reports whether t decodes itself (json.Unmarshaler).

@@ -80,9 +80,9 @@ func (c *Cycle) Filters(n *snapshot.Node) bool {
 	return c.preFilter.IsSuccess() && (c.allowedNodes == nil || c.allowedNodes.Has(n.Name))
 }
 
-// CountFilterRun adds to e one RunFilterPlugins call that ended with s:
-// every plugin that runs, up to the one that rejected the node.
-func (c *Cycle) CountFilterRun(e *Evaluations, s Status) {
+// countFilterRuns adds to e k RunFilterPlugins calls that each ended with
+// s: every plugin that runs, up to the one that rejected the node.
+func (c *Cycle) countFilterRuns(e *Evaluations, s Status, k int) {
 	on := c.ran()
 	last := numFilterPlugins - 1
 	if !s.IsSuccess() {
@@ -92,19 +92,23 @@ func (c *Cycle) CountFilterRun(e *Evaluations, s Status) {
 	}
 	for i := 0; i <= last; i++ {
 		if on[i] {
-			e.Filter[i]++
+			e.Filter[i] += k
 		}
 	}
 }
 
-// CountFilterWithNominatedPods adds to e the Filter calls of one
-// RunFilterPluginsWithNominatedPods on node n that ended with s: with pods
-// nominated to n that the pod yields to, a first run with them counted
-// and, when it passes, a second without. A rejection is taken to be the
-// first run's (adding pods rarely makes a node fit where it did not).
-func (c *Cycle) CountFilterWithNominatedPods(e *Evaluations, n *snapshot.Node, s Status) {
-	if s.IsSuccess() && len(c.nominatedPods(n)) > 0 {
-		c.CountFilterRun(e, s)
+// CountFilterWithNominatedPods adds to e the Filter calls of k
+// RunFilterPluginsWithNominatedPods on node n that each ended with s: with
+// pods nominated to n that the pod yields to, a first run with them
+// counted and, when it passes, a second without. A rejection is taken to
+// be the first run's (adding pods rarely makes a node fit where it did
+// not).
+func (c *Cycle) CountFilterWithNominatedPods(e *Evaluations, n *snapshot.Node, s Status, k int) {
+	if k == 0 {
+		return
 	}
-	c.CountFilterRun(e, s)
+	if s.IsSuccess() && len(c.nominatedPods(n)) > 0 {
+		k *= 2
+	}
+	c.countFilterRuns(e, s, k)
 }

@@ -52,8 +52,9 @@ type countingFit struct {
 }
 
 var (
-	_ fitChecker   = (*countingFit)(nil)
-	_ removerOfAll = (*countingFit)(nil)
+	_ fitChecker     = (*countingFit)(nil)
+	_ removerOfAll   = (*countingFit)(nil)
+	_ reprieverOfAll = (*countingFit)(nil)
 )
 
 func (f *countingFit) remove(u int) { f.inner.remove(u) }
@@ -61,6 +62,23 @@ func (f *countingFit) add(u int)    { f.inner.add(u) }
 
 // removeAll keeps the inner checker's fast removal of every unit.
 func (f *countingFit) removeAll() { removeAll(f.inner, f.units.len()) }
+
+// reprieveAll keeps the resources-only checker's reprieve loop: each unit
+// of order was one fit check, passed unless the unit was evicted again,
+// and rejected by NodeResourcesFit, the one filter that checker answers
+// for. Any other checker is counted check by check.
+func (f *countingFit) reprieveAll(order, evicted []int32) []int32 {
+	sums, ok := f.inner.(*sumsFit)
+	if !ok {
+		return reprieveEach(f, order, evicted)
+	}
+	before := len(evicted)
+	evicted = sums.reprieveAll(order, evicted)
+	rejected := len(evicted) - before
+	f.c.CountFilterWithNominatedPods(&f.count, f.node, filter.Status{}, len(order)-rejected)
+	f.c.CountFilterWithNominatedPods(&f.count, f.node, filter.Status{Code: filter.Unschedulable, Plugin: filter.NodeResourcesFit}, rejected)
+	return evicted
+}
 
 // fits asks the inner checker, always for the status of a rejection (the
 // resources-only checker derives it only when asked), and counts the
@@ -71,7 +89,7 @@ func (f *countingFit) fits(why *filter.Status) bool {
 	if ok {
 		f.why = filter.Status{}
 	}
-	f.c.CountFilterWithNominatedPods(&f.count, f.node, f.why)
+	f.c.CountFilterWithNominatedPods(&f.count, f.node, f.why, 1)
 	if !ok && why != nil {
 		*why = f.why
 	}

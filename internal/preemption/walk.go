@@ -222,6 +222,11 @@ func reprieveAll(fit fitChecker, order, evicted []int32) []int32 {
 	if all, ok := fit.(reprieverOfAll); ok {
 		return all.reprieveAll(order, evicted)
 	}
+	return reprieveEach(fit, order, evicted)
+}
+
+// reprieveEach is reprieveAll through add, fits and remove.
+func reprieveEach(fit fitChecker, order, evicted []int32) []int32 {
 	for _, u := range order {
 		fit.add(int(u))
 		if !fit.fits(nil) {

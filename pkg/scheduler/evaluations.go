@@ -67,7 +67,7 @@ func (e *evaluations) searched(c *filter.Cycle, nodes []*snapshot.Node, fr filte
 	for k := range examined {
 		i := (start + k) % len(nodes)
 		if n := nodes[i]; c.Filters(n) {
-			c.CountFilterWithNominatedPods(&e.filter, n, fr.Statuses[i])
+			c.CountFilterWithNominatedPods(&e.filter, n, fr.Statuses[i], 1)
 		}
 	}
 }

@@ -186,7 +186,7 @@ func (s *Core) filterNominated(d *decision, c *filter.Cycle, n *snapshot.Node, e
 		st := c.FilterOne(n)
 		ok = st.IsSuccess()
 		if ev != nil && c.Filters(n) {
-			c.CountFilterWithNominatedPods(&ev.filter, n, st)
+			c.CountFilterWithNominatedPods(&ev.filter, n, st, 1)
 		}
 		if st.Code == filter.Error {
 			return filter.Error

@@ -299,31 +299,17 @@ func (c *Cycle) RemovePod(st *State, nv *NodeView, p *snapshot.Pod, node *snapsh
 	c.updatePod(st, nv, p, node, -1)
 }
 
+// updatePod is updatePodCounts plus the host ports of nv.
 func (c *Cycle) updatePod(st *State, nv *NodeView, p *snapshot.Pod, node *snapshot.Node, sign int) {
-	if nv != nil && nv.Node == node {
-		nv.NumPods += sign
-		nv.Requested.Add(&p.Requests, int64(sign))
-		if len(c.hostPorts) > 0 && len(p.HostPorts()) > 0 {
-			nv.ownPorts()
-			if sign > 0 {
-				nv.ports.AddPod(p)
-			} else {
-				nv.ports.RemovePod(p)
-			}
+	if nv != nil && nv.Node == node && len(c.hostPorts) > 0 && len(p.HostPorts()) > 0 {
+		nv.ownPorts()
+		if sign > 0 {
+			nv.ports.AddPod(p)
+		} else {
+			nv.ports.RemovePod(p)
 		}
 	}
-	if c.vol != nil {
-		c.updateVolumes(st, nv, p, node, sign)
-	}
-	if c.spread != nil {
-		c.spread.update(&st.spread, p, node, sign)
-	}
-	if c.affinity != nil {
-		c.affinity.update(&st.affinity, p, node, int64(sign))
-	}
-	if c.dra != nil && c.dra.preempt != nil {
-		c.dra.preempt.update(&st.dra, p, sign)
-	}
+	c.updatePodCounts(st, nv, p, node, sign)
 }
 
 // FilterNode runs every filter plugin for the incoming pod on nv, in

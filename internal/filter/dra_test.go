@@ -253,10 +253,7 @@ func TestDRAParallelMatchesSequential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(procs int) []filter.Status {
-		return filter.NewCycle(snap, pod, filter.Options{Parallelism: procs}).FilterAll().Statuses
-	}
-	seq, par := run(1), run(4)
+	seq, par := filterSequentialAndParallel(snap, pod)
 	if diff := cmp.Diff(seq, par); diff != "" {
 		t.Errorf("parallel differs (-sequential +parallel):\n%s", diff)
 	}

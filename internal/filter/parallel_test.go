@@ -62,6 +62,15 @@ func TestParallelFilteringMatchesSequential(t *testing.T) {
 	}
 }
 
+// filterSequentialAndParallel filters pod on every node of snap on one
+// goroutine and on four, and returns both statuses.
+func filterSequentialAndParallel(snap *snapshot.Snapshot, pod *snapshot.Pod) (seq, par []filter.Status) {
+	run := func(procs int) []filter.Status {
+		return filter.NewCycle(snap, pod, filter.Options{Parallelism: procs}).FilterAll().Statuses
+	}
+	return run(1), run(4)
+}
+
 // TestParallelPreFilterMatchesSequential checks that PreFilter counting the
 // pods of ranges of nodes on several goroutines (inter-pod affinity and
 // topology spread) leads to exactly the sequential statuses.
@@ -93,10 +102,7 @@ func TestParallelPreFilterMatchesSequential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := func(procs int) []filter.Status {
-			return filter.NewCycle(snap, pod, filter.Options{Parallelism: procs}).FilterAll().Statuses
-		}
-		seq, par := run(1), run(4)
+		seq, par := filterSequentialAndParallel(snap, pod)
 		if diff := cmp.Diff(seq, par); diff != "" {
 			t.Errorf("%s: parallel PreFilter differs (-sequential +parallel):\n%s", name, diff)
 		}

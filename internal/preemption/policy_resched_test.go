@@ -207,16 +207,7 @@ func checkReschedulable(t *testing.T, work int) {
 			t.Fatal(err)
 		}
 		eval := func(p Policy) *Result {
-			c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
-			fr := c.FilterAll()
-			if len(fr.Feasible) > 0 {
-				return nil
-			}
-			res, err := Evaluate(c, fr, Options{Now: now, Seed: uint64(trial), Policy: p, placementWork: work})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return res
+			return evaluateUnschedulable(t, snap, pod, Options{Now: now, Seed: uint64(trial), Policy: p, placementWork: work})
 		}
 		up, resched := eval(Upstream), eval(Reschedulable)
 		if up == nil || up.Chosen == nil {

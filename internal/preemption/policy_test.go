@@ -210,6 +210,22 @@ func victimsOf(c *Candidate) []snapshot.RankedPod {
 	return out
 }
 
+// evaluateUnschedulable filters pod on snap and, when no node fits,
+// evaluates preemption with opts. It returns nil when some node fits.
+func evaluateUnschedulable(t *testing.T, snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Result {
+	t.Helper()
+	c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
+	fr := c.FilterAll()
+	if len(fr.Feasible) > 0 {
+		return nil
+	}
+	res, err := Evaluate(c, fr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestPoliciesNeverWorseThanUpstream checks whole evaluations: under
 // Minimal the chosen set is never worse than upstream's chosen set on
 // upstream's own order, and StrictPDB never breaks a budget.
@@ -224,16 +240,7 @@ func TestPoliciesNeverWorseThanUpstream(t *testing.T) {
 			t.Fatal(err)
 		}
 		eval := func(p Policy) *Result {
-			c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
-			fr := c.FilterAll()
-			if len(fr.Feasible) > 0 {
-				return nil
-			}
-			res, err := Evaluate(c, fr, Options{Now: now, Seed: uint64(trial), Policy: p})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return res
+			return evaluateUnschedulable(t, snap, pod, Options{Now: now, Seed: uint64(trial), Policy: p})
 		}
 		up, minimal, strict := eval(Upstream), eval(Minimal), eval(StrictPDB)
 		if up == nil || up.Chosen == nil {

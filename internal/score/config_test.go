@@ -10,22 +10,6 @@ import (
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 )
 
-// resourceWorld is TestLeastAllocated's cluster.
-func resourceWorld() world {
-	return world{
-		nodes: []*v1.Node{
-			rt.Node("n1").CPU("4").Memory("8Gi").Obj(),
-			rt.Node("n2").CPU("2").Memory("4Gi").Obj(),
-			rt.Node("n3").CPU("3").Obj(), // no memory allocatable
-			rt.Node("n4").CPU("500m").Memory("1Gi").Obj(),
-		},
-		pods: []*v1.Pod{
-			rt.Pod("default", "p1").Req("1", "2Gi").On("n1").Obj(),
-			rt.Pod("default", "be").On("n2").Obj(), // counts 100m and 200MB
-		},
-	}
-}
-
 func fitConfig(strategy string, resources []ResourceWeight, shape ...ShapePoint) Options {
 	cfg := DefaultConfig()
 	cfg.Fit = Fit{Strategy: strategy, Resources: resources, Shape: shape}

@@ -222,8 +222,9 @@ func TestNodeAffinity(t *testing.T) {
 	})
 }
 
-func TestLeastAllocated(t *testing.T) {
-	w := world{
+// resourceWorld is TestLeastAllocated's cluster.
+func resourceWorld() world {
+	return world{
 		nodes: []*v1.Node{
 			rt.Node("n1").CPU("4").Memory("8Gi").Obj(),
 			rt.Node("n2").CPU("2").Memory("4Gi").Obj(),
@@ -235,6 +236,10 @@ func TestLeastAllocated(t *testing.T) {
 			rt.Pod("default", "be").On("n2").Obj(), // counts 100m and 200MB
 		},
 	}
+}
+
+func TestLeastAllocated(t *testing.T) {
+	w := resourceWorld()
 	runPluginCases(t, scoreNodeResourcesFit, map[string]pluginCase{
 		"pod with requests": {
 			// n1: cpu (4000-2000)*100/4000 = 50; mem (8Gi-3Gi)*100/8Gi = 62; (50+62)/2 = 56.

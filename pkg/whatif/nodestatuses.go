@@ -25,7 +25,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 	// values: shared indexes them in out.distinct.
 	var shared []int32
 	last := int32(-1)                // the status of the last node without a dry-run status
-	var lastStatus *filter.Status    // and its filter status
+	var lastStatus *filter.Status    // and its filter status (set with last)
 	var dryRun map[int]filter.Status // by node index
 	if res != nil && len(res.NodeStatuses) > 0 {
 		dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
@@ -45,18 +45,18 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 			}
 		}
 		k := int32(-1)
-		if pre == nil && last >= 0 && lastStatus != nil && sameReasons(lastStatus, s) {
-			// Rejected with the very statuses of the node before
-			// (the filters share their common reasons).
-			k = last
-		} else if pre == nil && last >= 0 && sameStatus(out.distinct[last], s) {
-			// Most often a node is rejected just as the one before.
-			k = last
-		} else if pre == nil {
-			for _, j := range shared {
-				if sameStatus(out.distinct[j], s) {
-					k = j
-					break
+		if pre == nil {
+			if last >= 0 && (sameReasons(lastStatus, s) || sameStatus(out.distinct[last], s)) {
+				// Most often a node is rejected just as the one before,
+				// often with its very statuses (the filters share their
+				// common reasons).
+				k = last
+			} else {
+				for _, j := range shared {
+					if sameStatus(out.distinct[j], s) {
+						k = j
+						break
+					}
 				}
 			}
 		}

@@ -99,7 +99,7 @@ func terminal(pod *v1.Pod) bool {
 }
 
 // NextWakeup returns when the scheduler next has work without any cluster
-// event (see Queue.NextWakeup).
+// event (see schedulingQueue.NextWakeup).
 func (s *Core) NextWakeup() (time.Time, bool) {
 	return s.queue.NextWakeup()
 }

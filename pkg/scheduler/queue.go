@@ -329,9 +329,12 @@ func (q *schedulingQueue) MoveAllToActiveOrBackoff() {
 // then (with the plugins that rejected it in that cycle), else it waits in
 // the unschedulable pool.
 func (q *schedulingQueue) MoveIf(worth func(*queuedPod) bool) {
-	if len(q.inFlightHints) < maxInFlightHints {
+	switch {
+	case q.moveRequested:
+		// The next failure backs off whatever the hints say: keep none.
+	case len(q.inFlightHints) < maxInFlightHints:
 		q.inFlightHints = append(q.inFlightHints, worth)
-	} else {
+	default:
 		// Many events while nothing was popped: keep no more, and let
 		// the next failure back off as after any event.
 		q.moveRequested = true

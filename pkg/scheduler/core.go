@@ -99,7 +99,7 @@ func terminal(pod *v1.Pod) bool {
 }
 
 // NextWakeup returns when the scheduler next has work without any cluster
-// event (see Queue.NextWakeup).
+// event (see schedulingQueue.NextWakeup).
 func (s *Core) NextWakeup() (time.Time, bool) {
 	return s.queue.NextWakeup()
 }
@@ -419,7 +419,8 @@ func (s *Core) postFilter(cs *cycleState, c *filter.Cycle, fr filter.Result, pro
 		Policy:                      s.opts.Policy,
 	}
 	if ev != nil {
-		s.counter.Evaluations = filter.Evaluations{}
+		// The counter adds the dry run's Filter calls to the cycle's.
+		s.counter.Evaluations = ev.filter
 		popts.Counter = &s.counter
 	}
 	evalStart := s.clock.Now()
@@ -432,7 +433,7 @@ func (s *Core) postFilter(cs *cycleState, c *filter.Cycle, fr filter.Result, pro
 	d.evaluation = s.clock.Since(evalStart)
 	d.evaluated = true
 	if ev != nil {
-		ev.add(&s.counter.Evaluations)
+		ev.filter = s.counter.Evaluations
 	}
 	d.report.postFilter(res, d.evaluation)
 	d.message = preemption.FailedSchedulingMessage(c, fr, res)

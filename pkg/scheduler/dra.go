@@ -140,8 +140,7 @@ func (s *Core) releaseClaims(b *Binding, written []*resourceapi.ResourceClaim, b
 	}
 	for _, dc := range b.Claims.Claims {
 		if dc.Extended != nil {
-			c := assumedExtendedClaim(b.Pod, dc)
-			s.snap.RemoveResourceClaim(c.Namespace, c.Name)
+			s.snap.RemoveResourceClaim(dc.Claim.Namespace, assumedExtendedClaimName(b.Pod))
 			continue
 		}
 		key := claimKey(dc.Claim)
@@ -245,9 +244,14 @@ func (s *Core) OnResourceClaimDelete(namespace, name string, uid types.UID) {
 // object can have (upstream keeps it in its assume cache).
 func assumedExtendedClaim(pod *v1.Pod, dc filter.DRAClaim) *resourceapi.ResourceClaim {
 	c := dc.Claim.DeepCopy()
-	c.Name = "<extended-resources:" + string(pod.UID) + ">"
+	c.Name = assumedExtendedClaimName(pod)
 	c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
 	c.Status.Allocation = dc.Allocation.DeepCopy()
 	c.Status.ReservedFor = []resourceapi.ResourceClaimConsumerReference{podReference(pod)}
 	return c
+}
+
+// assumedExtendedClaimName is the name of assumedExtendedClaim.
+func assumedExtendedClaimName(pod *v1.Pod) string {
+	return "<extended-resources:" + string(pod.UID) + ">"
 }

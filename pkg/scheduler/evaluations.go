@@ -36,13 +36,6 @@ func (e *evaluations) addScore(plugin, point string, n int) {
 	e.score = append(e.score, PluginEvaluation{Plugin: plugin, ExtensionPoint: point, Count: n})
 }
 
-// add adds the Filter counts of a preemption dry run.
-func (e *evaluations) add(dry *filter.Evaluations) {
-	for i, n := range dry.Filter {
-		e.filter.Filter[i] += n
-	}
-}
-
 // report lists the non-zero counts: PreFilter, Filter, then PreScore and
 // Score, each in the default profile's plugin order.
 func (e *evaluations) report() []PluginEvaluation {

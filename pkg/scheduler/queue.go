@@ -66,8 +66,8 @@ func (q *queuedPod) Priority() int32 { return corev1helpers.PodPriority(q.Pod) }
 // schedulingQueue is upstream's PriorityQueue reduced to what a single
 // profile needs: an active queue ordered by priority then arrival, a
 // backoff queue, an unschedulable pool moved back by cluster events or
-// after five minutes,
-// and gating of preemptors until their preemption is complete (see Gate).
+// after five minutes, and gating of preemptors until their preemption is
+// complete (see Gate).
 // It is not safe for concurrent use: the scheduler loop owns it.
 type schedulingQueue struct {
 	clock                clock.PassiveClock
@@ -167,8 +167,6 @@ func (q *schedulingQueue) Counts() Counts {
 
 // Len returns the number of pods the queue knows, in any state.
 func (q *schedulingQueue) Len() int { return len(q.pods) }
-
-// Has reports whether the queue holds the pod.
 
 // Add enqueues a new pending pod in the active queue.
 func (q *schedulingQueue) Add(pod *v1.Pod) {
@@ -331,9 +329,12 @@ func (q *schedulingQueue) MoveAllToActiveOrBackoff() {
 // then (with the plugins that rejected it in that cycle), else it waits in
 // the unschedulable pool.
 func (q *schedulingQueue) MoveIf(worth func(*queuedPod) bool) {
-	if len(q.inFlightHints) < maxInFlightHints {
+	switch {
+	case q.moveRequested:
+		// The next failure backs off whatever the hints say: keep none.
+	case len(q.inFlightHints) < maxInFlightHints:
 		q.inFlightHints = append(q.inFlightHints, worth)
-	} else {
+	default:
 		// Many events while nothing was popped: keep no more, and let
 		// the next failure back off as after any event.
 		q.moveRequested = true

@@ -138,7 +138,7 @@ func (s *Core) reportQueued(qp *queuedPod, event string) {
 	do.QueueIncoming(queueLabel(qp), event)
 }
 
-// reportAdded tells the observer about a pod Queue.Add enqueued.
+// reportAdded tells the observer about a pod schedulingQueue.Add enqueued.
 func (s *Core) reportAdded(key string) {
 	if qp := s.queue.pods[key]; qp != nil {
 		label := QueueActive

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -19,7 +20,8 @@ func (w *world) addClaimTemplate(t *resourceapi.ResourceClaimTemplate) {
 	w.claimTemplates[t.Namespace+"/"+t.Name] = t
 	for _, key := range w.sortedPodKeys() {
 		p := w.pods[key]
-		if p.Namespace != t.Namespace || p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+		if p.Namespace != t.Namespace || p.Spec.NodeName != "" || p.DeletionTimestamp != nil ||
+			!slices.ContainsFunc(p.Spec.ResourceClaims, func(pc v1.PodResourceClaim) bool { return w.templateToMake(p, pc) != nil }) {
 			continue
 		}
 		q := p.DeepCopy()
@@ -39,10 +41,7 @@ func (w *world) addClaimTemplate(t *resourceapi.ResourceClaimTemplate) {
 func (w *world) createPodClaims(p *v1.Pod) bool {
 	changed := false
 	for _, pc := range p.Spec.ResourceClaims {
-		if pc.ResourceClaimTemplateName == nil || hasClaimStatus(p, pc.Name) {
-			continue
-		}
-		t := w.claimTemplates[p.Namespace+"/"+*pc.ResourceClaimTemplateName]
+		t := w.templateToMake(p, pc)
 		if t == nil {
 			continue
 		}
@@ -66,6 +65,16 @@ func (w *world) createPodClaims(p *v1.Pod) bool {
 		changed = true
 	}
 	return changed
+}
+
+// templateToMake is the template to make the pod's claim pc from: nil when
+// pc names no template, its claim is made already or its template is
+// missing.
+func (w *world) templateToMake(p *v1.Pod, pc v1.PodResourceClaim) *resourceapi.ResourceClaimTemplate {
+	if pc.ResourceClaimTemplateName == nil || hasClaimStatus(p, pc.Name) {
+		return nil
+	}
+	return w.claimTemplates[p.Namespace+"/"+*pc.ResourceClaimTemplateName]
 }
 
 func hasClaimStatus(p *v1.Pod, name string) bool {

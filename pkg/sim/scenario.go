@@ -337,8 +337,8 @@ func simulationDocument(set *loader.Set) (loader.RawDocument, Simulation, error)
 func timedAction(set *loader.Set, source string, created []*loader.Set, i int, a Action, end time.Duration, fail func(field, detail string) error) (TimedAction, error) {
 	field := fmt.Sprintf("spec.actions[%d]", i)
 	n := len(a.Delete)
-	for _, set := range []bool{len(a.Create) > 0, a.CreatePods != nil, a.CreateNodes != nil, a.Scale != nil, a.Cordon != "", a.Uncordon != "", a.RemoveNode != ""} {
-		if set {
+	for _, given := range []bool{len(a.Create) > 0, a.CreatePods != nil, a.CreateNodes != nil, a.Scale != nil, a.Cordon != "", a.Uncordon != "", a.RemoveNode != ""} {
+		if given {
 			n++
 		}
 	}

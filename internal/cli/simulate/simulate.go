@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"strings"
@@ -541,14 +542,8 @@ func secs(s float64) string {
 // gates lists the gates of f that are on (nil when none is).
 func gates(f config.Features) map[string]bool {
 	m := f.Gates()
-	if f.DRAPreemption {
-		m[config.GateDRAPreemption] = true
-	}
-	for k, on := range m {
-		if !on {
-			delete(m, k)
-		}
-	}
+	m[config.GateDRAPreemption] = f.DRAPreemption
+	maps.DeleteFunc(m, func(_ string, on bool) bool { return !on })
 	if len(m) == 0 {
 		return nil
 	}

@@ -170,9 +170,13 @@ func TestSimulateCompareGates(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(outcome{})); diff != "" {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}
-	for _, bad := range []string{"upstream+minimal", "Bogus=true", "DRAPreemption=maybe", "upstream+"} {
-		if _, stderr, code := run("simulate", scenario, "--compare", bad); code != 2 || !strings.Contains(stderr, "--compare") {
+	for _, bad := range []string{"upstream+minimal", "Bogus=true", "DRAPreemption=maybe", "upstream+", "best"} {
+		_, stderr, code := run("simulate", scenario, "--compare", bad)
+		if code != 2 || !strings.Contains(stderr, "--compare") {
 			t.Errorf("--compare %s: exit %d, stderr %q; want a usage error", bad, code, stderr)
+		}
+		if strings.Contains(stderr, "%!") || strings.Count(stderr, "strict-pdb") > 1 {
+			t.Errorf("--compare %s: stderr %q; want one plain message listing the policies at most once", bad, stderr)
 		}
 	}
 }

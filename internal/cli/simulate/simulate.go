@@ -266,9 +266,12 @@ func (o *Options) parseCompareRun(entry string) (compareRun, error) {
 			gates = append(gates, part)
 			continue
 		}
+		if part == "" {
+			return r, fmt.Errorf("%q: an empty part; want a victim policy (%v) or Gate=bool", entry, config.Policies())
+		}
 		p, err := config.ParsePolicy(part)
-		if err != nil || part == "" {
-			return r, fmt.Errorf("%q: want a victim policy (%v) or Gate=bool: %w", entry, config.Policies(), err)
+		if err != nil {
+			return r, fmt.Errorf("%q: %w, or Gate=bool", entry, err)
 		}
 		if policies++; policies > 1 {
 			return r, fmt.Errorf("%q names two victim policies", entry)

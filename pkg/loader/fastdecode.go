@@ -3,6 +3,7 @@ package loader
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -239,7 +240,7 @@ func (d *fastDecoder) object(data []byte, v reflect.Value) bool {
 			return
 		}
 		i, known := ft.byName[string(key)]
-		if !known || containsInt(seen, i) {
+		if !known || slices.Contains(seen, i) {
 			ok = false
 			return
 		}
@@ -334,13 +335,4 @@ func plainInteger(data []byte) bool {
 		}
 	}
 	return true
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

@@ -141,8 +141,10 @@ func (st *streamer) wait() bool {
 	return !st.declined.Load()
 }
 
-// convertYAMLItem converts an item of a YAML List to JSON as
-// convertYAMLList does, or returns false.
+// convertYAMLItem converts an item of a YAML List (or the List without
+// its items) to JSON, by fastYAMLToJSONWith or else the YAML library
+// (strictly with duplicates), or returns false when neither converts it
+// to an object. convertYAMLList and streamFile both convert with it.
 func convertYAMLItem(doc []byte, duplicates bool, scratch *yamlScratch) ([]byte, bool) {
 	raw, ok := fastYAMLToJSONWith(doc, scratch)
 	if !ok {

@@ -21,11 +21,7 @@ import (
 func ValidatePodInstance(p *v1.Pod) field.ErrorList {
 	meta := metav1.ObjectMeta{Name: p.Name, GenerateName: p.GenerateName, Namespace: p.Namespace, Annotations: p.Annotations, ManagedFields: p.ManagedFields}
 	errs := apivalidation.ValidateObjectMeta(&meta, true, apivalidation.NameIsDNSSubdomain, metadata)
-	if n := p.Spec.NodeName; n != "" {
-		for _, msg := range apivalidation.NameIsDNSSubdomain(n, false) {
-			errs = append(errs, field.Invalid(spec.Child("nodeName"), n, msg))
-		}
-	}
+	errs = append(errs, validateReference(p.Spec.NodeName, spec.Child("nodeName"))...)
 	errs = append(errs, validatePodStatusResources(&p.Status)...)
 	if len(errs) == 0 {
 		errs = validatePodSums(p)

@@ -136,16 +136,8 @@ func validatePodSpec(s *v1.PodSpec, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("terminationGracePeriodSeconds"), *s.TerminationGracePeriodSeconds, "must be greater than or equal to 0"))
 	}
 	errs = append(errs, metavalidation.ValidateLabels(s.NodeSelector, path.Child("nodeSelector"))...)
-	if s.NodeName != "" {
-		for _, msg := range apivalidation.NameIsDNSSubdomain(s.NodeName, false) {
-			errs = append(errs, field.Invalid(path.Child("nodeName"), s.NodeName, msg))
-		}
-	}
-	if s.PriorityClassName != "" {
-		for _, msg := range apivalidation.NameIsDNSSubdomain(s.PriorityClassName, false) {
-			errs = append(errs, field.Invalid(path.Child("priorityClassName"), s.PriorityClassName, msg))
-		}
-	}
+	errs = append(errs, validateReference(s.NodeName, path.Child("nodeName"))...)
+	errs = append(errs, validateReference(s.PriorityClassName, path.Child("priorityClassName"))...)
 	errs = append(errs, validateTolerations(s.Tolerations, path.Child("tolerations"))...)
 	errs = append(errs, validateAffinity(s.Affinity, path.Child("affinity"))...)
 	errs = append(errs, validateSpread(s.TopologySpreadConstraints, path.Child("topologySpreadConstraints"))...)
@@ -155,6 +147,19 @@ func validatePodSpec(s *v1.PodSpec, path *field.Path) field.ErrorList {
 	}
 	if sg := s.SchedulingGroup; sg != nil && (sg.PodGroupName == nil || *sg.PodGroupName == "") {
 		errs = append(errs, field.Required(path.Child("schedulingGroup", "podGroupName"), "missing"))
+	}
+	return errs
+}
+
+// validateReference checks the name of another object (a node, a
+// priority class) at path, which may be empty: a DNS subdomain.
+func validateReference(name string, path *field.Path) field.ErrorList {
+	if name == "" {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range apivalidation.NameIsDNSSubdomain(name, false) {
+		errs = append(errs, field.Invalid(path, name, msg))
 	}
 	return errs
 }

@@ -382,16 +382,9 @@ func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, 
 	}
 	preps := make([]prepared, len(items))
 	s.parallelEach(len(items), func() func(int) {
-		var memo *podMemo
-		if s.opts.Lean && !s.noMemo {
-			memo = newPodMemo(&s.memoHits)
-		}
+		prep := s.preparer()
 		return func(i int) {
-			if memo != nil {
-				preps[i] = memo.prepare(items[i])
-			} else {
-				preps[i] = prepare(items[i], s.opts.Lean)
-			}
+			preps[i] = prep(items[i])
 			if preps[i].decoded() {
 				items[i] = nil // commit needs the JSON only to word an error
 			}
@@ -403,6 +396,16 @@ func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, 
 		}
 	}
 	return nil
+}
+
+// preparer returns how one goroutine prepares documents: with prepare,
+// or on a lean load through a pod memo of the goroutine's own.
+func (s *Set) preparer() func(raw []byte) prepared {
+	if s.opts.Lean && !s.noMemo {
+		return newPodMemo(&s.memoHits).prepare
+	}
+	lean := s.opts.Lean
+	return func(raw []byte) prepared { return prepare(raw, lean) }
 }
 
 // checkList checks a List without its items (rest) strictly, and returns

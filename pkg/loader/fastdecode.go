@@ -3,6 +3,7 @@ package loader
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -209,9 +210,9 @@ func (d *fastDecoder) stringMap(data []byte, v reflect.Value) bool {
 		if !ok {
 			return
 		}
-		k, plain := plainJSONString(append(append([]byte{'"'}, key...), '"'))
+		k := string(key)
 		s, plainValue := plainJSONString(value)
-		if !plain || !plainValue || m.MapIndex(reflect.ValueOf(k)).IsValid() {
+		if !plainJSONContents(key) || !plainValue || m.MapIndex(reflect.ValueOf(k)).IsValid() {
 			ok = false
 			return
 		}
@@ -239,7 +240,7 @@ func (d *fastDecoder) object(data []byte, v reflect.Value) bool {
 			return
 		}
 		i, known := ft.byName[string(key)]
-		if !known || containsInt(seen, i) {
+		if !known || slices.Contains(seen, i) {
 			ok = false
 			return
 		}
@@ -304,19 +305,21 @@ func (d *fastDecoder) table(t reflect.Type) *fieldTable {
 // plainJSONString is plainString for a string JSON accepts as it is: no
 // escapes, no control characters, valid UTF-8.
 func plainJSONString(value []byte) (string, bool) {
-	if len(value) < 2 || value[0] != '"' || value[len(value)-1] != '"' {
+	if len(value) < 2 || value[0] != '"' || value[len(value)-1] != '"' || !plainJSONContents(value[1:len(value)-1]) {
 		return "", false
 	}
-	s := value[1 : len(value)-1]
+	return string(value[1 : len(value)-1]), true
+}
+
+// plainJSONContents reports whether s, between quotes, is a string JSON
+// accepts as it is (plainJSONString).
+func plainJSONContents(s []byte) bool {
 	for _, c := range s {
 		if c < 0x20 || c == '\\' || c == '"' {
-			return "", false
+			return false
 		}
 	}
-	if !utf8.Valid(s) {
-		return "", false
-	}
-	return string(s), true
+	return utf8.Valid(s)
 }
 
 // plainInteger reports whether data is an integer as JSON writes it: an
@@ -334,13 +337,4 @@ func plainInteger(data []byte) bool {
 		}
 	}
 	return true
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

@@ -106,7 +106,7 @@ func newPodMemo(counted *atomic.Int64) *podMemo {
 
 // prepare is prepare(raw, true) through the memo.
 func (m *podMemo) prepare(raw []byte) prepared {
-	if m == nil || m.off || sniffKind(raw) != "Pod" {
+	if m.off || sniffKind(raw) != "Pod" {
 		return prepare(raw, true)
 	}
 	key, ok := m.cut(raw)
@@ -136,7 +136,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	lean := full.DeepCopy()
 	leanPod(lean)
 	p.obj = lean
-	if len(p.unknown) == 0 && len(m.templates) < maxTemplates && !suspiciousNumbers(raw) {
+	if len(p.unknown) == 0 && !suspiciousNumbers(raw) {
 		m.templates[string(key)] = &podTemplate{full: full, lean: lean, p: p}
 	}
 	return p

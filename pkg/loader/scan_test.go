@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +87,16 @@ func TestScanHeader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mutatedItem returns a copy of items whose item i is a copy of items[i]
+// changed by mutate (items itself is unchanged).
+func mutatedItem(items []map[string]any, i int, mutate func(map[string]any)) []map[string]any {
+	c := slices.Clone(items)
+	o := maps.Clone(items[i])
+	mutate(o)
+	c[i] = o
+	return c
 }
 
 // manyObjects returns n nodes with pods, a PDB and priority classes, with
@@ -218,18 +230,7 @@ func TestFormsAgree(t *testing.T) {
 // converted whole.
 func TestLargeListErrors(t *testing.T) {
 	objs := manyObjects(40)
-	mutated := func(items []map[string]any, i int, mutate func(map[string]any)) []map[string]any {
-		c := make([]map[string]any, len(items))
-		copy(c, items)
-		o := map[string]any{}
-		for k, v := range items[i] {
-			o[k] = v
-		}
-		mutate(o)
-		c[i] = o
-		return c
-	}
-	bad := func(i int, mutate func(map[string]any)) []map[string]any { return mutated(objs, i, mutate) }
+	bad := func(i int, mutate func(map[string]any)) []map[string]any { return mutatedItem(objs, i, mutate) }
 	asList := func(items []map[string]any) map[string]any {
 		return map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
 	}
@@ -238,7 +239,7 @@ func TestLargeListErrors(t *testing.T) {
 		want  string
 	}{
 		"two bad items, the first named": {
-			items: mutated(bad(30, func(o map[string]any) { o["apiVersion"] = "v2" }), 200, func(o map[string]any) { o["kind"] = "" }),
+			items: mutatedItem(bad(30, func(o map[string]any) { o["apiVersion"] = "v2" }), 200, func(o map[string]any) { o["kind"] = "" }),
 			want:  `f items[30]: Pod shop/web-003-4: apiVersion: unsupported "v2" (want "v1")`,
 		},
 		"wrong kind in a List": {

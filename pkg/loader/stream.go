@@ -57,25 +57,24 @@ type itemBatch struct {
 // streamer prepares the items of a List on worker goroutines, batch by
 // batch, as they are cut.
 type streamer struct {
-	yaml, duplicates, lean bool
-	batches                []*itemBatch
-	cur                    *itemBatch
-	work                   chan *itemBatch
-	wg                     sync.WaitGroup
-	declined               atomic.Bool
+	yaml, duplicates bool
+	batches          []*itemBatch
+	cur              *itemBatch
+	work             chan *itemBatch
+	wg               sync.WaitGroup
+	declined         atomic.Bool
 }
 
-func newStreamer(workers int, yaml, duplicates, lean, memo bool, hits *atomic.Int64) *streamer {
-	st := &streamer{yaml: yaml, duplicates: duplicates, lean: lean, work: make(chan *itemBatch, 2*workers)}
+// newStreamer starts workers, each preparing with a function preparer
+// returns (Set.preparer).
+func newStreamer(workers int, yaml, duplicates bool, preparer func() func([]byte) prepared) *streamer {
+	st := &streamer{yaml: yaml, duplicates: duplicates, work: make(chan *itemBatch, 2*workers)}
 	for range workers {
 		st.wg.Go(func() {
 			scratch := yamlScratch{blocks: newYAMLBlocks()}
-			var m *podMemo
-			if lean && memo {
-				m = newPodMemo(hits)
-			}
+			prep := preparer()
 			for b := range st.work {
-				st.prepareBatch(b, &scratch, m)
+				st.prepareBatch(b, &scratch, prep)
 			}
 		})
 	}
@@ -83,8 +82,8 @@ func newStreamer(workers int, yaml, duplicates, lean, memo bool, hits *atomic.In
 }
 
 // prepareBatch converts (YAML, with the worker's scratch) and prepares
-// every item of b (through the worker's memo, for a lean load).
-func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, memo *podMemo) {
+// (with the worker's prep) every item of b.
+func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([]byte) prepared) {
 	b.preps = make([]prepared, len(b.raw))
 	for i, raw := range b.raw {
 		if st.declined.Load() {
@@ -97,11 +96,7 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, memo *podMe
 				return
 			}
 		}
-		if memo != nil {
-			b.preps[i] = memo.prepare(raw)
-		} else {
-			b.preps[i] = prepare(raw, st.lean)
-		}
+		b.preps[i] = prep(raw)
 		if b.preps[i].decoded() {
 			// commit needs the JSON only to word an error; the decoded
 			// object holds none of it.
@@ -141,8 +136,10 @@ func (st *streamer) wait() bool {
 	return !st.declined.Load()
 }
 
-// convertYAMLItem converts an item of a YAML List to JSON as
-// convertYAMLList does, or returns false.
+// convertYAMLItem converts an item of a YAML List (or the List without
+// its items) to JSON, by fastYAMLToJSONWith or else the YAML library
+// (strictly with duplicates), or returns false when neither converts it
+// to an object. convertYAMLList and streamFile both convert with it.
 func convertYAMLItem(doc []byte, duplicates bool, scratch *yamlScratch) ([]byte, bool) {
 	raw, ok := fastYAMLToJSONWith(doc, scratch)
 	if !ok {
@@ -176,7 +173,7 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	isJSON := t[0] == '{'
-	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.opts.Lean, !s.noMemo, &s.memoHits)
+	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.preparer)
 	var rest []byte
 	if isJSON {
 		rest, err = cutJSONList(r, st.add)

@@ -32,17 +32,7 @@ func streamCases(t *testing.T) map[string]streamCase {
 	asList := func(items []map[string]any, kind string) map[string]any {
 		return map[string]any{"apiVersion": "v1", "kind": kind, "metadata": map[string]any{"resourceVersion": ""}, "items": items}
 	}
-	mutated := func(i int, mutate func(map[string]any)) []map[string]any {
-		c := make([]map[string]any, len(objs))
-		copy(c, objs)
-		o := map[string]any{}
-		for k, v := range objs[i] {
-			o[k] = v
-		}
-		mutate(o)
-		c[i] = o
-		return c
-	}
+	mutated := func(i int, mutate func(map[string]any)) []map[string]any { return mutatedItem(objs, i, mutate) }
 	list := asList(objs, "List")
 	jsonList := mustJSON(t, list, true)
 	yamlList := mustYAML(t, list)

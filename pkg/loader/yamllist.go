@@ -2,8 +2,6 @@ package loader
 
 import (
 	"bytes"
-
-	"sigs.k8s.io/yaml"
 )
 
 // A YAML List as `kubectl get -o yaml` writes it is one document of tens
@@ -153,19 +151,8 @@ type convertedList struct {
 // conversion then names the first one, as it appears in the document.
 func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool) {
 	c := convertedList{items: make([][]byte, len(l.items))}
-	convert := func(doc []byte) ([]byte, bool) {
-		if raw, ok := fastYAMLToJSON(doc); ok {
-			return raw, true
-		}
-		toJSON := yaml.YAMLToJSON
-		if duplicates {
-			toJSON = yaml.YAMLToJSONStrict
-		}
-		raw, err := toJSON(doc)
-		return raw, err == nil
-	}
 	var ok bool
-	if c.rest, ok = convert(l.rest); !ok {
+	if c.rest, ok = convertYAMLItem(l.rest, duplicates, nil); !ok {
 		return convertedList{}, false
 	}
 	// Only a List is read by parts (anything else with an items key is
@@ -178,7 +165,7 @@ func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool)
 	failed := make([]bool, len(l.items))
 	s.parallel(len(l.items), func(i int) {
 		var ok bool
-		if c.items[i], ok = convert(l.items[i]); !ok || !bytes.HasPrefix(c.items[i], []byte("{")) {
+		if c.items[i], ok = convertYAMLItem(l.items[i], duplicates, nil); !ok {
 			failed[i] = true
 		}
 		l.items[i] = nil // the YAML is no longer needed

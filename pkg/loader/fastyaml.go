@@ -2,6 +2,7 @@ package loader
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -11,12 +12,13 @@ import (
 // faster than the generic conversion (which builds a tree of interfaces
 // and marshals it). It declines — returns false — for anything whose
 // meaning it does not know for certain under YAML 1.1 as sigs.k8s.io/yaml
-// reads it: anchors, aliases, tags, comments, flow collections other than
-// {} and [], folded or kept block scalars, multi-line plain scalars,
-// escapes in double quotes, scalars that could be numbers, booleans,
-// timestamps or nulls in another spelling, and duplicate keys. The caller
-// then converts the document the generic way, which gives the same
-// answer or words the error. FuzzFastYAML holds it to that.
+// reads it: anchors, aliases, tags, comments, flow collections over
+// several lines or holding what appendFlow does not read, folded or kept
+// block scalars, multi-line plain scalars, escapes in double quotes,
+// scalars that could be numbers, booleans, timestamps or nulls in another
+// spelling, and duplicate keys. The caller then converts the document the
+// generic way, which gives the same answer or words the error.
+// FuzzFastYAML holds it to that.
 func fastYAMLToJSON(doc []byte) ([]byte, bool) {
 	return fastYAMLToJSONWith(doc, nil)
 }
@@ -421,11 +423,9 @@ func (p *yamlParser) scalar(s []byte) bool {
 		p.out = appendJSONString(p.out, v)
 		return true
 	case '{', '[':
-		if string(s) == "{}" || string(s) == "[]" {
-			p.out = append(p.out, s...)
-			return true
-		}
-		return false
+		var ok bool
+		p.out, s, ok = appendFlow(p.out, s, 0)
+		return ok && len(s) == 0
 	}
 	switch string(s) {
 	case "true", "false", "null":
@@ -494,3 +494,136 @@ func (p *yamlParser) literal(indent int, header []byte) bool {
 	p.out = appendJSONString(p.out, b.String())
 	return true
 }
+
+// maxFlowDepth bounds how deeply appendFlow nests: deeper flows decline
+// (to the generic converter, which has bounds of its own).
+const maxFlowDepth = 32
+
+// appendFlow converts the flow collection at the start of s — a mapping
+// {k: v, ...} or a sequence [v, ...] on one line, whose keys and scalars
+// are quoted or single plain words, with no trailing comma, no implicit
+// key in a sequence and no duplicate key — and returns what follows it.
+// ok is false for anything else.
+func appendFlow(out, s []byte, depth int) (_, rest []byte, ok bool) {
+	if depth >= maxFlowDepth {
+		return out, s, false
+	}
+	open := s[0]
+	end := byte(']')
+	if open == '{' {
+		end = '}'
+	}
+	out = append(out, open)
+	s = trimFlowSpace(s[1:])
+	if len(s) > 0 && s[0] == end {
+		return append(out, end), s[1:], true
+	}
+	var keys []string
+	for {
+		if len(s) == 0 {
+			return out, s, false
+		}
+		if open == '{' {
+			var key string
+			if key, s, ok = flowKey(s); !ok || slices.Contains(keys, key) {
+				return out, s, false
+			}
+			keys = append(keys, key)
+			out = appendJSONString(out, key)
+			out = append(out, ':')
+		}
+		if out, s, ok = appendFlowNode(out, s, depth); !ok {
+			return out, s, false
+		}
+		s = trimFlowSpace(s)
+		if len(s) == 0 {
+			return out, s, false
+		}
+		switch s[0] {
+		case end:
+			return append(out, end), s[1:], true
+		case ',':
+			s = trimFlowSpace(s[1:])
+			if len(s) == 0 || s[0] == end {
+				return out, s, false // a trailing comma
+			}
+			out = append(out, ',')
+		default:
+			return out, s, false // ':' after a sequence entry, or more words
+		}
+	}
+}
+
+// flowKey reads "key: " at the start of s (a quoted or plain key, then a
+// colon and a space) and returns the key and what follows.
+func flowKey(s []byte) (key string, rest []byte, ok bool) {
+	tok, rest, ok := flowToken(s)
+	if !ok || len(rest) < 2 || rest[0] != ':' || rest[1] != ' ' {
+		return "", s, false
+	}
+	if tok[0] == '"' || tok[0] == '\'' {
+		key, ok = quoted(tok)
+	} else {
+		key, ok = string(tok), isPlainString(tok)
+	}
+	return key, trimFlowSpace(rest[1:]), ok
+}
+
+// appendFlowNode converts a flow collection or a scalar at the start of s.
+func appendFlowNode(out, s []byte, depth int) (_, rest []byte, ok bool) {
+	if s[0] == '{' || s[0] == '[' {
+		return appendFlow(out, s, depth+1)
+	}
+	tok, rest, ok := flowToken(s)
+	if !ok {
+		return out, s, false
+	}
+	switch tok[0] {
+	case '"', '\'':
+		v, ok := quoted(tok)
+		return appendJSONString(out, v), rest, ok
+	}
+	switch string(tok) {
+	case "true", "false", "null":
+		return append(out, tok...), rest, true
+	case "~":
+		return append(out, "null"...), rest, true
+	}
+	if isDecimalInt(tok) {
+		return append(out, tok...), rest, true
+	}
+	return appendJSONString(out, string(tok)), rest, isPlainString(tok)
+}
+
+// flowToken cuts a quoted scalar, or a plain word (up to a space, a flow
+// indicator, a colon or a quote), from the start of s.
+func flowToken(s []byte) (tok, rest []byte, ok bool) {
+	switch q := s[0]; q {
+	case '"':
+		i := bytes.IndexByte(s[1:], '"')
+		if i < 0 {
+			return nil, s, false
+		}
+		return s[:i+2], s[i+2:], true
+	case '\'':
+		for i := 1; i < len(s); i++ {
+			if s[i] != '\'' {
+				continue
+			}
+			if i+1 < len(s) && s[i+1] == '\'' {
+				i++
+				continue
+			}
+			return s[:i+1], s[i+1:], true
+		}
+		return nil, s, false
+	}
+	i := bytes.IndexAny(s, " ,[]{}:\"'#")
+	if i < 0 {
+		i = len(s)
+	}
+	return s[:i], s[i:], i > 0
+}
+
+// trimFlowSpace drops the spaces at the start of s.
+func trimFlowSpace(s []byte) []byte { return bytes.TrimLeft(s, " ") }

@@ -390,6 +390,10 @@ func FuzzFastYAML(f *testing.F) {
 		// block without a final line break.
 		"A :", "A :\n", "A: |\n 0", "A: |\n 0\n",
 		"b1: 0b1c2d3e\nb2: 0b+1\nb3: 0b\nb4: 0b_1\nb5: 0b-0\nb6: 0b2\nb7: 0b11111111111111111111111111111111111111111111111111111111111111111\nb8: 0B1\n",
+		// Flow collections on one line.
+		"r: {cpu: 100m, memory: 1Gi}\nl: {app: a1}\ns: [a, 'b''c', \"d\", 10, -3, true, ~, null, {}, [x, [z]]]\nm: {\"k\": {'q': v}}\n",
+		"- {a: 1, b: [2, 3]}\n- [ a ,b ]\n- {a: 1, a: 2}\n- {a: 1,}\n- [a: b]\n- {a: b c}\n- {a: yes}\n- {a: 1.5}\n- {a: x:y}\n- {a: }\n- {a:b}\n",
+		"a: {b: c}  # comment\nb: {c: d,\n  e: f}\nc: [a #b]\nd: [\"a\"b]\ne: {0x1: a}\nf: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
 		"uid: 6f1e0c2a-0000-4000-8000-000000000001\nboot: 0b1c2d3e\nhex: 0x1F\nbin: 0b101\nu: 1_000\nf: 1.5e3\nd: 2026-01-01T00:00:00Z\nbig: 99999999999999999999\noct: 0755\ne: 6e2\nx: 6e\nv: 1.2.3\n",
 	}
 	for _, s := range seeds {
@@ -443,5 +447,56 @@ func TestSkippedLines(t *testing.T) {
 	}
 	if len(s.Skipped) != 6 {
 		t.Errorf("Skipped has %d lines, want one per object", len(s.Skipped))
+	}
+}
+
+// TestFastYAMLFlow: the flow collections the fast converter reads give
+// the generic converter's JSON, and those it does not read decline.
+func TestFastYAMLFlow(t *testing.T) {
+	tests := []struct {
+		doc  string
+		read bool
+	}{
+		{"r: {cpu: 100m, memory: 1Gi}\n", true},
+		{"s: [a, 'b''c', \"d\", 10, -3, true, ~, null, {}, [x, [z]]]\n", true},
+		{"m: {\"k\": {'q': v}, l: []}\n", true},
+		{"- {a: 1, b: [2, 3]}\n- [ a ,b ]\n", true},
+		{"a: {a: 1, a: 2}\n", false}, // a duplicate key: the generic path names it
+		{"a: {a: 1,}\n", false},
+		{"a: [a: b]\n", false},
+		{"a: {a: b c}\n", false},
+		{"a: {a: yes}\n", false},
+		{"a: {a: 1.5}\n", false},
+		{"a: {a: x:y}\n", false},
+		{"a: {a: }\n", false},
+		{"a: {a:b}\n", false},
+		{"a: {b: c}  # comment\n", false},
+		{"a: {b: c,\n  d: e}\n", false},
+		{"a: [\"a\"b]\n", false},
+		{"a: " + strings.Repeat("[", maxFlowDepth+1) + "x" + strings.Repeat("]", maxFlowDepth+1) + "\n", false},
+	}
+	for _, tt := range tests {
+		fast, ok := fastYAMLToJSON([]byte(tt.doc))
+		if ok != tt.read {
+			t.Errorf("%q: read %v, want %v", tt.doc, ok, tt.read)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		generic, err := yaml.YAMLToJSON([]byte(tt.doc))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.doc, err)
+		}
+		var a, b any
+		if err := json.Unmarshal(fast, &a); err != nil {
+			t.Fatalf("%q: fast wrote %s: %v", tt.doc, fast, err)
+		}
+		if err := json.Unmarshal(generic, &b); err != nil {
+			t.Fatal(err)
+		}
+		if !cmp.Equal(a, b) {
+			t.Errorf("%q: fast %s, generic %s", tt.doc, fast, generic)
+		}
 	}
 }

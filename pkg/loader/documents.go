@@ -7,40 +7,54 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
-// document is one document as JSON, with its first duplicate key if any,
-// or a large YAML List converted by parts.
+// document is one document of a stream: its YAML to convert (yaml, the
+// index-th document read), then its JSON with its first duplicate key if
+// any, and its prepared form; or a large YAML List converted by parts.
 type document struct {
+	yaml      []byte
+	index     int
 	data      []byte
 	duplicate string
+	prep      prepared
 	list      *convertedList
 }
 
 // splitListSize is the smallest YAML document worth cutting into items.
 const splitListSize = 64 << 10
 
-// splitDocuments splits a YAML stream or a JSON document into raw JSON
-// documents, dropping empty ones. YAML turned into JSON loses duplicate
-// keys, so each YAML document's first duplicate key is found first (unless
-// duplicates is false: under --validate=ignore they do not matter).
+// splitDocuments splits a YAML stream or a JSON document into documents,
+// each converted to JSON and prepared (in parallel), dropping empty ones.
+// YAML turned into JSON loses duplicate keys, so each YAML document's
+// first duplicate key is found first (unless duplicates is false: under
+// --validate=ignore they do not matter). The error is the first in the
+// input: a document that does not convert, or the stream's own.
 func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]document, error) {
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
-		return splitJSON(name, data)
+		docs, err := splitJSON(name, data)
+		if err != nil {
+			return nil, err
+		}
+		s.prepareDocuments(name, docs, duplicates)
+		return docs, nil
 	}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs []document
+	var streamErr error
 	for i := 1; ; i++ {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML: " + oneLine(err.Error())}
+			streamErr = &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML: " + oneLine(err.Error())}
+			break
 		}
 		if len(doc) >= splitListSize {
 			if l, ok := splitYAMLList(doc); ok {
@@ -50,28 +64,76 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 				}
 			}
 		}
-		d, err := convertYAML(fmt.Sprintf("%s#%d", name, i), doc, duplicates)
-		if err != nil {
-			return nil, err
+		docs = append(docs, document{yaml: doc, index: i})
+	}
+	if err := s.prepareDocuments(name, docs, duplicates); err != nil {
+		return nil, err
+	}
+	if streamErr != nil {
+		return nil, streamErr
+	}
+	return slices.DeleteFunc(docs, func(d document) bool { return d.data == nil && d.list == nil }), nil
+}
+
+// prepareDocuments converts the YAML documents of docs and prepares them
+// all, in parallel as a List's items are (a goroutine's fast converter
+// and pod memo are its own), and returns the first document in order that
+// does not convert. A document's JSON is kept only where commit needs it
+// to word an error.
+func (s *Set) prepareDocuments(name string, docs []document, duplicates bool) error {
+	failed := make([]*InputError, len(docs))
+	s.parallelEach(len(docs), func() func(int) {
+		scratch := yamlScratch{blocks: newYAMLBlocks()}
+		prep := s.preparer()
+		return func(i int) {
+			d := &docs[i]
+			if d.yaml != nil {
+				c, err := convertYAMLWith(fmt.Sprintf("%s#%d", name, d.index), d.yaml, duplicates, &scratch)
+				if err != nil {
+					failed[i] = err
+					return
+				}
+				d.yaml, d.data, d.duplicate = nil, c.data, c.duplicate
+			}
+			if d.data == nil {
+				return
+			}
+			d.prep = prep(d.data)
+			if d.prep.decoded() {
+				scratch.recycle(d.data)
+				d.data = []byte{} // commit needs the JSON only to word an error
+			}
 		}
-		if d.data != nil {
-			docs = append(docs, d)
+	})
+	for _, err := range failed {
+		if err != nil {
+			return err
 		}
 	}
-	return docs, nil
+	return nil
 }
 
 // convertYAML converts one YAML document to JSON, with its first
 // duplicate key (unless duplicates is false: under --validate=ignore they
 // do not matter). An empty document has no data.
 func convertYAML(src string, doc []byte, duplicates bool) (document, error) {
+	d, err := convertYAMLWith(src, doc, duplicates, nil)
+	if err != nil {
+		return document{}, err
+	}
+	return d, nil
+}
+
+// convertYAMLWith is convertYAML with a converting goroutine's scratch
+// (nil allocates).
+func convertYAMLWith(src string, doc []byte, duplicates bool, scratch *yamlScratch) (document, *InputError) {
 	// The fast conversion first (fastyaml.go; it declines duplicate keys
 	// and whatever it does not read for certain). Then one generic parse
 	// for a document without a duplicate key; only a document the strict
 	// conversion refuses is parsed again, to name the duplicate field (or
 	// to find there is none).
 	var d document
-	raw, fast := fastYAMLToJSON(doc)
+	raw, fast := fastYAMLToJSONWith(doc, scratch)
 	var err error
 	if !fast && duplicates {
 		if raw, err = yaml.YAMLToJSONStrict(doc); err != nil {
@@ -84,6 +146,7 @@ func convertYAML(src string, doc []byte, duplicates bool) (document, error) {
 		}
 	}
 	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		scratch.recycle(raw)
 		return document{}, nil
 	}
 	d.data = raw

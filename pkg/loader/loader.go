@@ -317,9 +317,10 @@ func (s *Set) AddBytes(name string, data []byte) error {
 				return err
 			}
 		}
-		if err := s.addDocument(src, doc.data, 0); err != nil {
+		if err := s.commit(src, doc.data, doc.prep, 0); err != nil {
 			return err
 		}
+		docs[i] = document{}
 	}
 	return nil
 }

@@ -19,8 +19,10 @@ import (
 // Its errors may be worded otherwise; the caller asks ValidatePod for
 // them.
 func ValidatePodInstance(p *v1.Pod) field.ErrorList {
-	meta := metav1.ObjectMeta{Name: p.Name, GenerateName: p.GenerateName, Namespace: p.Namespace, Annotations: p.Annotations, ManagedFields: p.ManagedFields}
-	errs := apivalidation.ValidateObjectMeta(&meta, true, apivalidation.NameIsDNSSubdomain, metadata)
+	// The namespace is the accepted pod's: not checked again (its regular
+	// expression costs as much as the rest of this).
+	meta := metav1.ObjectMeta{Name: p.Name, GenerateName: p.GenerateName, Annotations: p.Annotations, ManagedFields: p.ManagedFields}
+	errs := apivalidation.ValidateObjectMeta(&meta, false, nameIsDNSSubdomain, metadata)
 	errs = append(errs, validateReference(p.Spec.NodeName, spec.Child("nodeName"))...)
 	errs = append(errs, validatePodStatusResources(&p.Status)...)
 	if len(errs) == 0 {

@@ -30,7 +30,7 @@ func DefaultStatefulSet(s *appsv1.StatefulSet) {
 // management policy, and that every volume claim template has a name, an
 // access mode and a storage request.
 func ValidateStatefulSet(s *appsv1.StatefulSet) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, metadata)
+	errs := apivalidation.ValidateObjectMeta(&s.ObjectMeta, true, nameIsDNSSubdomain, metadata)
 	errs = append(errs, validateReplicated(s.Spec.Replicas, s.Spec.Selector, &s.Spec.Template)...)
 	switch s.Spec.PodManagementPolicy {
 	case appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement:

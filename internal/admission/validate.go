@@ -40,7 +40,7 @@ var (
 // requests within limits, enum values, duplicate container names,
 // selectors, tolerations, affinity and topology spread constraints.
 func ValidatePod(p *v1.Pod) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, metadata)
+	errs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, true, nameIsDNSSubdomain, metadata)
 	errs = append(errs, validatePodSpec(&p.Spec, spec)...)
 	errs = append(errs, validatePodStatusResources(&p.Status)...)
 	if len(errs) == 0 {
@@ -158,7 +158,7 @@ func validateReference(name string, path *field.Path) field.ErrorList {
 		return nil
 	}
 	var errs field.ErrorList
-	for _, msg := range apivalidation.NameIsDNSSubdomain(name, false) {
+	for _, msg := range nameIsDNSSubdomain(name, false) {
 		errs = append(errs, field.Invalid(path, name, msg))
 	}
 	return errs

@@ -44,11 +44,15 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 		s.prepareDocuments(name, docs, duplicates)
 		return docs, nil
 	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	next := cutYAMLDocuments(data)
+	if next == nil {
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		next = r.Read
+	}
 	var docs []document
 	var streamErr error
 	for i := 1; ; i++ {
-		doc, err := r.Read()
+		doc, err := next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -73,6 +77,64 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 		return nil, streamErr
 	}
 	return slices.DeleteFunc(docs, func(d document) bool { return d.data == nil && d.list == nil }), nil
+}
+
+// cutYAMLDocuments returns a reader of the documents of a YAML stream
+// that gives what utilyaml.YAMLReader gives — each document's lines, with
+// a line break after the last (a separator line that starts a document
+// is its first line) — as slices of data instead of copies. It
+// returns nil, for YAMLReader to read data, when data holds a carriage
+// return (YAMLReader drops it before line breaks) or a separator line
+// other than "---" with spaces, tabs or a comment after it (YAMLReader
+// words the error).
+func cutYAMLDocuments(data []byte) func() ([]byte, error) {
+	if bytes.IndexByte(data, '\r') >= 0 {
+		return nil
+	}
+	for rest := data; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if bytes.HasPrefix(line, []byte("---")) && !plainSeparator(line[3:]) {
+			return nil
+		}
+	}
+	return func() ([]byte, error) {
+		start := 0
+		for len(data) > 0 {
+			end := len(data)
+			if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+				end = start + i + 1
+			}
+			// A separator ends a document; as YAMLReader reads it, one
+			// before any line of a document is that document's first.
+			if start > 0 && bytes.HasPrefix(data[start:end], []byte("---")) {
+				doc := data[:start]
+				data = data[end:]
+				return doc, nil
+			}
+			start = end
+			if start == len(data) {
+				doc := data
+				data = nil
+				if doc[len(doc)-1] != '\n' {
+					doc = append(slices.Clip(doc), '\n')
+				}
+				return doc, nil
+			}
+		}
+		return nil, io.EOF
+	}
+}
+
+// plainSeparator reports whether what follows "---" on a line is only
+// spaces and tabs, then perhaps a comment.
+func plainSeparator(rest []byte) bool {
+	rest = bytes.TrimLeft(rest, " \t")
+	return len(rest) == 0 || rest[0] == '#'
 }
 
 // prepareDocuments converts the YAML documents of docs and prepares them

@@ -125,7 +125,7 @@ func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 	if d.DecidedBy != "" && d.DecidedBy != "tie" {
 		fmt.Fprintf(w, "WHY       %s won on %s among %d candidates\n", d.NominatedNode, d.DecidedBy, len(d.Candidates))
 	} else if d.DecidedBy == "tie" {
-		fmt.Fprintf(w, "WHY       %s tied with %s on every criterion; picked at random (seeded), as kube-scheduler does\n", d.NominatedNode, strings.Join(others(d.TiedNodes, d.NominatedNode), ", "))
+		fmt.Fprintf(w, "WHY       %s tied with %s on every criterion; picked at random (seeded), as kube-scheduler does\n", d.NominatedNode, someOf(others(d.TiedNodes, d.NominatedNode), maxTiedNamed))
 	}
 	if p := d.Placement; p != nil {
 		switch {
@@ -218,6 +218,18 @@ func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 		fmt.Fprintln(w, "Score: fewest PDB violations, then lowest highest victim priority, lowest priority sum, fewest victims, latest start.")
 	}
 	return nil
+}
+
+// maxTiedNamed is how many tied nodes the table names (-o json lists
+// them all).
+const maxTiedNamed = 5
+
+// someOf joins names, naming at most max of them and counting the rest.
+func someOf(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d other nodes", strings.Join(names[:max], ", "), len(names)-max)
 }
 
 func others(all []string, exclude string) []string {

@@ -30,7 +30,10 @@ import (
 // fields stripped as kubectl shows them ("managed=no") and kept as
 // --show-managed-fields shows them ("managed=yes"), and with no two pods
 // alike ("distinct": the pods of one workload share nothing the loader
-// could decode once). It reports wall time per
+// could decode once), and as a script writes a cluster by hand
+// ("minimal": each object with its name, labels, the pods' priority, node
+// and requests, the nodes' capacity; YAML as one document per object, JSON
+// as one List). It reports wall time per
 // run, the process's CPU time and its peak RSS. REPRIEVE_E2E_BINARY=PATH
 // times that binary instead of a fresh build; REPRIEVE_E2E_DIR=DIR writes
 // the snapshots there, and reuses those already there, instead of in a
@@ -69,7 +72,8 @@ func BenchmarkWhatifEndToEnd(b *testing.B) {
 		managed bool
 		pods    string // "", "tokens" or "distinct"
 	}{{"json", false, ""}, {"yaml", false, ""}, {"json", true, ""}, {"yaml", true, ""},
-		{"json", false, "tokens"}, {"yaml", false, "tokens"}, {"json", false, "distinct"}, {"yaml", false, "distinct"}} {
+		{"json", false, "tokens"}, {"yaml", false, "tokens"}, {"json", false, "distinct"}, {"yaml", false, "distinct"},
+		{"json", false, "minimal"}, {"yaml", false, "minimal"}} {
 		format, managed := c.format, c.managed
 		name := fmt.Sprintf("snapshot-%d-managed=%s.%s", nodes, yesNo(managed), format)
 		sub := fmt.Sprintf("%s/managed=%s/nodes=%d", format, yesNo(managed), nodes)
@@ -81,7 +85,11 @@ func BenchmarkWhatifEndToEnd(b *testing.B) {
 		b.Run(sub, func(b *testing.B) {
 			// Written here, not before b.Run, so that -bench picking one
 			// variant writes one file; b.Loop starts the timer afterwards.
-			b.SetBytes(writeKubectlSnapshot(b, path, format, nodes, 30, managed, c.pods))
+			if c.pods == "minimal" {
+				b.SetBytes(writeMinimalSnapshot(b, path, format, nodes, 30))
+			} else {
+				b.SetBytes(writeKubectlSnapshot(b, path, format, nodes, 30, managed, c.pods))
+			}
 			var cpu time.Duration
 			var peak int64
 			var walls, cpus []float64
@@ -659,3 +667,83 @@ var (
       time: "2026-01-01T00:00:00Z"
 `
 )
+
+// writeMinimalSnapshot writes nodes nodes with pods pods each as a script
+// would (see BenchmarkWhatifEndToEnd) to path, unless REPRIEVE_E2E_DIR
+// keeps one there, and returns its size.
+func writeMinimalSnapshot(b *testing.B, path, format string, nodes, pods int) int64 {
+	b.Helper()
+	if st, err := os.Stat(path); err == nil && os.Getenv("REPRIEVE_E2E_DIR") != "" {
+		return st.Size()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if format == "json" {
+		fmt.Fprint(w, `{"apiVersion": "v1", "kind": "List", "items": [`)
+	}
+	for n := range nodes {
+		node := fmt.Sprintf("node-%05d", n)
+		if format == "json" {
+			if n > 0 {
+				fmt.Fprint(w, ",")
+			}
+			fmt.Fprintf(w, `
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "%[1]s", "labels": {"kubernetes.io/hostname": "%[1]s", "topology.kubernetes.io/zone": "zone-%[2]d"}},
+ "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}, "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}`, node, n%3)
+		} else {
+			fmt.Fprintf(w, `---
+apiVersion: v1
+kind: Node
+metadata:
+  name: %[1]s
+  labels:
+    kubernetes.io/hostname: %[1]s
+    topology.kubernetes.io/zone: zone-%[2]d
+status:
+  allocatable: {cpu: "4", memory: 32Gi, pods: "110"}
+  capacity: {cpu: "4", memory: 32Gi, pods: "110"}
+`, node, n%3)
+		}
+		for p := range pods {
+			if format == "json" {
+				fmt.Fprintf(w, `,
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app-%05[1]d-%02[2]d", "namespace": "default", "labels": {"app": "app-%[3]d"}},
+ "spec": {"nodeName": "%[4]s", "priority": %[5]d, "containers": [{"name": "app", "image": "registry.example/app:1", "resources": {"requests": {"cpu": "100m", "memory": "1Gi"}}}]}}`, n, p, p%10, node, p%5*100)
+			} else {
+				fmt.Fprintf(w, `---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: app-%05[1]d-%02[2]d
+  namespace: default
+  labels: {app: app-%[3]d}
+spec:
+  nodeName: %[4]s
+  priority: %[5]d
+  containers:
+  - name: app
+    image: registry.example/app:1
+    resources:
+      requests: {cpu: 100m, memory: 1Gi}
+`, n, p, p%10, node, p%5*100)
+			}
+		}
+	}
+	if format == "json" {
+		fmt.Fprint(w, "\n]}\n")
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return st.Size()
+}

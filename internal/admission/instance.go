@@ -3,7 +3,7 @@ package admission
 import (
 	v1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -19,11 +19,26 @@ import (
 // Its errors may be worded otherwise; the caller asks ValidatePod for
 // them.
 func ValidatePodInstance(p *v1.Pod) field.ErrorList {
-	// The namespace is the accepted pod's: not checked again (its regular
-	// expression costs as much as the rest of this).
-	meta := metav1.ObjectMeta{Name: p.Name, GenerateName: p.GenerateName, Annotations: p.Annotations, ManagedFields: p.ManagedFields}
-	errs := apivalidation.ValidateObjectMeta(&meta, false, nameIsDNSSubdomain, metadata)
-	errs = append(errs, validateReference(p.Spec.NodeName, spec.Child("nodeName"))...)
+	// Of ValidateObjectMeta's checks, those of the fields that differ
+	// (the namespace, labels, owner references and the rest are the
+	// accepted pod's), each path made only for an error.
+	var errs field.ErrorList
+	if p.Name == "" {
+		errs = append(errs, field.Required(metadata.Child("name"), "name or generateName is required"))
+	} else {
+		for _, msg := range nameIsDNSSubdomain(p.Name, false) {
+			errs = append(errs, field.Invalid(metadata.Child("name"), p.Name, msg))
+		}
+	}
+	if len(p.Annotations) > 0 {
+		errs = append(errs, apivalidation.ValidateAnnotations(p.Annotations, metadata.Child("annotations"))...)
+	}
+	if len(p.ManagedFields) > 0 {
+		errs = append(errs, metavalidation.ValidateManagedFields(p.ManagedFields, metadata.Child("managedFields"), metavalidation.CoveredByDeclarative)...)
+	}
+	if n := p.Spec.NodeName; n != "" && !isDNS1123Subdomain(n) {
+		errs = append(errs, validateReference(n, spec.Child("nodeName"))...)
+	}
 	errs = append(errs, validatePodStatusResources(&p.Status)...)
 	if len(errs) == 0 {
 		errs = validatePodSums(p)

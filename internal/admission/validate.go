@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -75,6 +76,9 @@ func validatePodSums(p *v1.Pod) field.ErrorList {
 // validatePodStatusResources checks the resources a kubelet reported (a
 // snapshot's bound pods), which the scheduler counts for assigned pods.
 func validatePodStatusResources(st *v1.PodStatus) field.ErrorList {
+	if statusResourcesValid(st) {
+		return nil // without making the paths
+	}
 	var errs field.ErrorList
 	status := field.NewPath("status")
 	for _, list := range []struct {
@@ -94,6 +98,30 @@ func validatePodStatusResources(st *v1.PodStatus) field.ErrorList {
 		errs = append(errs, validateResourceList(st.Resources.Requests, status.Child("resources", "requests"), false)...)
 	}
 	return errs
+}
+
+// statusResourcesValid reports whether validatePodStatusResources finds
+// nothing wrong.
+func statusResourcesValid(st *v1.PodStatus) bool {
+	for _, cs := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for _, c := range cs {
+			if !resourcesValid(c.AllocatedResources) || c.Resources != nil && (!resourcesValid(c.Resources.Requests) || !resourcesValid(c.Resources.Limits)) {
+				return false
+			}
+		}
+	}
+	return st.Resources == nil || resourcesValid(st.Resources.Requests)
+}
+
+// resourcesValid reports whether validateResourceList(rl, path, false)
+// finds nothing wrong.
+func resourcesValid(rl v1.ResourceList) bool {
+	for name, q := range rl {
+		if len(ValidateQuantity(name, q, nil)) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidatePodTemplate validates a controller's pod template: its labels
@@ -259,6 +287,11 @@ func ValidateQuantity(name v1.ResourceName, q resource.Quantity, path *field.Pat
 // representable reports whether q, rounded up to the given scale, fits an
 // int64 (what Quantity.ScaledValue returns without wrapping around).
 func representable(q resource.Quantity, scale resource.Scale) bool {
+	// Far below the bound (about 9.2e18), rounding up cannot cross it:
+	// no need for the exact arithmetic.
+	if f := q.AsApproximateFloat64() * math.Pow10(-int(scale)); f < 1e18 {
+		return true
+	}
 	d := q.AsDec()
 	unscaled, exp := d.UnscaledBig(), -int(d.Scale())+int(-scale)
 	if unscaled.Sign() == 0 {

@@ -110,16 +110,18 @@ func TestErrors(t *testing.T) {
 		code int
 		err  string
 	}{
-		"bad quantity":     {[]string{"whatif", "--snapshot", badQuantity, "--pod", "a/b"}, 2, badQuantity + ": Node n1: status.allocatable.cpu: quantities must match"},
-		"pod and node":     {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", podAndNode}, 2, podAndNode + ": -f must hold Pods and nothing else"},
-		"namespace":        {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/urgent.yaml", "-n", "jobs"}, 2, `the namespace from the provided object "shop" does not match the namespace "jobs"`},
-		"bad config":       {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", badConfig}, 2, "not in valid range [0, 100]"},
-		"no pod flag":      {[]string{"whatif", "--snapshot", "../../examples/cluster"}, 2, "exactly one of -f/--filename and --pod is required"},
-		"unknown pod":      {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b"}, 2, "no such pod in the snapshot"},
-		"bound pod":        {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "jobs/batch-1"}, 2, "already bound to node-a"},
-		"bad output":       {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "-o", "xml"}, 2, "--output must be one of table, wide, json, yaml, name, jsonpath=TEMPLATE"},
-		"missing file":     {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "--pod", "a/b"}, 2, "--snapshot: " + filepath.Join(dir, "nope.yaml") + ": cannot read: no such file or directory"},
-		"unknown flag":     {[]string{"whatif", "--bogus"}, 2, "unknown flag"},
+		"bad quantity": {[]string{"whatif", "--snapshot", badQuantity, "--pod", "a/b"}, 2, badQuantity + ": Node n1: status.allocatable.cpu: quantities must match"},
+		"pod and node": {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", podAndNode}, 2, podAndNode + ": -f must hold Pods and nothing else"},
+		"namespace":    {[]string{"whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/urgent.yaml", "-n", "jobs"}, 2, `the namespace from the provided object "shop" does not match the namespace "jobs"`},
+		"bad config":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", badConfig}, 2, "not in valid range [0, 100]"},
+		"no pod flag":  {[]string{"whatif", "--snapshot", "../../examples/cluster"}, 2, "exactly one of -f/--filename and --pod is required"},
+		"unknown pod":  {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b"}, 2, "no such pod in the snapshot"},
+		"bound pod":    {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "jobs/batch-1"}, 2, "already bound to node-a"},
+		"bad output":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "-o", "xml"}, 2, "--output must be one of table, wide, json, yaml, name, jsonpath=TEMPLATE"},
+		"missing file": {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "--pod", "a/b"}, 2, "--snapshot: " + filepath.Join(dir, "nope.yaml") + ": cannot read: no such file or directory"},
+		"unknown flag": {[]string{"whatif", "--bogus"}, 2, "unknown flag"},
+		// -f is read before the snapshot: its mistake is reported first.
+		"missing -f first": {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "-f", filepath.Join(dir, "nopod.yaml")}, 2, "-f: " + filepath.Join(dir, "nopod.yaml") + ": cannot read"},
 		"missing config":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", filepath.Join(dir, "nope.yaml")}, 2, "--config: open " + filepath.Join(dir, "nope.yaml")},
 		"flag value":       {[]string{"whatif", "--output"}, 2, "flag needs an argument"},
 		"unknown command":  {[]string{"frobnicate"}, 2, `unknown command "frobnicate" for "reprieve"`},

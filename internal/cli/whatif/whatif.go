@@ -230,6 +230,18 @@ func (o *Options) Validate() error {
 
 // Run loads the snapshot, decides and prints.
 func (o *Options) Run(ctx context.Context) error {
+	// The pods to evaluate first: a mistake there is reported before the
+	// snapshot, which can take seconds to read, is loaded.
+	var file podFile
+	if o.PodKey == "" {
+		var err error
+		if file.objs, file.set, err = loader.LoadPodsSet(o.load, o.PodFile); err != nil {
+			return clierr.NameFlag("-f", err)
+		}
+		for _, line := range file.set.Warnings {
+			fmt.Fprintln(o.errOut, "warning:", line)
+		}
+	}
 	// whatif only evaluates: the snapshot's pods need only what decisions
 	// read.
 	set, err := o.loadSet(ctx, true)
@@ -246,7 +258,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pods, err := o.pods(snap)
+	pods, err := o.pods(snap, file)
 	if err != nil {
 		return err
 	}
@@ -331,7 +343,13 @@ func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 	return set, nil
 }
 
-func (o *Options) pods(snap *snapshot.Snapshot) ([]*snapshot.Pod, error) {
+// podFile is the pods of -f, as loaded.
+type podFile struct {
+	objs []*v1.Pod
+	set  *loader.Set
+}
+
+func (o *Options) pods(snap *snapshot.Snapshot, file podFile) ([]*snapshot.Pod, error) {
 	if o.PodKey != "" {
 		p := snap.Pod(o.PodKey)
 		if p == nil {
@@ -345,13 +363,7 @@ func (o *Options) pods(snap *snapshot.Snapshot) ([]*snapshot.Pod, error) {
 		}
 		return []*snapshot.Pod{p}, nil
 	}
-	objs, podSet, err := loader.LoadPodsSet(o.load, o.PodFile)
-	if err != nil {
-		return nil, clierr.NameFlag("-f", err)
-	}
-	for _, line := range podSet.Warnings {
-		fmt.Fprintln(o.errOut, "warning:", line)
-	}
+	objs, podSet := file.objs, file.set
 	out := make([]*snapshot.Pod, 0, len(objs))
 	for _, obj := range objs {
 		switch {

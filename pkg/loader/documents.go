@@ -44,12 +44,12 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 		s.prepareDocuments(name, docs, duplicates)
 		return docs, nil
 	}
-	next := cutYAMLDocuments(data)
+	next, n := cutYAMLDocuments(data)
 	if next == nil {
 		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 		next = r.Read
 	}
-	var docs []document
+	docs := make([]document, 0, n)
 	var streamErr error
 	for i := 1; ; i++ {
 		doc, err := next()
@@ -79,7 +79,8 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 	return slices.DeleteFunc(docs, func(d document) bool { return d.data == nil && d.list == nil }), nil
 }
 
-// cutYAMLDocuments returns a reader of the documents of a YAML stream
+// cutYAMLDocuments returns a reader of the documents of a YAML stream,
+// and about how many there are,
 // that gives what utilyaml.YAMLReader gives — each document's lines, with
 // a line break after the last (a separator line that starts a document
 // is its first line) — as slices of data instead of copies. It
@@ -87,47 +88,60 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 // return (YAMLReader drops it before line breaks) or a separator line
 // other than "---" with spaces, tabs or a comment after it (YAMLReader
 // words the error).
-func cutYAMLDocuments(data []byte) func() ([]byte, error) {
+func cutYAMLDocuments(data []byte) (next func() ([]byte, error), docs int) {
 	if bytes.IndexByte(data, '\r') >= 0 {
-		return nil
+		return nil, 0
 	}
-	for rest := data; len(rest) > 0; {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
+	// Every separator line first, for what YAMLReader would refuse.
+	docs = 1
+	for at := 0; at < len(data); {
+		if bytes.HasPrefix(data[at:], []byte("---")) {
+			line := data[at+3:]
+			if i := bytes.IndexByte(line, '\n'); i >= 0 {
+				line = line[:i]
+			}
+			if !plainSeparator(line) {
+				return nil, 0
+			}
+			docs++
 		}
-		if bytes.HasPrefix(line, []byte("---")) && !plainSeparator(line[3:]) {
-			return nil
+		i := bytes.Index(data[at:], []byte("\n---"))
+		if i < 0 {
+			break
 		}
+		at += i + 1
 	}
+	pos := 0
 	return func() ([]byte, error) {
-		start := 0
-		for len(data) > 0 {
-			end := len(data)
-			if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
-				end = start + i + 1
-			}
-			// A separator ends a document; as YAMLReader reads it, one
-			// before any line of a document is that document's first.
-			if start > 0 && bytes.HasPrefix(data[start:end], []byte("---")) {
-				doc := data[:start]
-				data = data[end:]
-				return doc, nil
-			}
-			start = end
-			if start == len(data) {
-				doc := data
-				data = nil
-				if doc[len(doc)-1] != '\n' {
-					doc = append(slices.Clip(doc), '\n')
-				}
-				return doc, nil
-			}
+		if pos >= len(data) {
+			return nil, io.EOF
 		}
-		return nil, io.EOF
-	}
+		// A document's first line is its own, even a separator (as
+		// YAMLReader reads one before any line of a document); the next
+		// separator line ends it.
+		rest := data[pos:]
+		first := bytes.IndexByte(rest, '\n')
+		if first < 0 {
+			pos = len(data)
+			return append(slices.Clip(rest), '\n'), nil
+		}
+		sep := bytes.Index(rest[first:], []byte("\n---"))
+		if sep < 0 {
+			pos = len(data)
+			if rest[len(rest)-1] != '\n' {
+				return append(slices.Clip(rest), '\n'), nil
+			}
+			return rest, nil
+		}
+		doc := rest[:first+sep+1]
+		after := rest[first+sep+1:]
+		if i := bytes.IndexByte(after, '\n'); i >= 0 {
+			pos += len(doc) + i + 1
+		} else {
+			pos = len(data)
+		}
+		return doc, nil
+	}, docs
 }
 
 // plainSeparator reports whether what follows "---" on a line is only

@@ -21,7 +21,7 @@ func FuzzCutYAMLDocuments(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		next := cutYAMLDocuments(data)
+		next, _ := cutYAMLDocuments(data)
 		if next == nil {
 			return
 		}
@@ -57,11 +57,11 @@ func FuzzCutYAMLDocuments(f *testing.F) {
 // is left to it.
 func TestCutYAMLDocumentsDeclines(t *testing.T) {
 	for _, s := range []string{"a: 1\r\n", "--- x\n", "a: 1\n----\n", "---\u00a0\n"} {
-		if cutYAMLDocuments([]byte(s)) != nil {
+		if next, _ := cutYAMLDocuments([]byte(s)); next != nil {
 			t.Errorf("%q: cut, want it left to YAMLReader", s)
 		}
 	}
-	if cutYAMLDocuments([]byte("a: 1\n--- # comment\nb: 2\n")) == nil {
+	if next, _ := cutYAMLDocuments([]byte("a: 1\n--- # comment\nb: 2\n")); next == nil {
 		t.Error("a plain stream is left to YAMLReader")
 	}
 }

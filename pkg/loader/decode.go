@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -269,25 +270,24 @@ func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
 	if h.Name == "" {
 		return &InputError{Source: src, Object: h.Kind, Field: "metadata.name", Detail: "missing"}
 	}
-	key := h.Kind + " " + ns + "/" + h.Name
+	key := objectKey{h.Kind, ns, h.Name}
 	if prev, dup := s.seen[key]; dup {
 		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: "metadata.name", Detail: "duplicate object (first defined in " + prev + ")"}
 	}
 	s.seen[key] = src
 
-	id := objectName(h.Kind, ns, h.Name)
 	if p.quantityField != "" {
-		return &InputError{Source: src, Object: id, Field: p.quantityField, Detail: p.quantityDetail}
+		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: p.quantityField, Detail: p.quantityDetail}
 	}
 	if p.decodeErr != nil {
 		field, detail := splitJSONError(p.decodeErr)
 		if field == "" {
 			field = findBadQuantity(raw)
 		}
-		return &InputError{Source: src, Object: id, Field: field, Detail: detail}
+		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: field, Detail: detail}
 	}
 	for _, u := range p.unknown {
-		if err := s.strict(src, id, oneLine(u.Error())); err != nil {
+		if err := s.strict(src, objectName(h.Kind, ns, h.Name), oneLine(u.Error())); err != nil {
 			return err
 		}
 	}
@@ -434,8 +434,11 @@ func (s *Set) checkList(src string, rest []byte, h objectHeader, depth int) ([]j
 // commitItem commits item i of the List src (of depth), prepared as p
 // (item is its JSON, or nil once p holds it decoded).
 func (s *Set) commitItem(src string, i int, item []byte, p prepared, depth int) error {
-	return s.commit(fmt.Sprintf("%s items[%d]", src, i), item, p, depth+1)
+	return s.commit(src+" items["+strconv.Itoa(i)+"]", item, p, depth+1)
 }
+
+// objectKey is an object's kind, namespace and name.
+type objectKey struct{ kind, namespace, name string }
 
 // isListKind reports whether kind names a list (List, PodList, ...).
 func isListKind(kind string) bool { return strings.HasSuffix(kind, "List") }

@@ -103,7 +103,7 @@ type Set struct {
 	memoHits  atomic.Int64
 	skipped   []skippedObject // what each Skipped line names
 	origin    map[any]string
-	seen      map[string]string
+	seen      map[objectKey]string
 	defaulted map[any]bool
 	globals   admission.GlobalDefaults
 }
@@ -113,7 +113,7 @@ func NewSet() *Set { return NewSetWith(Options{}) }
 
 // NewSetWith returns an empty set reading with opts.
 func NewSetWith(opts Options) *Set {
-	return &Set{opts: opts, origin: map[any]string{}, seen: map[string]string{}, defaulted: map[any]bool{}}
+	return &Set{opts: opts, origin: map[any]string{}, seen: map[objectKey]string{}, defaulted: map[any]bool{}}
 }
 
 // RawDocument is a document kept as JSON, with where it came from.

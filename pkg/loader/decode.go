@@ -380,6 +380,7 @@ func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, 
 			items[i] = withTypeMeta(item, itemKind, h.APIVersion)
 		}
 	}
+	s.reserve(len(items))
 	preps := make([]prepared, len(items))
 	s.parallelEach(len(items), func() func(int) {
 		prep := s.preparer()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -178,6 +179,19 @@ func (s *Set) WorkloadLines() []string {
 	return out
 }
 
+// reserve makes room in the set's maps for n more objects: a large load
+// then does not grow them step by step as it commits.
+func (s *Set) reserve(n int) {
+	if n < 1024 {
+		return
+	}
+	seen := make(map[objectKey]string, len(s.seen)+n)
+	maps.Copy(seen, s.seen)
+	origin := make(map[any]string, len(s.origin)+n)
+	maps.Copy(origin, s.origin)
+	s.seen, s.origin = seen, origin
+}
+
 // Origin returns where obj was read from ("" if unknown).
 func (s *Set) Origin(obj any) string { return s.origin[obj] }
 
@@ -300,6 +314,7 @@ func (s *Set) AddBytes(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	s.reserve(len(docs))
 	for i, doc := range docs {
 		src := name
 		if len(docs) > 1 {

@@ -56,10 +56,16 @@ type podMemo struct {
 	spans   []span
 	dec     fastDecoder
 	pf      v1.Pod // the pod fromTemplate validates
+	// slab is where the next pods are made: allocated podSlab at a time,
+	// as they all live as long as the snapshot.
+	slab []v1.Pod
 	// managed are the managed fields decoded, by their text: often
 	// alike in a workload's pods.
 	managed map[string][]metav1.ManagedFieldsEntry
 }
+
+// podSlab is how many pods a memo allocates at once.
+const podSlab = 64
 
 // podTemplate is a shape's first pod as prepared: full is it defaulted
 // and validated, and lean the same leaned, the object of that first pod.
@@ -321,7 +327,12 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	if errs := admission.ValidatePodInstance(pf); len(errs) > 0 {
 		return prepared{}, false
 	}
-	pl := *t.lean
+	if len(m.slab) == 0 {
+		m.slab = make([]v1.Pod, podSlab)
+	}
+	pl := &m.slab[0]
+	m.slab = m.slab[1:]
+	*pl = *t.lean
 	pl.Name, pl.UID, pl.ResourceVersion, pl.CreationTimestamp = pf.Name, pf.UID, pf.ResourceVersion, pf.CreationTimestamp
 	pl.Annotations, pl.ManagedFields = nil, nil
 	pl.Spec.NodeName, pl.Spec.Volumes = pf.Spec.NodeName, pf.Spec.Volumes
@@ -329,6 +340,6 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	leanStatus(&pl.Status)
 	p := t.p
 	p.h.Name = pf.Name
-	p.obj = &pl
+	p.obj = pl
 	return p, true
 }

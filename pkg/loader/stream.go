@@ -202,6 +202,11 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 	if _, err := s.checkList(path, rest, h.short(), 0); err != nil {
 		return true, err
 	}
+	n := 0
+	for _, b := range st.batches {
+		n += len(b.raw)
+	}
+	s.reserve(n)
 	i := 0
 	for k, b := range st.batches {
 		for j := range b.raw {

@@ -29,16 +29,28 @@ func skipSpace(data []byte, i int) int {
 // skipString returns the index just past the string whose opening quote is
 // at data[i], or -1 when it is not closed.
 func skipString(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
+	// The next quote, found by bytes.IndexByte, ends the string unless an
+	// odd number of backslashes escapes it.
+	open := i
+	for i++; ; i++ {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		i += q
+		escaped := false
+		for j := i - 1; j > open && data[j] == '\\'; j-- {
+			escaped = !escaped
+		}
+		if !escaped {
 			return i + 1
 		}
 	}
-	return -1
 }
+
+// containerByte marks the bytes skipValue looks at inside an object or an
+// array (a constant table).
+var containerByte = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
 
 // skipValue returns the index just past the JSON value that starts at
 // data[i] (after space), or -1 when there is none or it is not closed.
@@ -52,15 +64,19 @@ func skipValue(data []byte, i int) int {
 		return skipString(data, i)
 	case '{', '[':
 		depth := 0
-		for ; i < len(data); i++ {
+		for i < len(data) {
+			for i < len(data) && !containerByte[data[i]] {
+				i++
+			}
+			if i == len(data) {
+				break
+			}
 			switch data[i] {
 			case '"':
-				// The string, inline: most of a document is strings.
-				for i++; i < len(data) && data[i] != '"'; i++ {
-					if data[i] == '\\' {
-						i++
-					}
+				if i = skipString(data, i); i < 0 {
+					return -1
 				}
+				continue
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -68,6 +84,7 @@ func skipValue(data []byte, i int) int {
 					return i + 1
 				}
 			}
+			i++
 		}
 		return -1
 	case '}', ']', ',', ':':

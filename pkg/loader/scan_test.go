@@ -500,3 +500,63 @@ func TestFastYAMLFlow(t *testing.T) {
 		}
 	}
 }
+
+// skipValueByByte is skipValue as it was written first, a byte at a
+// time: FuzzSkipValue holds the faster one to it.
+func skipValueByByte(data []byte, i int) int {
+	i = skipSpace(data, i)
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		for i++; i < len(data); i++ {
+			switch data[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				for i++; i < len(data) && data[i] != '"'; i++ {
+					if data[i] == '\\' {
+						i++
+					}
+				}
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	case '}', ']', ',', ':':
+		return -1
+	}
+	for ; i < len(data); i++ {
+		switch data[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+	}
+	return i
+}
+
+func FuzzSkipValue(f *testing.F) {
+	for _, s := range []string{`"a"`, `"a\"b"`, `"a\\"`, `"a\\\"b" x`, `{"a": [1, {"b": "}"}]}`, `[1, 2`, `{"a\\": "\\\\"}`, `"\`, `["\\\\\"]"]`, ` 12, 3`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := skipValue(data, 0), skipValueByByte(data, 0); got != want {
+			t.Fatalf("skipValue(%q) = %d, byte by byte %d", data, got, want)
+		}
+	})
+}

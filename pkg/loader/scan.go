@@ -2,6 +2,7 @@ package loader
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -16,6 +17,10 @@ import (
 // skipSpace returns the index of the first non-space byte at or after i.
 func skipSpace(data []byte, i int) int {
 	for i < len(data) {
+		if i+8 <= len(data) && binary.LittleEndian.Uint64(data[i:]) == eightSpaces {
+			i += 8
+			continue
+		}
 		switch data[i] {
 		case ' ', '\t', '\n', '\r':
 			i++
@@ -48,6 +53,9 @@ func skipString(data []byte, i int) int {
 	}
 }
 
+// eightSpaces is eight spaces read as a little-endian word.
+const eightSpaces = 0x2020202020202020
+
 // containerByte marks the bytes skipValue looks at inside an object or an
 // array (a constant table).
 var containerByte = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
@@ -65,7 +73,15 @@ func skipValue(data []byte, i int) int {
 	case '{', '[':
 		depth := 0
 		for i < len(data) {
-			for i < len(data) && !containerByte[data[i]] {
+			for i < len(data) {
+				// Indentation eight spaces at a time.
+				if i+8 <= len(data) && binary.LittleEndian.Uint64(data[i:]) == eightSpaces {
+					i += 8
+					continue
+				}
+				if containerByte[data[i]] {
+					break
+				}
 				i++
 			}
 			if i == len(data) {

@@ -551,7 +551,7 @@ func skipValueByByte(data []byte, i int) int {
 }
 
 func FuzzSkipValue(f *testing.F) {
-	for _, s := range []string{`"a"`, `"a\"b"`, `"a\\"`, `"a\\\"b" x`, `{"a": [1, {"b": "}"}]}`, `[1, 2`, `{"a\\": "\\\\"}`, `"\`, `["\\\\\"]"]`, ` 12, 3`} {
+	for _, s := range []string{`"a"`, `"a\"b"`, `"a\\"`, `"a\\\"b" x`, `{"a": [1, {"b": "}"}]}`, `[1, 2`, "{\n        \"a\": [\n                1,  \"x\"\n        ]\n}", `{"a\\": "\\\\"}`, `"\`, `["\\\\\"]"]`, ` 12, 3`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -559,4 +559,32 @@ func FuzzSkipValue(f *testing.F) {
 			t.Fatalf("skipValue(%q) = %d, byte by byte %d", data, got, want)
 		}
 	})
+}
+
+// BenchmarkSkipValue skips a List of pods and nodes as kubectl writes
+// them, indented.
+func BenchmarkSkipValue(b *testing.B) {
+	data, err := json.MarshalIndent(kubectlSnapshot(20, 10), "", "    ")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if skipValue(data, 0) != len(data) {
+			b.Fatal("not skipped whole")
+		}
+	}
+}
+
+func BenchmarkSkipValueByByte(b *testing.B) {
+	data, err := json.MarshalIndent(kubectlSnapshot(20, 10), "", "    ")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if skipValueByByte(data, 0) != len(data) {
+			b.Fatal("not skipped whole")
+		}
+	}
 }

@@ -167,69 +167,81 @@ func (m *podMemo) cut(raw []byte) ([]byte, bool) {
 		return true
 	}
 	const containersBit, initContainersBit, metadataBit, specBit, statusBit = 1 << 27, 1 << 28, 1 << 29, 1 << 30, 1 << 31
-	add := func(base, at int, value []byte, f volatileField) {
+	// Spans are recorded by their offsets in raw, which is walked once:
+	// metadata, spec and its containers in place, the rest skipped.
+	add := func(at, end int, f volatileField) {
 		if f == fieldMounts || first(1<<f) {
-			m.spans = append(m.spans, span{start: base + at, end: base + at + len(value), field: f})
+			m.spans = append(m.spans, span{start: at, end: end, field: f})
 		}
 	}
-	// containers finds each container's volumeMounts in the array at
-	// (an offset in raw: a slice of raw starts cap(raw)-cap(slice) in).
-	containers := func(array []byte) {
-		elems, walkable := arrayElements(array)
-		if !walkable {
-			ok = false
-			return
+	// skipAs skips the value at v, recording it as f.
+	skipAs := func(v int, f volatileField) int {
+		end := skipValue(raw, v)
+		if end >= 0 {
+			add(v, end, f)
 		}
-		for _, e := range elems {
+		return end
+	}
+	// containers finds each container's volumeMounts in the array at v.
+	containers := func(v int) int {
+		return walkArray(raw, v, func(e int) int {
 			mounts := false
-			if !objectMembers(e, func(k, v []byte, vat int) {
-				if string(k) == "volumeMounts" {
-					if mounts {
-						ok = false
-					}
-					mounts = true
-					add(cap(raw)-cap(e), vat, v, fieldMounts)
+			return walkObject(raw, e, func(k []byte, cv int) int {
+				if string(k) != "volumeMounts" {
+					return skipValue(raw, cv)
 				}
-			}) {
-				ok = false
-			}
-		}
+				if mounts {
+					ok = false
+				}
+				mounts = true
+				return skipAs(cv, fieldMounts)
+			})
+		})
 	}
-	walked := objectMembers(raw, func(key, value []byte, at int) {
+	end := walkObject(raw, 0, func(key []byte, v int) int {
 		switch string(key) {
 		case "metadata":
-			if first(metadataBit) && !objectMembers(value, func(k, v []byte, vat int) {
-				if f, volatile := metadataFields[string(k)]; volatile {
-					add(at, vat, v, f)
-				}
-			}) {
-				ok = false
+			if !first(metadataBit) {
+				return -1
 			}
+			return walkObject(raw, v, func(k []byte, mv int) int {
+				if f, volatile := metadataFields[string(k)]; volatile {
+					return skipAs(mv, f)
+				}
+				return skipValue(raw, mv)
+			})
 		case "spec":
-			if first(specBit) && !objectMembers(value, func(k, v []byte, vat int) {
+			if !first(specBit) {
+				return -1
+			}
+			return walkObject(raw, v, func(k []byte, sv int) int {
 				switch string(k) {
 				case "nodeName":
-					add(at, vat, v, fieldNodeName)
+					return skipAs(sv, fieldNodeName)
 				case "volumes":
-					add(at, vat, v, fieldVolumes)
+					return skipAs(sv, fieldVolumes)
 				case "containers":
-					if first(containersBit) {
-						containers(v)
+					if !first(containersBit) {
+						return -1
 					}
+					return containers(sv)
 				case "initContainers":
-					if first(initContainersBit) {
-						containers(v)
+					if !first(initContainersBit) {
+						return -1
 					}
+					return containers(sv)
 				}
-			}) {
-				ok = false
-			}
+				return skipValue(raw, sv)
+			})
 		case "status":
-			if first(statusBit) {
-				add(0, at, value, fieldStatus)
+			if !first(statusBit) {
+				return -1
 			}
+			return skipAs(v, fieldStatus)
 		}
+		return skipValue(raw, v)
 	})
+	walked := end >= 0 && skipSpace(raw, end) == len(raw)
 	if !walked || !ok {
 		return nil, false
 	}

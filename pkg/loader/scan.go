@@ -122,50 +122,98 @@ func skipValue(data []byte, i int) int {
 // when data is not an object it can walk: a key with escapes, a missing
 // colon or comma, a value it cannot skip.
 func objectMembers(data []byte, f func(key, value []byte, at int)) bool {
-	i := skipSpace(data, 0)
+	end := walkObject(data, 0, func(key []byte, v int) int {
+		end := skipValue(data, v)
+		if end >= 0 {
+			f(key, data[v:end], v)
+		}
+		return end
+	})
+	return end >= 0 && skipSpace(data, end) == len(data)
+}
+
+// walkObject walks the object at data[i] (after space) in place: f is
+// given each member's key (raw, without quotes) and the offset of its
+// value, and returns the offset just past the value, having read it or
+// skipped it, or -1 to stop. walkObject returns the offset just past the
+// object, or -1 when it is not an object it walks (as objectMembers) or f
+// stopped.
+func walkObject(data []byte, i int, f func(key []byte, v int) int) int {
+	i = skipSpace(data, i)
 	if i >= len(data) || data[i] != '{' {
-		return false
+		return -1
 	}
 	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return skipSpace(data, i+1) == len(data)
+		return i + 1
 	}
 	for i < len(data) {
 		if data[i] != '"' {
-			return false
+			return -1
 		}
 		end := skipString(data, i)
 		if end < 0 {
-			return false
+			return -1
 		}
 		key := data[i+1 : end-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
+			return -1
 		}
 		i = skipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
-			return false
+			return -1
 		}
-		vstart := skipSpace(data, i+1)
-		vend := skipValue(data, vstart)
+		vend := f(key, skipSpace(data, i+1))
 		if vend < 0 {
-			return false
+			return -1
 		}
-		f(key, data[vstart:vend], vstart)
 		i = skipSpace(data, vend)
 		if i >= len(data) {
-			return false
+			return -1
 		}
 		switch data[i] {
 		case ',':
 			i = skipSpace(data, i+1)
 		case '}':
-			return skipSpace(data, i+1) == len(data)
+			return i + 1
 		default:
-			return false
+			return -1
 		}
 	}
-	return false
+	return -1
+}
+
+// walkArray walks the array at data[i] (after space) in place as
+// walkObject walks an object: f is given the offset of each element and
+// returns the offset just past it, or -1 to stop.
+func walkArray(data []byte, i int, f func(e int) int) int {
+	i = skipSpace(data, i)
+	if i >= len(data) || data[i] != '[' {
+		return -1
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return i + 1
+	}
+	for i < len(data) {
+		end := f(i)
+		if end < 0 {
+			return -1
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return -1
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+	return -1
 }
 
 // arrayElements returns the elements of the JSON array data, or false when

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -138,5 +140,46 @@ func TestManyDocumentsErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestManyFiles: a directory of many small files, read in parallel, loads
+// its objects in the files' order and reports the first file's error.
+func TestManyFiles(t *testing.T) {
+	write := func(t *testing.T, bad map[int]string) string {
+		dir := t.TempDir()
+		for i := range 200 {
+			doc := fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata: {name: n-%03d}\n", i)
+			if b, ok := bad[i]; ok {
+				doc = b
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f-%03d.yaml", i)), []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	for _, workers := range []int{1, 3} {
+		dir := write(t, nil)
+		s, err := LoadWith(Options{Parallelism: workers}, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Objects.Nodes) != 200 {
+			t.Fatalf("%d nodes", len(s.Objects.Nodes))
+		}
+		for i, n := range s.Objects.Nodes {
+			if want := fmt.Sprintf("n-%03d", i); n.Name != want {
+				t.Fatalf("node %d is %s, want %s", i, n.Name, want)
+			}
+			if got, want := s.Origin(n), filepath.Join(dir, fmt.Sprintf("f-%03d.yaml", i)); got != want {
+				t.Fatalf("node %s from %s, want %s", n.Name, got, want)
+			}
+		}
+		dir = write(t, map[int]string{150: "a: [\n", 170: "apiVersion: v1\nkind: Node\nmetadata: {}\n", 20: "apiVersion: v1\nkind: Node\nmetadata: {name: n-010}\n"})
+		_, err = LoadWith(Options{Parallelism: workers}, dir)
+		if want := filepath.Join(dir, "f-020.yaml") + ": Node n-010: metadata.name: duplicate object (first defined in " + filepath.Join(dir, "f-010.yaml") + ")"; err == nil || err.Error() != want {
+			t.Fatalf("error %v, want %s", err, want)
+		}
 	}
 }

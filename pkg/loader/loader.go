@@ -243,12 +243,66 @@ func (s *Set) AddPath(path string) error {
 	if len(files) == 0 {
 		return &InputError{Source: path, Detail: "directory has no .yaml, .yml or .json files"}
 	}
-	for _, f := range files {
-		if err := s.addFile(f); err != nil {
-			return err
+	return s.addFiles(files)
+}
+
+// addFiles adds files in order. Runs of small files (most of a directory
+// of manifests) are read, converted and prepared in parallel, a file per
+// goroutine, and committed in order; a large file is read as addFile
+// reads it, with its own parallelism.
+func (s *Set) addFiles(files []string) error {
+	for len(files) > 0 {
+		n := 0
+		for n < len(files) && s.smallFile(files[n]) {
+			n++
 		}
+		if n == 0 {
+			if err := s.addFile(files[0]); err != nil {
+				return err
+			}
+			files = files[1:]
+			continue
+		}
+		type read struct {
+			docs []document
+			err  error
+		}
+		reads := make([]read, n)
+		s.parallel(n, func(i int) {
+			data, err := os.ReadFile(files[i])
+			if err != nil {
+				reads[i].err = fileError(files[i], err)
+				return
+			}
+			reads[i].docs, reads[i].err = s.splitDocuments(files[i], data, s.opts.Validation != ValidateIgnore)
+		})
+		for i := range reads {
+			if reads[i].err != nil {
+				return reads[i].err
+			}
+			if err := s.commitDocuments(files[i], reads[i].docs); err != nil {
+				return err
+			}
+			reads[i] = read{}
+		}
+		files = files[n:]
 	}
 	return nil
+}
+
+// smallFile reports whether path is a regular file addFile would read
+// whole (not stream); one that cannot be read is small too, for the
+// reading to word the error.
+func (s *Set) smallFile(path string) bool {
+	info, err := os.Stat(path)
+	if err != nil {
+		return true
+	}
+	minSize := int64(streamMinSize)
+	if s.streamMin > 0 {
+		minSize = s.streamMin
+	}
+	return !info.Mode().IsRegular() || info.Size() < minSize
 }
 
 func (s *Set) addFile(path string) error {
@@ -314,6 +368,12 @@ func (s *Set) AddBytes(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	return s.commitDocuments(name, docs)
+}
+
+// commitDocuments commits the documents of name, split and prepared, in
+// order.
+func (s *Set) commitDocuments(name string, docs []document) error {
 	s.reserve(len(docs))
 	for i, doc := range docs {
 		src := name

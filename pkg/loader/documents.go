@@ -41,7 +41,10 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 		if err != nil {
 			return nil, err
 		}
-		s.prepareDocuments(name, docs, duplicates)
+		// JSON needs no conversion: nothing fails here.
+		if err := s.prepareDocuments(name, docs, duplicates); err != nil {
+			return nil, err
+		}
 		return docs, nil
 	}
 	next, n := cutYAMLDocuments(data)
@@ -80,14 +83,13 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 }
 
 // cutYAMLDocuments returns a reader of the documents of a YAML stream,
-// and about how many there are,
-// that gives what utilyaml.YAMLReader gives — each document's lines, with
-// a line break after the last (a separator line that starts a document
-// is its first line) — as slices of data instead of copies. It
-// returns nil, for YAMLReader to read data, when data holds a carriage
-// return (YAMLReader drops it before line breaks) or a separator line
-// other than "---" with spaces, tabs or a comment after it (YAMLReader
-// words the error).
+// and about how many there are. The reader gives what utilyaml.YAMLReader
+// gives — each document's lines, with a line break after the last (a
+// separator line that starts a document is its first line) — as slices
+// of data instead of copies. It returns nil, for YAMLReader to read data,
+// when data holds a carriage return (YAMLReader drops it before line
+// breaks) or a separator line other than "---" with spaces, tabs or a
+// comment after it (YAMLReader words the error).
 func cutYAMLDocuments(data []byte) (next func() ([]byte, error), docs int) {
 	if bytes.IndexByte(data, '\r') >= 0 {
 		return nil, 0

@@ -1,6 +1,8 @@
 package whatif
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,19 +79,25 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 	for _, line := range append(set.Warnings, set.SkippedLines()...) {
 		fmt.Fprintln(o.errOut, "warning:", line)
 	}
+	// JSON and YAML are written an item at a time: a big cluster's List
+	// is never held whole, nor converted to YAML whole. Other formats
+	// (templates) are given the whole List.
+	w := bufio.NewWriterSize(o.out, 1<<20)
+	streamed := o.format.Kind == output.JSON || o.format.Kind == output.YAML
 	list := struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
 		Items      []json.RawMessage `json:"items"`
 	}{APIVersion: "v1", Kind: "List", Items: []json.RawMessage{}}
 	var names []string
+	items := 0
 	add := func(obj runtime.Object) error {
-		obj = obj.DeepCopyObject()
 		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
 		if err != nil || len(gvks) == 0 {
 			return fmt.Errorf("snapshot: no kind for %T: %v", obj, err)
 		}
 		gvk := gvks[0]
+		// The set's objects are not read again: each is written as it is.
 		obj.GetObjectKind().SetGroupVersionKind(gvk)
 		if m, ok := obj.(metav1.Object); ok {
 			m.SetManagedFields(nil)
@@ -99,12 +107,26 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 			}
 			names = append(names, kind+"/"+m.GetName())
 		}
+		if o.format.Kind == output.Name {
+			return nil
+		}
 		b, err := json.Marshal(obj)
 		if err != nil {
 			return err
 		}
-		list.Items = append(list.Items, b)
-		return nil
+		if !streamed {
+			list.Items = append(list.Items, b)
+			return nil
+		}
+		items++
+		return writeListItem(w, b, items, o.format.Kind == output.YAML)
+	}
+	if streamed {
+		if o.format.Kind == output.YAML {
+			_, _ = w.WriteString("apiVersion: v1\nitems:")
+		} else {
+			_, _ = w.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
+		}
 	}
 	// Every kind of the snapshot's objects, whatever kinds it holds (in
 	// slices, or in structs of slices), and the ReplicaSets that give
@@ -140,22 +162,47 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 	switch o.format.Kind {
 	case output.Name:
 		return output.PrintNames(o.out, names)
-	case output.JSON, output.YAML:
+	case output.JSON:
+		_, _ = w.WriteString("]}\n")
+	case output.YAML:
+		if items == 0 {
+			_, _ = w.WriteString(" []")
+		}
+		_, _ = w.WriteString("\nkind: List\n\n")
 	default:
 		return o.format.Print(o.out, list)
 	}
-	b, err := json.Marshal(list)
+	return w.Flush()
+}
+
+// writeListItem writes the JSON b of the n-th item of a List written to w:
+// after a comma in JSON (the bytes of the List marshalled whole), or as a
+// YAML sequence entry, "- " and its lines indented under it (what the List
+// converted whole reads as; a long string may fold at another column).
+func writeListItem(w *bufio.Writer, b []byte, n int, asYAML bool) error {
+	if !asYAML {
+		if n > 1 {
+			_ = w.WriteByte(',')
+		}
+		_, err := w.Write(b)
+		return err
+	}
+	y, err := yaml.JSONToYAML(b)
 	if err != nil {
 		return err
 	}
-	if o.format.Kind == output.YAML {
-		if b, err = yaml.JSONToYAML(b); err != nil {
+	for i, line := range bytes.Split(bytes.TrimSuffix(y, []byte("\n")), []byte("\n")) {
+		switch {
+		case i == 0:
+			_, _ = w.WriteString("\n- ")
+		case len(line) == 0:
+			_ = w.WriteByte('\n') // an empty line of a block scalar stays empty
+		default:
+			_, _ = w.WriteString("\n  ")
+		}
+		if _, err := w.Write(line); err != nil {
 			return err
 		}
 	}
-	if _, err := o.out.Write(b); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(o.out)
-	return err
+	return nil
 }

@@ -29,6 +29,7 @@ type yamlScratch struct {
 	// blocks, when set, remembers converted blocks (yamlBlocks).
 	blocks *yamlBlocks
 	lines  []yamlLine
+	keys   [][]byte
 	// out is a JSON buffer handed back with recycle once the document
 	// converted into it is no longer needed.
 	out []byte
@@ -55,7 +56,8 @@ func fastYAMLToJSONWith(doc []byte, scratch *yamlScratch) ([]byte, bool) {
 	}
 	p := yamlParser{lines: splitYAMLLines(doc, buf)}
 	if scratch != nil {
-		p.blocks = scratch.blocks
+		p.blocks, p.keys = scratch.blocks, scratch.keys[:0]
+		defer func() { scratch.keys = p.keys[:0] }()
 	}
 	if scratch != nil && p.lines != nil {
 		scratch.lines = p.lines
@@ -99,6 +101,7 @@ func splitYAMLLines(doc []byte, lines []yamlLine) []yamlLine {
 	if lines == nil {
 		lines = make([]yamlLine, 0, bytes.Count(doc, []byte("\n"))+1)
 	}
+	crlf := bytes.IndexByte(doc, '\r') >= 0
 	for len(doc) > 0 {
 		raw := doc
 		if i := bytes.IndexByte(doc, '\n'); i >= 0 {
@@ -106,16 +109,22 @@ func splitYAMLLines(doc []byte, lines []yamlLine) []yamlLine {
 		} else {
 			doc = nil
 		}
-		raw = bytes.TrimSuffix(raw, []byte("\r"))
-		if bytes.IndexByte(raw, '\r') >= 0 {
-			return nil
+		if crlf {
+			raw = bytes.TrimSuffix(raw, []byte("\r"))
+			if bytes.IndexByte(raw, '\r') >= 0 {
+				return nil
+			}
 		}
 		indent := 0
 		for indent < len(raw) && raw[indent] == ' ' {
 			indent++
 		}
 		content := bytes.TrimRight(raw[indent:], " ")
-		if len(content) > 0 && content[0] == '\t' || bytes.HasPrefix(raw, []byte("---")) || bytes.HasPrefix(raw, []byte("...")) || bytes.HasPrefix(raw, []byte("%")) {
+		if len(content) > 0 && content[0] == '\t' {
+			return nil
+		}
+		if indent == 0 && len(raw) > 0 && (raw[0] == '-' || raw[0] == '.' || raw[0] == '%') &&
+			(bytes.HasPrefix(raw, []byte("---")) || bytes.HasPrefix(raw, []byte("...")) || raw[0] == '%') {
 			return nil
 		}
 		lines = append(lines, yamlLine{indent: indent, content: content, raw: raw})
@@ -131,6 +140,8 @@ type yamlParser struct {
 	// converts the nested blocks of the keys at depth 2 once.
 	depth  int
 	blocks *yamlBlocks
+	// keys are the keys of the mappings being converted, innermost last.
+	keys [][]byte
 }
 
 // The items of a List of pods repeat most of their blocks — a workload's
@@ -248,7 +259,9 @@ func (p *yamlParser) mapping(indent int) bool {
 	p.depth++
 	defer func() { p.depth-- }()
 	p.out = append(p.out, '{')
-	var keys []string
+	// This mapping's keys are p.keys[base:], for duplicates.
+	base := len(p.keys)
+	defer func() { p.keys = p.keys[:base] }()
 	first := true
 	for {
 		p.skipBlank()
@@ -266,12 +279,12 @@ func (p *yamlParser) mapping(indent int) bool {
 		if !ok {
 			return false
 		}
-		for _, k := range keys {
-			if k == key {
+		for _, k := range p.keys[base:] {
+			if bytes.Equal(k, key) {
 				return false // a duplicate: the generic path names it
 			}
 		}
-		keys = append(keys, key)
+		p.keys = append(p.keys, key)
 		if !first {
 			p.out = append(p.out, ',')
 		}
@@ -372,37 +385,37 @@ func (p *yamlParser) sequence(indent int) bool {
 }
 
 // splitKey splits "key: rest" or "key:" into the key and the rest.
-func splitKey(content []byte) (key string, rest []byte, ok bool) {
+func splitKey(content []byte) (key, rest []byte, ok bool) {
 	if content[0] == '"' || content[0] == '\'' {
 		end := bytes.IndexByte(content[1:], content[0])
 		if end < 0 {
-			return "", nil, false
+			return nil, nil, false
 		}
 		k, ok := quoted(content[:end+2])
 		if !ok || end+2 >= len(content) || content[end+2] != ':' {
-			return "", nil, false
+			return nil, nil, false
 		}
 		rest = content[end+3:]
 		if len(rest) > 0 && rest[0] != ' ' {
-			return "", nil, false
+			return nil, nil, false
 		}
-		return k, bytes.TrimLeft(rest, " "), true
+		return []byte(k), bytes.TrimLeft(rest, " "), true
 	}
 	i := bytes.Index(content, []byte(": "))
 	if i < 0 {
 		if content[len(content)-1] != ':' {
-			return "", nil, false
+			return nil, nil, false
 		}
 		i = len(content) - 1
 	}
 	k := content[:i]
 	if len(k) == 0 || k[len(k)-1] == ' ' || !isPlainString(k) {
-		return "", nil, false
+		return nil, nil, false
 	}
 	if i+1 < len(content) {
 		rest = bytes.TrimLeft(content[i+2:], " ")
 	}
-	return string(k), rest, true
+	return k, rest, true
 }
 
 // scalar converts an inline scalar; p.i is the line after it.
@@ -442,7 +455,7 @@ func (p *yamlParser) scalar(s []byte) bool {
 	if !isPlainString(s) {
 		return false
 	}
-	p.out = appendJSONString(p.out, string(s))
+	p.out = appendJSONString(p.out, s)
 	return true
 }
 
@@ -592,7 +605,7 @@ func appendFlowNode(out, s []byte, depth int) (_, rest []byte, ok bool) {
 	if isDecimalInt(tok) {
 		return append(out, tok...), rest, true
 	}
-	return appendJSONString(out, string(tok)), rest, isPlainString(tok)
+	return appendJSONString(out, tok), rest, isPlainString(tok)
 }
 
 // flowToken cuts a quoted scalar, or a plain word (up to a space, a flow

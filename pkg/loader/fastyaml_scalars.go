@@ -183,7 +183,7 @@ func yamlFloat(s string) bool {
 }
 
 // appendJSONString appends s as a JSON string.
-func appendJSONString(out []byte, s string) []byte {
+func appendJSONString[S string | []byte](out []byte, s S) []byte {
 	const hex = "0123456789abcdef"
 	out = append(out, '"')
 	start := 0

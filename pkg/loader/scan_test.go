@@ -588,3 +588,28 @@ func BenchmarkSkipValueByByte(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFastYAML converts the pods of a kubectl List, one by one, as a
+// streaming worker does (its scratch and block memo).
+func BenchmarkFastYAML(b *testing.B) {
+	items := kubectlSnapshot(10, 10)["items"].([]any)
+	var docs [][]byte
+	for _, item := range items {
+		docs = append(docs, mustYAML(b, item))
+	}
+	scratch := yamlScratch{blocks: newYAMLBlocks()}
+	var size int64
+	for _, d := range docs {
+		size += int64(len(d))
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, d := range docs {
+			out, ok := fastYAMLToJSONWith(d, &scratch)
+			if !ok {
+				b.Fatalf("declined:\n%s", d)
+			}
+			scratch.recycle(out)
+		}
+	}
+}

@@ -401,7 +401,7 @@ func splitKey(content []byte) (key, rest []byte, ok bool) {
 		}
 		return []byte(k), bytes.TrimLeft(rest, " "), true
 	}
-	i := bytes.Index(content, []byte(": "))
+	i := colonSpace(content)
 	if i < 0 {
 		if content[len(content)-1] != ':' {
 			return nil, nil, false
@@ -640,3 +640,18 @@ func flowToken(s []byte) (tok, rest []byte, ok bool) {
 
 // trimFlowSpace drops the spaces at the start of s.
 func trimFlowSpace(s []byte) []byte { return bytes.TrimLeft(s, " ") }
+
+// colonSpace is bytes.Index(s, []byte(": ")), for short lines.
+func colonSpace(s []byte) int {
+	for i := 0; ; {
+		j := bytes.IndexByte(s[i:], ':')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+1 < len(s) && s[i+1] == ' ' {
+			return i
+		}
+		i++
+	}
+}

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
@@ -80,8 +81,14 @@ func isPlainString(s []byte) bool {
 	default:
 		return false
 	}
-	if bytes.Contains(s, []byte(": ")) || bytes.Contains(s, []byte(" #")) || s[len(s)-1] == ':' {
+	if s[len(s)-1] == ':' {
 		return false
+	}
+	// No ": " (a mapping) nor " #" (a comment) inside.
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == ':' && s[i+1] == ' ' || s[i] == ' ' && s[i+1] == '#' {
+			return false
+		}
 	}
 	return true
 }
@@ -214,6 +221,19 @@ func appendJSONString[S string | []byte](out []byte, s S) []byte {
 // line breaks, no DEL, no NEL, LS, PS, byte order mark or non-characters.
 func printable(doc []byte) bool {
 	for i := 0; i < len(doc); i++ {
+		// Eight bytes of printable ASCII at a time: no byte below 0x20
+		// (ones, borrowed from, that lose their top bit), none of 0x7f or
+		// above (ones that gain it, or have it).
+		for i+8 <= len(doc) {
+			w := binary.LittleEndian.Uint64(doc[i:])
+			if ((w-0x2020202020202020)&^w|(w+0x0101010101010101)|w)&0x8080808080808080 != 0 {
+				break
+			}
+			i += 8
+		}
+		if i == len(doc) {
+			break
+		}
 		c := doc[i]
 		switch {
 		case c >= 0x20 && c < 0x7f:

@@ -613,3 +613,37 @@ func BenchmarkFastYAML(b *testing.B) {
 		}
 	}
 }
+
+// printableByByte is printable a byte at a time: FuzzPrintable holds the
+// word-at-a-time one to it.
+func printableByByte(doc []byte) bool {
+	for i := 0; i < len(doc); i++ {
+		c := doc[i]
+		switch {
+		case c >= 0x20 && c < 0x7f:
+		case c == '\t' || c == '\n' || c == '\r':
+		case c < 0x20 || c == 0x7f:
+			return false
+		case c == 0xc2 && i+1 < len(doc) && doc[i+1] >= 0x80 && doc[i+1] <= 0xa0:
+			return false
+		case c == 0xe2 && i+2 < len(doc) && doc[i+1] == 0x80 && (doc[i+2] == 0xa8 || doc[i+2] == 0xa9):
+			return false
+		case c == 0xef && i+2 < len(doc) && doc[i+1] == 0xbb && doc[i+2] == 0xbf:
+			return false
+		case c == 0xef && i+2 < len(doc) && doc[i+1] == 0xbf && (doc[i+2] == 0xbe || doc[i+2] == 0xbf):
+			return false
+		}
+	}
+	return true
+}
+
+func FuzzPrintable(f *testing.F) {
+	for _, s := range []string{"", "abcdefgh", "abcdefghi\x7f", "abcdefg\x1f", "12345678\u0085", "aaaaaaaa\u2028bbbbbbbb", "\ufeffaaaaaaaaaa", "aaaaaaa\u00e9aaaaaaaa", "aaaaaaaa\x00", "~~~~~~~~ \t\n\r", "\xff\xff\xff\xff\xff\xff\xff\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if got, want := printable(doc), printableByByte(doc); got != want {
+			t.Fatalf("printable(%q) = %v, byte by byte %v", doc, got, want)
+		}
+	})
+}

@@ -41,7 +41,7 @@ var (
 // requests within limits, enum values, duplicate container names,
 // selectors, tolerations, affinity and topology spread constraints.
 func ValidatePod(p *v1.Pod) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, true, nameIsDNSSubdomain, metadata)
+	errs := validateObjectMeta(&p.ObjectMeta, true)
 	errs = append(errs, validatePodSpec(&p.Spec, spec)...)
 	errs = append(errs, validatePodStatusResources(&p.Status)...)
 	if len(errs) == 0 {

@@ -25,7 +25,7 @@ import (
 // ValidateNode checks a node's name, taints and resources (capacity and
 // allocatable non-negative and representable).
 func ValidateNode(n *v1.Node) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&n.ObjectMeta, false, nameIsDNSSubdomain, metadata)
+	errs := validateObjectMeta(&n.ObjectMeta, false)
 	seen := sets.New[string]()
 	for i, t := range n.Spec.Taints {
 		p := spec.Child("taints").Index(i)

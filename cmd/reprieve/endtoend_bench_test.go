@@ -215,17 +215,7 @@ func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, ma
 	} else {
 		fmt.Fprint(w, "kind: List\nmetadata:\n  resourceVersion: \"\"\n")
 	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return st.Size()
+	return closeSnapshot(b, f, w)
 }
 
 // Arguments: name, index, resourceVersion, zone.
@@ -735,6 +725,12 @@ spec:
 	if format == "json" {
 		fmt.Fprint(w, "\n]}\n")
 	}
+	return closeSnapshot(b, f, w)
+}
+
+// closeSnapshot flushes w, closes f (w's file) and returns its size.
+func closeSnapshot(b *testing.B, f *os.File, w *bufio.Writer) int64 {
+	b.Helper()
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
 	}

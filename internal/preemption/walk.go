@@ -287,7 +287,11 @@ func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unit
 	if len(evicted) == 0 {
 		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}
 	}
-	return nodeOutcome{cand: w.candidate(node, units, evicted, numViolating, broken)}
+	cand := w.candidate(node, units, evicted, numViolating, broken)
+	// Scored here, on the worker, while its victims are in cache: the
+	// node choice reads every candidate's score.
+	cand.Score(d.nowNanos)
+	return nodeOutcome{cand: cand}
 }
 
 // candidate makes the node's candidate of the evicted units.

@@ -102,8 +102,25 @@ const (
 )
 
 // parallelExplainNodes is the cluster size from which Evaluate explains
-// the rejected nodes on a goroutine of its own.
-const parallelExplainNodes = 1000
+// the rejected nodes on a goroutine of its own; parallelExplainPlainNodes
+// is the same for a pod only resources can reject, whose rejections mostly
+// come in long runs of nodes rejected alike, a few nanoseconds a node: the
+// goroutine only pays for waking an idle processor (tens of microseconds
+// on a small virtual machine) on much bigger clusters.
+const (
+	parallelExplainNodes      = 1000
+	parallelExplainPlainNodes = 20000
+)
+
+// explainInParallel reports whether Evaluate explains the rejected nodes
+// of c's cycle on a goroutine of its own.
+func explainInParallel(c *filter.Cycle) bool {
+	n := len(c.Snapshot().Nodes)
+	if c.ResourcesOnly() {
+		return c.Parallelism() > 1 && n >= parallelExplainPlainNodes
+	}
+	return c.Parallelism() > 1 && n >= parallelExplainNodes
+}
 
 // maxSharedStatuses bounds the distinct rejections nodeStatuses shares.
 const maxSharedStatuses = 8

@@ -89,13 +89,18 @@ type Buffers struct {
 	celCache *cel.Cache
 }
 
-// statusList returns a zeroed list of n statuses from *buf, growing it.
-func statusList(buf *[]Status, n int) []Status {
+// statusList returns a list of n statuses from *buf, growing it: zeroed
+// when zero is set, else holding what an earlier cycle left, for a caller
+// that writes every status.
+func statusList(buf *[]Status, n int, zero bool) []Status {
 	if cap(*buf) < n {
 		*buf = make([]Status, n)
+		return *buf
 	}
 	s := (*buf)[:n]
-	clear(s)
+	if zero {
+		clear(s)
+	}
 	return s
 }
 

@@ -124,6 +124,12 @@ func filterResources(req *snapshot.Resources, nv *NodeView) Status {
 	} else if fitsScalars(req, nv) {
 		return Status{}
 	}
+	return resourcesStatus(req, nv)
+}
+
+// resourcesStatus is NodeResourcesFit's Filter for a request on a node
+// view, built from InsufficientResources without the shortcuts.
+func resourcesStatus(req *snapshot.Resources, nv *NodeView) Status {
 	insufficient := InsufficientResources(req, nv.Node.Allocatable, nv.Requested, nv.NumPods)
 	if len(insufficient) == 0 {
 		return Status{}
@@ -144,31 +150,130 @@ func filterResources(req *snapshot.Resources, nv *NodeView) Status {
 
 // basicResourcesStatus is NodeResourcesFit's verdict for a request without
 // scalar resources on a node with allocatable alloc running used: success,
-// or the status of the common failures where only CPU or only memory is
-// short, which need no allocation. It reports false for the others.
+// or the status of the common failures (see basicResourcesVerdict), which
+// need no allocation. It reports false for the others.
 func basicResourcesStatus(req *snapshot.Resources, alloc, used *snapshot.Usage) (Status, bool) {
-	if used.Fits(req, alloc) {
-		return Status{}, true
-	}
-	if used.Pods+1 > alloc.Pods ||
-		req.EphemeralStorage > 0 && req.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage {
+	switch v := basicResourcesVerdict(req, alloc, used); v {
+	case verdictOther:
 		return Status{}, false
+	case verdictFits:
+		return Status{}, true
+	default:
+		return *verdictStatuses[v], true
 	}
-	cpu := req.MilliCPU > 0 && req.MilliCPU > alloc.MilliCPU-used.MilliCPU
-	mem := req.Memory > 0 && req.Memory > alloc.Memory-used.Memory
-	switch {
-	case cpu && !mem:
-		if req.MilliCPU > alloc.MilliCPU {
-			return statusUnresolvableCPU, true
-		}
-		return statusInsufficientCPU, true
-	case mem && !cpu:
-		if req.Memory > alloc.Memory {
-			return statusUnresolvableMem, true
-		}
-		return statusInsufficientMem, true
+}
+
+// resourceVerdict is NodeResourcesFit's verdict for a request without
+// scalar resources, as a small number instead of a Status: a filter pass
+// over thousands of nodes then copies a Status only where a node is
+// rejected, from the shared one of its verdict.
+type resourceVerdict uint8
+
+const (
+	// verdictOther is none of the verdicts below: the status must be built.
+	verdictOther resourceVerdict = iota
+	verdictFits
+	verdictCPU
+	verdictMemory
+	verdictUnresolvableCPU
+	verdictUnresolvableMemory
+	verdictCPUAndMemory
+)
+
+// verdictStatuses are the shared statuses of the verdicts that reject.
+var verdictStatuses = [...]*Status{
+	verdictCPU:                &statusInsufficientCPU,
+	verdictMemory:             &statusInsufficientMem,
+	verdictUnresolvableCPU:    &statusUnresolvableCPU,
+	verdictUnresolvableMemory: &statusUnresolvableMem,
+	verdictCPUAndMemory:       &statusCPUAndMem,
+}
+
+// basicResourcesVerdict is NodeResourcesFit's verdict for a request
+// without scalar resources on a node with allocatable alloc running used:
+// it fits, or only CPU or only memory is short, or both are but neither
+// beyond the node's allocatable (InsufficientResources then lists exactly
+// those, and sharedResourceStatus has their status), or verdictOther.
+func basicResourcesVerdict(req *snapshot.Resources, alloc, used *snapshot.Usage) resourceVerdict {
+	s := shortageOf(req, alloc, used)
+	if s&(shortCPU|shortMemory) != 0 {
+		s |= beyondOf(req, alloc)
 	}
-	return Status{}, false
+	return shortageVerdicts[s]
+}
+
+// shortage is a set of the ways a node can be short for a request.
+type shortage uint8
+
+const (
+	shortPods shortage = 1 << iota
+	shortCPU
+	shortMemory
+	shortEphemeral
+	// beyondCPU and beyondMemory: the request exceeds the allocatable.
+	beyondCPU
+	beyondMemory
+	numShortages = 1 << iota
+)
+
+// shortageOf is what a node with allocatable alloc running used lacks for
+// req (scalar resources aside), as Usage.Fits checks it, beyondOf aside;
+// small enough to inline into a loop over nodes.
+func shortageOf(req *snapshot.Resources, alloc, used *snapshot.Usage) shortage {
+	var s shortage
+	if used.Pods+1 > alloc.Pods {
+		s |= shortPods
+	}
+	if req.MilliCPU > 0 && req.MilliCPU > alloc.MilliCPU-used.MilliCPU {
+		s |= shortCPU
+	}
+	if req.Memory > 0 && req.Memory > alloc.Memory-used.Memory {
+		s |= shortMemory
+	}
+	if req.EphemeralStorage > 0 && req.EphemeralStorage > alloc.EphemeralStorage-used.EphemeralStorage {
+		s |= shortEphemeral
+	}
+	return s
+}
+
+// beyondOf is where req exceeds the allocatable alloc, CPU and memory.
+func beyondOf(req *snapshot.Resources, alloc *snapshot.Usage) shortage {
+	var s shortage
+	if req.MilliCPU > alloc.MilliCPU {
+		s |= beyondCPU
+	}
+	if req.Memory > alloc.Memory {
+		s |= beyondMemory
+	}
+	return s
+}
+
+// shortageVerdicts maps every shortage to its verdict.
+var shortageVerdicts = func() (v [numShortages]resourceVerdict) {
+	for s := range shortage(numShortages) {
+		v[s] = verdictOfShortage(s)
+	}
+	return v
+}()
+
+// verdictOfShortage is the verdict for the shortage s (see
+// basicResourcesVerdict).
+func verdictOfShortage(s shortage) resourceVerdict {
+	switch short := s &^ (beyondCPU | beyondMemory); {
+	case short == 0:
+		return verdictFits
+	case short == shortCPU && s&beyondCPU != 0:
+		return verdictUnresolvableCPU
+	case short == shortCPU:
+		return verdictCPU
+	case short == shortMemory && s&beyondMemory != 0:
+		return verdictUnresolvableMemory
+	case short == shortMemory:
+		return verdictMemory
+	case short == shortCPU|shortMemory && s&(beyondCPU|beyondMemory) == 0:
+		return verdictCPUAndMemory
+	}
+	return verdictOther
 }
 
 // fitsScalars reports whether the request fits the node view, scalar

@@ -33,14 +33,16 @@ func (c *Cycle) FilterAll() Result {
 // nodes it examined.
 func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 	nodes := c.snap.Nodes
-	res := Result{Statuses: statusList(&c.buffers.statuses, len(nodes))}
+	// A search of every node writes every status: the list need not be
+	// cleared first.
+	res := Result{Statuses: statusList(&c.buffers.statuses, len(nodes), want < len(nodes))}
 	if !c.preFilter.IsSuccess() {
 		for i := range nodes {
 			res.Statuses[i] = c.preFilter
 		}
 		return res, len(nodes)
 	}
-	if len(nodes) >= parallelFilterMin && c.workers > 1 {
+	if len(nodes) >= c.parallelMin() && c.workers > 1 {
 		if want >= len(nodes) {
 			c.filterParallel(&res)
 			return res, len(nodes)
@@ -48,26 +50,88 @@ func (c *Cycle) FilterFrom(start, want int) (Result, int) {
 		return res, c.filterChunks(&res, start, want)
 	}
 	st := c.NewState()
-	examined, i := 0, 0
+	i := 0
 	if len(nodes) > 0 {
 		i = start % len(nodes)
 	}
-	for range nodes {
-		if len(res.Feasible) >= want {
-			break
-		}
-		examined++
-		if s := c.filterAt(st, i); s.IsSuccess() {
-			res.Feasible = append(res.Feasible, nodes[i])
-		} else {
-			res.Statuses[i] = s
-		}
-		// The next node, wrapping around (without a division per node).
-		if i++; i == len(nodes) {
-			i = 0
-		}
+	// From start to the end, then from the first node to start.
+	var examined, more int
+	res.Feasible, examined = c.filterRange(st, i, len(nodes), want, res.Statuses, res.Feasible)
+	if examined == len(nodes)-i {
+		res.Feasible, more = c.filterRange(st, 0, i, want, res.Statuses, res.Feasible)
+		examined += more
 	}
 	return res, examined
+}
+
+// filterRange filters the pod on the nodes of indexes [lo, hi) in order,
+// with the nominated pods, storing each node's status in statuses (by node
+// index), until feasible holds want nodes. It returns feasible with the
+// nodes that fit appended and how many nodes it examined. A plain node's
+// verdict is read off the snapshot's sums without building a Status.
+func (c *Cycle) filterRange(st *State, lo, hi, want int, statuses []Status, feasible []*snapshot.Node) ([]*snapshot.Node, int) {
+	nodes, statuses := c.snap.Nodes[lo:hi], statuses[lo:hi:hi]
+	var sums []snapshot.NodeSums
+	if c.plain && len(c.sums) == len(c.snap.Nodes) {
+		sums = c.sums[lo:hi:hi]
+	}
+	req := &c.request
+	for k, n := range nodes {
+		if len(feasible) >= want {
+			return feasible, k
+		}
+		v := verdictOther
+		if sums != nil && sums[k].Plain {
+			// basicResourcesVerdict, inlined.
+			s := &sums[k]
+			short := shortageOf(req, &s.Allocatable, &s.Requested)
+			if short&(shortCPU|shortMemory) != 0 {
+				short |= beyondOf(req, &s.Allocatable)
+			}
+			v = shortageVerdicts[short]
+		}
+		switch v {
+		case verdictFits:
+			statuses[k] = Status{}
+			feasible = append(feasible, n)
+		case verdictOther:
+			if statuses[k] = c.filterAt(st, lo+k); statuses[k].IsSuccess() {
+				feasible = append(feasible, n)
+			}
+		default:
+			statuses[k] = *verdictStatuses[v]
+		}
+	}
+	return feasible, len(nodes)
+}
+
+// filterInto filters the pod on the node of index i, with the nominated
+// pods, stores the node's status in *s (Success when it fits) and reports
+// whether it fits. A plain node's verdict is read off the snapshot's sums
+// without building a Status.
+func (c *Cycle) filterInto(st *State, i int, s *Status) bool {
+	switch v := c.plainVerdict(i); v {
+	case verdictFits:
+		*s = Status{}
+		return true
+	case verdictOther:
+		*s = c.filterAt(st, i)
+		return s.IsSuccess()
+	default:
+		*s = *verdictStatuses[v]
+		return false
+	}
+}
+
+// plainVerdict is NodeResourcesFit's verdict on the node of index i when
+// the cycle and the node are plain (see snapshot.NodeSums): then it is the
+// node's verdict with its nominated pods (it has none). Otherwise, and for
+// the uncommon verdicts, it is verdictOther.
+func (c *Cycle) plainVerdict(i int) resourceVerdict {
+	if !c.plain || uint(i) >= uint(len(c.sums)) || !c.sums[i].Plain {
+		return verdictOther
+	}
+	return basicResourcesVerdict(&c.request, &c.sums[i].Allocatable, &c.sums[i].Requested)
 }
 
 // filterAt filters the pod on the node of index i, with the nominated
@@ -84,20 +148,30 @@ func (c *Cycle) filterAt(st *State, i int) Status {
 // nodes between goroutines.
 const parallelFilterMin = 512
 
+// parallelPlainMin is parallelFilterMin for a plain cycle (see
+// snapshot.NodeSums), whose nodes mostly take a few nanoseconds each: a
+// goroutine is worth it from half as many nodes, some tens of
+// microseconds of work, more than waking an idle processor for it costs
+// (tens of microseconds on a small virtual machine).
+const parallelPlainMin = 1 << 15
+
+// parallelMin is the cluster size from which the cycle filters nodes on
+// several goroutines.
+func (c *Cycle) parallelMin() int {
+	if c.plain {
+		return parallelPlainMin
+	}
+	return parallelFilterMin
+}
+
 // filterParallel filters every node, in contiguous ranges on the cycle's
 // goroutines, each with its own overlay; feasible nodes keep snapshot order.
 func (c *Cycle) filterParallel(res *Result) {
 	nodes := c.snap.Nodes
-	feasible := make([][]*snapshot.Node, rangeWorkers(c.workers, len(nodes), parallelFilterMin/2))
+	feasible := make([][]*snapshot.Node, rangeWorkers(c.workers, len(nodes), c.parallelMin()/2))
 	forNodeRanges(len(nodes), len(feasible), func(w, lo, hi int) {
 		st := c.StateOf()
-		for i := lo; i < hi; i++ {
-			if s := c.filterAt(&st, i); s.IsSuccess() {
-				feasible[w] = append(feasible[w], nodes[i])
-			} else {
-				res.Statuses[i] = s
-			}
-		}
+		feasible[w], _ = c.filterRange(&st, lo, hi, hi-lo+1, res.Statuses, nil)
 	})
 	for _, f := range feasible {
 		res.Feasible = append(res.Feasible, f...)
@@ -112,15 +186,15 @@ func (c *Cycle) filterChunks(res *Result, start, want int) int {
 	nodes := c.snap.Nodes
 	n := len(nodes)
 	workers := c.workers
-	chunk := max(2*want, parallelFilterMin)
-	statuses := statusList(&c.buffers.scratch, n)
+	chunk := max(2*want, c.parallelMin())
+	statuses := statusList(&c.buffers.scratch, n, false)
 	examined := 0
 	for examined < n && len(res.Feasible) < want {
 		size := min(chunk, n-examined)
 		forNodeRanges(size, workers, func(_, lo, hi int) {
 			st := c.StateOf()
 			for k := lo; k < hi; k++ {
-				statuses[k] = c.filterAt(&st, (start+examined+k)%n)
+				c.filterInto(&st, (start+examined+k)%n, &statuses[k])
 			}
 		})
 		for k := range size {
@@ -166,11 +240,13 @@ func (c *Cycle) FilterResources(nv *NodeView) Status { return filterResources(&c
 // them the pod could only fit better, so upstream's second pass cannot
 // fail when the first passed.
 func (c *Cycle) filterWithNominated(st *State, i int, n *snapshot.Node) Status {
-	if c.plain && uint(i) < uint(len(c.sums)) && c.sums[i].Plain {
+	switch v := c.plainVerdict(i); v {
+	case verdictOther:
+	case verdictFits:
+		return Status{}
+	default:
 		// A plain node: only resources can reject the pod there.
-		if s, ok := basicResourcesStatus(&c.request, &c.sums[i].Allocatable, &c.sums[i].Requested); ok {
-			return s
-		}
+		return *verdictStatuses[v]
 	}
 	if !c.ResourcesOnly() {
 		nv := c.NodeViewOf(n)

@@ -144,6 +144,21 @@ func (f *sumsFit) reprieveAll(order, evicted []int32) []int32 {
 	}
 	used, req, alloc := f.used, f.req, &f.allocated
 	members := l.members
+	if room, ok := alloc.Headroom(req); ok {
+		// Fits, against bounds computed once.
+		for _, u := range order {
+			r := &members[u]
+			next := snapshot.Usage{MilliCPU: used.MilliCPU + r.MilliCPU, Memory: used.Memory + r.Memory,
+				EphemeralStorage: used.EphemeralStorage + r.EphemeralStorage, Pods: used.Pods + 1}
+			if next.Within(&room) {
+				used = next
+			} else {
+				evicted = append(evicted, u)
+			}
+		}
+		f.used = used
+		return evicted
+	}
 	for _, u := range order {
 		r := &members[u]
 		used.Add(r.MilliCPU, r.Memory, r.EphemeralStorage, 1)

@@ -453,7 +453,7 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 	out := e.outcomes[:count]
 	clear(out)
 	workers := e.workers
-	if len(workers) <= 1 || count < 8 {
+	if len(workers) <= 1 || count < d.parallelMin() {
 		for i := range count {
 			out[i] = d.selectVictims(&workers[0], nodes[(offset+start+i)%len(nodes)])
 		}
@@ -471,6 +471,26 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 	d.work(&workers[0], false)
 	b.wg.Wait()
 	return out
+}
+
+// parallelDryRunMin is the fewest nodes a dry run shares out between
+// goroutines; parallelSumsMin is the same when the walk checks the fit on
+// resource sums alone (byResources), where a node takes a few hundred
+// nanoseconds: a goroutine is worth it from some tens of microseconds of
+// work, more than waking an idle processor for it costs (tens of
+// microseconds on a small virtual machine).
+const (
+	parallelDryRunMin = 8
+	parallelSumsMin   = 256
+)
+
+// parallelMin is the fewest nodes the dry run evaluates on several
+// goroutines.
+func (d *dryRun) parallelMin() int {
+	if d.byResources && d.groups == nil {
+		return parallelSumsMin
+	}
+	return parallelDryRunMin
 }
 
 // batch is the nodes a dry run's workers share out: they take the next

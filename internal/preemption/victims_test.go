@@ -29,7 +29,7 @@ func moreImportantVictim(a, b *Victim) bool {
 // victims again).
 func TestSortMatchesSortSlice(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	distinct := 0
+	distinct, packed := 0, 0
 	for trial := range 20000 {
 		n := 1 + r.IntN(40)
 		if trial%7 == 0 {
@@ -44,7 +44,12 @@ func TestSortMatchesSortSlice(t *testing.T) {
 			if starts == 0 {
 				start = int64(i)
 			}
-			l.members[i] = snapshot.RankedPod{Pod: &snapshot.Pod{Priority: int32(r.IntN(3))}, Start: start}
+			if trial%4 == 2 {
+				// Whole seconds, as the API server's start times are
+				// (sortPacked's case).
+				start *= int64(time.Second)
+			}
+			l.members[i] = snapshot.RankedPod{Pod: &snapshot.Pod{Priority: int32(r.IntN(3)) - 1}, Start: start} // negative priorities too
 			l.members[i].Priority = l.members[i].Pod.Priority
 		}
 		if starts == 0 {
@@ -68,6 +73,9 @@ func TestSortMatchesSortSlice(t *testing.T) {
 			want = want[:r.IntN(len(want)+1)]
 		}
 		got := slices.Clone(want)
+		if l.spans == nil && sortPacked(l.members, slices.Clone(got)) && len(got) > 1 {
+			packed++
+		}
 		sort.Slice(want, func(i, j int) bool { return l.moreImportant(int(want[i]), int(want[j])) })
 		l.sortUnits(got)
 		if !slices.Equal(want, got) {
@@ -76,6 +84,9 @@ func TestSortMatchesSortSlice(t *testing.T) {
 	}
 	if distinct < 5000 {
 		t.Fatalf("only %d lists without ties", distinct)
+	}
+	if packed < 1000 {
+		t.Fatalf("only %d lists sorted on packed keys", packed)
 	}
 }
 

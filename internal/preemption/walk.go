@@ -2,7 +2,9 @@ package preemption
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
 
@@ -128,6 +130,9 @@ type rankKey struct {
 
 // sortPods is sortUnits for up to maxKeySort single pods.
 func (l *unitList) sortPods(order []int32) {
+	if sortPacked(l.members, order) {
+		return
+	}
 	var buf [maxKeySort]rankKey
 	keys := buf[:len(order)]
 	for i, u := range order {
@@ -151,6 +156,61 @@ func (l *unitList) sortPods(order []int32) {
 	for i := range keys {
 		order[i] = keys[i].index
 	}
+}
+
+// sortPacked sorts up to maxKeySort single pods of members, given by
+// their indexes in order, by importance when no two rank alike and their
+// start times are whole seconds apart within two years (as the API
+// server's second-precision start times are), and reports whether it did.
+// It packs each pod's rank into one integer (priority, seconds after the
+// earliest start, position in order), so that sorting compares and moves
+// one word; false leaves order as it was.
+func sortPacked(members []snapshot.RankedPod, order []int32) bool {
+	const (
+		second   = int64(time.Second)
+		posBits  = 6 // maxKeySort positions
+		timeBits = 26
+	)
+	n := len(order)
+	if n < 2 || n > maxKeySort {
+		return n < 2
+	}
+	earliest := int64(math.MaxInt64)
+	for _, u := range order {
+		earliest = min(earliest, members[u].Start)
+	}
+	var buf [maxKeySort]uint64
+	keys := buf[:n]
+	for i, u := range order {
+		m := &members[u]
+		d := m.Start - earliest
+		if d < 0 || d%second != 0 || d/second >= 1<<timeBits {
+			return false
+		}
+		// Higher priority first: the complement of the priority as an
+		// unsigned number in the order of the signed one.
+		prio := ^(uint64(uint32(m.Priority)^1<<31) << (timeBits + posBits))
+		keys[i] = prio&^(1<<(timeBits+posBits)-1) | uint64(d/second)<<posBits | uint64(i)
+	}
+	for i := 1; i < n; i++ {
+		k := keys[i]
+		j := i
+		for ; j > 0 && keys[j-1] > k; j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = k
+	}
+	for i := 1; i < n; i++ {
+		if keys[i-1]>>posBits == keys[i]>>posBits {
+			return false // a tie: the order depends on the algorithm
+		}
+	}
+	var positions [maxKeySort]int32
+	copy(positions[:n], order)
+	for i, k := range keys {
+		order[i] = positions[k&(1<<posBits-1)]
+	}
+	return true
 }
 
 // insertionSortDistinct sorts keys in importance order and reports true
@@ -287,7 +347,11 @@ func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unit
 	if len(evicted) == 0 {
 		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}
 	}
-	return nodeOutcome{cand: w.candidate(node, units, evicted, numViolating, broken)}
+	cand := w.candidate(node, units, evicted, numViolating, broken)
+	// Scored here, on the worker, while its victims are in cache: the
+	// node choice reads every candidate's score.
+	cand.Score(d.nowNanos)
+	return nodeOutcome{cand: cand}
 }
 
 // candidate makes the node's candidate of the evicted units.

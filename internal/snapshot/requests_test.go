@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -66,5 +67,39 @@ func TestSimpleRequestsMatchHelpers(t *testing.T) {
 	}
 	if simple < 5000 {
 		t.Fatalf("only %d of 20000 pods took the fast path; the test does not exercise it", simple)
+	}
+}
+
+// TestHeadroomMatchesFits checks that a use fits a request on a node
+// exactly when it lies within the node's headroom for the request, on
+// random requests (zero and negative amounts included), allocatables and
+// uses, and that amounts where the two forms could overflow apart get no
+// headroom.
+func TestHeadroomMatchesFits(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	amount := func() int64 { return int64(r.IntN(7)) - 2 }
+	for range 50000 {
+		req := Resources{MilliCPU: amount(), Memory: amount(), EphemeralStorage: amount()}
+		alloc := Usage{MilliCPU: amount() + 2, Memory: amount() + 2, EphemeralStorage: amount() + 2, Pods: amount() + 2}
+		used := Usage{MilliCPU: amount() + 2, Memory: amount() + 2, EphemeralStorage: amount() + 2, Pods: amount() + 2}
+		room, ok := alloc.Headroom(&req)
+		if !ok {
+			t.Fatalf("allocatable %+v, request %+v: no headroom", alloc, req)
+		}
+		if got, want := used.Within(&room), used.Fits(&req, &alloc); got != want {
+			t.Fatalf("request %+v, allocatable %+v, used %+v: within headroom %+v %v, fits %v", req, alloc, used, room, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		alloc Usage
+		req   Resources
+	}{
+		{Usage{MilliCPU: -1, Pods: 1}, Resources{}},
+		{Usage{Memory: math.MaxInt64, Pods: 1}, Resources{}},
+		{Usage{Pods: 1}, Resources{EphemeralStorage: math.MaxInt64}},
+	} {
+		if _, ok := tc.alloc.Headroom(&tc.req); ok {
+			t.Errorf("allocatable %+v, request %+v: headroom, want none", tc.alloc, tc.req)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"math"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -150,4 +151,32 @@ func (u *Usage) Fits(req *Resources, alloc *Usage) bool {
 		(req.MilliCPU <= 0 || req.MilliCPU <= alloc.MilliCPU-u.MilliCPU) &&
 		(req.Memory <= 0 || req.Memory <= alloc.Memory-u.Memory) &&
 		(req.EphemeralStorage <= 0 || req.EphemeralStorage <= alloc.EphemeralStorage-u.EphemeralStorage)
+}
+
+// Headroom returns the most a node whose allocatable is u may run for a
+// pod requesting req (apart from scalar resources) to fit beside it, so
+// that a loop over many uses compares each with fixed bounds: for every
+// use v whose amounts are not negative, v.Fits(req, u) is v.Within(&h).
+// ok is false when an amount of u or req lies outside [0, 2⁶²), where the
+// subtractions of the two forms could overflow differently.
+func (u *Usage) Headroom(req *Resources) (h Usage, ok bool) {
+	const limit = 1 << 62
+	in := func(a int64) bool { return a >= 0 && a < limit }
+	if !in(u.MilliCPU) || !in(u.Memory) || !in(u.EphemeralStorage) || !in(u.Pods) ||
+		req.MilliCPU >= limit || req.Memory >= limit || req.EphemeralStorage >= limit {
+		return Usage{}, false
+	}
+	room := func(alloc, request int64) int64 {
+		if request <= 0 {
+			return math.MaxInt64
+		}
+		return alloc - request
+	}
+	return Usage{MilliCPU: room(u.MilliCPU, req.MilliCPU), Memory: room(u.Memory, req.Memory),
+		EphemeralStorage: room(u.EphemeralStorage, req.EphemeralStorage), Pods: u.Pods - 1}, true
+}
+
+// Within reports whether every amount of u is at most h's.
+func (u *Usage) Within(h *Usage) bool {
+	return u.Pods <= h.Pods && u.MilliCPU <= h.MilliCPU && u.Memory <= h.Memory && u.EphemeralStorage <= h.EphemeralStorage
 }

@@ -14,35 +14,43 @@ import (
 // nodeStatuses is the rejection of every node that is neither feasible nor
 // a candidate: its filter status, and its dry-run status when it was dry-run.
 func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Result) NodeStatuses {
-	isCandidate := make([]bool, len(snap.Nodes))
-	if res != nil {
+	out := NodeStatuses{names: snap.NodeNames()}
+	statuses := fr.Statuses
+	// visited marks the nodes the dry run visited: candidates, and nodes
+	// with a dry-run status (by node index in dryRun).
+	var visited []visit
+	var dryRun map[int]filter.Status
+	if res != nil && len(res.Candidates)+len(res.NodeStatuses) > 0 {
+		visited = make([]visit, len(statuses))
+		if len(res.NodeStatuses) > 0 {
+			dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
+			for _, ns := range res.NodeStatuses {
+				dryRun[ns.Node.Index] = ns.Status
+				visited[ns.Node.Index] = visitDryRun
+			}
+		}
 		for _, c := range res.Candidates {
-			isCandidate[c.Node.Index] = true
+			visited[c.Node.Index] = visitCandidate
 		}
 	}
-	out := NodeStatuses{names: snap.NodeNames()}
 	// Most nodes share a handful of rejections; so do their NodeStatus
 	// values: shared indexes them in out.distinct.
 	var shared []int32
-	last := int32(-1)                // the status of the last node without a dry-run status
-	var lastStatus *filter.Status    // and its filter status (set with last)
-	var dryRun map[int]filter.Status // by node index
-	if res != nil && len(res.NodeStatuses) > 0 {
-		dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
-		for _, ns := range res.NodeStatuses {
-			dryRun[ns.Node.Index] = ns.Status
+	last := int32(-1)             // the status of the last node without a dry-run status
+	var lastStatus *filter.Status // and its filter status (set with last)
+	for i := 0; i < len(statuses); i++ {
+		v := visitNone
+		if visited != nil {
+			v = visited[i]
 		}
-	}
-	for i := range snap.Nodes {
-		s := &fr.Statuses[i]
-		if s.IsSuccess() || isCandidate[i] {
+		s := &statuses[i]
+		if s.IsSuccess() || v == visitCandidate {
 			continue
 		}
 		var pre *PreemptionStatus
-		if dryRun != nil {
-			if p, ok := dryRun[i]; ok {
-				pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: ownReasons(p.Reasons)}
-			}
+		if v == visitDryRun {
+			p := dryRun[i]
+			pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: ownReasons(p.Reasons)}
 		}
 		k := int32(-1)
 		if pre == nil {
@@ -67,17 +75,52 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 				shared = append(shared, k)
 			}
 		}
-		out.add(int32(i), k)
-		if pre == nil {
-			last, lastStatus = k, s
+		if pre != nil {
+			out.add(int32(i), k, 1)
+			continue
 		}
+		last, lastStatus = k, s
+		// The next nodes rejected with the very same statuses that the
+		// dry run did not visit take the same in one step.
+		j := i + 1
+		for j < len(statuses) && (visited == nil || visited[j] == visitNone) && sameReasons(s, &statuses[j]) {
+			j++
+		}
+		out.add(int32(i), k, int32(j-i))
+		i = j - 1
 	}
 	return out
 }
 
+// visit is what the dry run made of a node.
+type visit uint8
+
+const (
+	visitNone visit = iota
+	visitCandidate
+	visitDryRun
+)
+
 // parallelExplainNodes is the cluster size from which Evaluate explains
-// the rejected nodes on a goroutine of its own.
-const parallelExplainNodes = 1000
+// the rejected nodes on a goroutine of its own; parallelExplainPlainNodes
+// is the same for a pod only resources can reject, whose rejections mostly
+// come in long runs of nodes rejected alike, a few nanoseconds a node: the
+// goroutine only pays for waking an idle processor (tens of microseconds
+// on a small virtual machine) on much bigger clusters.
+const (
+	parallelExplainNodes      = 1000
+	parallelExplainPlainNodes = 20000
+)
+
+// explainInParallel reports whether Evaluate explains the rejected nodes
+// of c's cycle on a goroutine of its own.
+func explainInParallel(c *filter.Cycle) bool {
+	n := len(c.Snapshot().Nodes)
+	if c.ResourcesOnly() {
+		return c.Parallelism() > 1 && n >= parallelExplainPlainNodes
+	}
+	return c.Parallelism() > 1 && n >= parallelExplainNodes
+}
 
 // maxSharedStatuses bounds the distinct rejections nodeStatuses shares.
 const maxSharedStatuses = 8
@@ -92,7 +135,7 @@ func sameStatus(ns *NodeStatus, s *filter.Status) bool {
 // sameReasons reports whether two filter statuses say the same because
 // they share one slice of reasons.
 func sameReasons(a, b *filter.Status) bool {
-	return a.Code == b.Code && a.Plugin == b.Plugin && len(a.Reasons) == len(b.Reasons) && len(a.Reasons) > 0 && &a.Reasons[0] == &b.Reasons[0]
+	return len(a.Reasons) == len(b.Reasons) && len(a.Reasons) > 0 && &a.Reasons[0] == &b.Reasons[0] && a.Code == b.Code && a.Plugin == b.Plugin
 }
 
 // NodeStatuses says, node by node, why nodes were rejected. It lists the
@@ -112,17 +155,17 @@ type NodeStatuses struct {
 // status distinct[status].
 type statusRun struct{ first, count, status int32 }
 
-// add appends node, with status distinct[status], after the nodes before
-// it.
-func (m *NodeStatuses) add(node, status int32) {
-	m.len++
+// add appends count nodes from node on, each with status
+// distinct[status], after the nodes before them.
+func (m *NodeStatuses) add(node, status, count int32) {
+	m.len += int(count)
 	if k := len(m.runs) - 1; k >= 0 {
 		if r := &m.runs[k]; r.status == status && r.first+r.count == node {
-			r.count++
+			r.count += count
 			return
 		}
 	}
-	m.runs = append(m.runs, statusRun{first: node, count: 1, status: status})
+	m.runs = append(m.runs, statusRun{first: node, count: count, status: status})
 }
 
 // Len returns how many nodes have a status.
@@ -187,7 +230,7 @@ func (m *NodeStatuses) UnmarshalJSON(b []byte) error {
 	for i, n := range names {
 		ns := raw[n]
 		m.distinct[i] = &ns
-		m.add(int32(i), int32(i))
+		m.add(int32(i), int32(i), 1)
 	}
 	return nil
 }

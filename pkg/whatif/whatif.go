@@ -98,7 +98,7 @@ func (e *Evaluator) Evaluate(snap *Snapshot, pod *Pod, options Options) (*Decisi
 	// The rejections do not depend on the rest of the decision: on a big
 	// cluster they are explained on a goroutine of their own meanwhile.
 	var explained sync.WaitGroup
-	if c.Parallelism() > 1 && len(snap.Nodes) >= parallelExplainNodes {
+	if explainInParallel(c) {
 		explained.Go(func() { d.NodeStatuses = nodeStatuses(snap, fr, res) })
 	} else {
 		d.NodeStatuses = nodeStatuses(snap, fr, res)

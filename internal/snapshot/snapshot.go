@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -155,7 +156,12 @@ func Empty() *Snapshot {
 // New builds a snapshot. It rejects duplicate objects, pods bound to nodes
 // that do not exist, pods and pod groups naming unknown priority classes,
 // and unparsable selectors, each with an *ObjectError.
-func New(objs Objects) (*Snapshot, error) {
+func New(objs Objects) (*Snapshot, error) { return NewParallel(objs, 1) }
+
+// NewParallel is New with the pods' own state (priority, requests,
+// affinity terms) worked out on up to parallelism goroutines before they
+// are added in order; the snapshot and any error are New's.
+func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	s := Empty()
 	for _, ns := range objs.Namespaces {
 		if _, dup := s.namespaces[ns.Name]; dup {
@@ -175,12 +181,13 @@ func New(objs Objects) (*Snapshot, error) {
 		}
 	}
 	s.relist()
-	for _, p := range objs.Pods {
+	made := s.newPods(objs.Pods, parallelism)
+	for i, p := range objs.Pods {
 		if name := p.Spec.NodeName; name != "" && !finished(p) && s.nodesByName[name] == nil {
 			return nil, &ObjectError{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, Field: "spec.nodeName",
 				Detail: fmt.Sprintf("node %q does not exist in the snapshot", name), Obj: p}
 		}
-		if _, err := s.AddPod(p); err != nil {
+		if _, err := s.addPod(p, made[i].pod, made[i].err); err != nil {
 			return nil, err
 		}
 	}
@@ -269,14 +276,59 @@ func (s *Snapshot) PriorityClasses() []*schedulingv1.PriorityClass {
 // does not know (yet) is kept aside and placed when the node is added, as
 // upstream's cache does when events arrive out of order.
 func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
-	key := obj.Namespace + "/" + obj.Name
+	p, err := s.newPod(obj, s.seq)
+	return s.addPod(obj, p, err)
+}
+
+// madePod is a pod's own state made ahead (newPods), or why it cannot be.
+type madePod struct {
+	pod *Pod
+	err error
+}
+
+// newPods makes the pods' own state on up to parallelism goroutines, in
+// runs of neighbours; it reads only the priority classes.
+func (s *Snapshot) newPods(objs []*v1.Pod, parallelism int) []madePod {
+	made := make([]madePod, len(objs))
+	const run = 256
+	runs := (len(objs) + run - 1) / run
+	var next atomic.Int64
+	work := func() {
+		for {
+			r := int(next.Add(1)) - 1
+			if r >= runs {
+				return
+			}
+			for i := r * run; i < min((r+1)*run, len(objs)); i++ {
+				made[i].pod, made[i].err = s.newPod(objs[i], 0)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(parallelism, runs) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return made
+}
+
+// addPod adds obj, whose own state newPod made as p (or failed with err),
+// unless the snapshot holds a pod of its name.
+func (s *Snapshot) addPod(obj *v1.Pod, p *Pod, err error) (*Pod, error) {
+	var key string
+	if p != nil {
+		key = p.Key
+	} else {
+		key = obj.Namespace + "/" + obj.Name
+	}
 	if _, dup := s.podsByKey[key]; dup {
 		return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "metadata.name", Detail: "duplicate object", Obj: obj}
 	}
-	p, err := s.newPod(obj, s.seq)
 	if err != nil {
 		return nil, err
 	}
+	p.Seq = s.seq
 	s.seq++
 	s.labelSets.acquire(p)
 	s.terms.acquire(p)

@@ -267,3 +267,55 @@ func checkSums(t *testing.T, step int, s *snapshot.Snapshot) {
 		t.Fatalf("step %d: %d pods with required anti-affinity, the snapshot counts %d", step, total, s.NumRequiredAntiAffinity())
 	}
 }
+
+// TestNewParallelMatchesNew: pods made ahead on several goroutines give
+// New's snapshot, and New's first error.
+func TestNewParallelMatchesNew(t *testing.T) {
+	objs := func(change func(pods []*v1.Pod) []*v1.Pod) snapshot.Objects {
+		var o snapshot.Objects
+		o.Nodes = []*v1.Node{rt.Node("n1").CPU("100").Obj(), rt.Node("n2").CPU("100").Obj()}
+		for i := range 1000 {
+			b := rt.Pod("default", fmt.Sprintf("p%d", i)).Priority(int32(i%7)).Req(fmt.Sprintf("%dm", 10+i%5), "1Mi").On(fmt.Sprintf("n%d", 1+i%2)).StartedAt(i % 13)
+			if i%10 == 0 {
+				b.PodAntiAffinity("kubernetes.io/hostname", map[string]string{"app": "x"}).Label("app", "x")
+			}
+			o.Pods = append(o.Pods, b.Obj())
+		}
+		if change != nil {
+			o.Pods = change(o.Pods)
+		}
+		return o
+	}
+	for name, change := range map[string]func([]*v1.Pod) []*v1.Pod{
+		"valid":     nil,
+		"duplicate": func(p []*v1.Pod) []*v1.Pod { return append(p[:700:700], append([]*v1.Pod{p[3]}, p[700:]...)...) },
+		"unknown class and a later duplicate": func(p []*v1.Pod) []*v1.Pod {
+			p[600] = rt.Pod("default", "p600").PriorityClass("nope").Obj()
+			return append(p, p[5])
+		},
+		"no such node": func(p []*v1.Pod) []*v1.Pod { p[900].Spec.NodeName = "n9"; return p },
+	} {
+		want, wantErr := snapshot.New(objs(change))
+		for _, workers := range []int{1, 2, 5} {
+			got, err := snapshot.NewParallel(objs(change), workers)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("%s, %d goroutines: error %v, want %v", name, workers, err, wantErr)
+			}
+			if err != nil {
+				continue
+			}
+			for _, w := range want.Pods() {
+				g := got.Pod(w.Key)
+				if g == nil || g.Seq != w.Seq || g.Priority != w.Priority || !cmp.Equal(g.Requests, w.Requests) || g.NodeName() != w.NodeName() {
+					t.Fatalf("%s, %d goroutines: pod %s differs: %+v, want %+v", name, workers, w.Key, g, w)
+				}
+			}
+			if len(got.Pods()) != len(want.Pods()) {
+				t.Fatalf("%s: %d pods, want %d", name, len(got.Pods()), len(want.Pods()))
+			}
+		}
+		if name != "valid" && wantErr == nil {
+			t.Fatalf("%s: New accepts it", name)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -16,7 +17,11 @@ func (s *Set) Build() (*snapshot.Snapshot, error) {
 	if err := CheckNodeSums(s.Objects.Pods, s.Origin); err != nil {
 		return nil, err
 	}
-	snap, err := snapshot.New(s.Objects)
+	workers := s.opts.Parallelism
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	snap, err := snapshot.NewParallel(s.Objects, workers)
 	if err != nil {
 		return nil, s.locate(err)
 	}

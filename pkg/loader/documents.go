@@ -20,6 +20,7 @@ import (
 type document struct {
 	yaml      []byte
 	index     int
+	blank     bool // an empty document, dropped
 	data      []byte
 	duplicate string
 	prep      prepared
@@ -79,7 +80,7 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 	if streamErr != nil {
 		return nil, streamErr
 	}
-	return slices.DeleteFunc(docs, func(d document) bool { return d.data == nil && d.list == nil }), nil
+	return slices.DeleteFunc(docs, func(d document) bool { return d.blank }), nil
 }
 
 // cutYAMLDocuments returns a reader of the documents of a YAML stream,
@@ -159,7 +160,7 @@ func plainSeparator(rest []byte) bool {
 // does not convert. A document's JSON is kept only where commit needs it
 // to word an error.
 func (s *Set) prepareDocuments(name string, docs []document, duplicates bool) error {
-	failed := make([]*InputError, len(docs))
+	failed := make([]error, len(docs))
 	s.parallelEach(len(docs), func() func(int) {
 		scratch := yamlScratch{blocks: newYAMLBlocks()}
 		prep := s.preparer()
@@ -171,15 +172,15 @@ func (s *Set) prepareDocuments(name string, docs []document, duplicates bool) er
 					failed[i] = err
 					return
 				}
-				d.yaml, d.data, d.duplicate = nil, c.data, c.duplicate
+				d.yaml, d.data, d.duplicate, d.blank = nil, c.data, c.duplicate, c.data == nil
 			}
-			if d.data == nil {
+			if d.blank || d.list != nil {
 				return
 			}
 			d.prep = prep(d.data)
 			if d.prep.decoded() {
 				scratch.recycle(d.data)
-				d.data = []byte{} // commit needs the JSON only to word an error
+				d.data = nil // commit needs the JSON only to word an error
 			}
 		}
 	})
@@ -191,20 +192,11 @@ func (s *Set) prepareDocuments(name string, docs []document, duplicates bool) er
 	return nil
 }
 
-// convertYAML converts one YAML document to JSON, with its first
+// convertYAMLWith converts one YAML document to JSON, with its first
 // duplicate key (unless duplicates is false: under --validate=ignore they
-// do not matter). An empty document has no data.
-func convertYAML(src string, doc []byte, duplicates bool) (document, error) {
-	d, err := convertYAMLWith(src, doc, duplicates, nil)
-	if err != nil {
-		return document{}, err
-	}
-	return d, nil
-}
-
-// convertYAMLWith is convertYAML with a converting goroutine's scratch
-// (nil allocates).
-func convertYAMLWith(src string, doc []byte, duplicates bool, scratch *yamlScratch) (document, *InputError) {
+// do not matter), using a converting goroutine's scratch (nil allocates).
+// An empty document has no data.
+func convertYAMLWith(src string, doc []byte, duplicates bool, scratch *yamlScratch) (document, error) {
 	// The fast conversion first (fastyaml.go; it declines duplicate keys
 	// and whatever it does not read for certain). Then one generic parse
 	// for a document without a duplicate key; only a document the strict

@@ -298,11 +298,15 @@ func (s *Set) smallFile(path string) bool {
 	if err != nil {
 		return true
 	}
-	minSize := int64(streamMinSize)
+	return !info.Mode().IsRegular() || info.Size() < s.streamThreshold()
+}
+
+// streamThreshold is the size from which a file is streamed.
+func (s *Set) streamThreshold() int64 {
 	if s.streamMin > 0 {
-		minSize = s.streamMin
+		return s.streamMin
 	}
-	return !info.Mode().IsRegular() || info.Size() < minSize
+	return streamMinSize
 }
 
 func (s *Set) addFile(path string) error {
@@ -315,11 +319,7 @@ func (s *Set) addFile(path string) error {
 	if err != nil {
 		return fileError(path, err)
 	}
-	minSize := int64(streamMinSize)
-	if s.streamMin > 0 {
-		minSize = s.streamMin
-	}
-	if info.Mode().IsRegular() && info.Size() >= minSize {
+	if info.Mode().IsRegular() && info.Size() >= s.streamThreshold() {
 		if done, err := s.streamFile(path, f); done {
 			s.streamed++
 			return err

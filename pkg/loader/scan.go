@@ -219,35 +219,18 @@ func walkArray(data []byte, i int, f func(e int) int) int {
 // arrayElements returns the elements of the JSON array data, or false when
 // it is not an array it can walk.
 func arrayElements(data []byte) ([][]byte, bool) {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' {
+	var elems [][]byte
+	end := walkArray(data, 0, func(e int) int {
+		end := skipValue(data, e)
+		if end >= 0 {
+			elems = append(elems, data[e:end])
+		}
+		return end
+	})
+	if end < 0 || skipSpace(data, end) != len(data) {
 		return nil, false
 	}
-	var elems [][]byte
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
-		return elems, skipSpace(data, i+1) == len(data)
-	}
-	for i < len(data) {
-		end := skipValue(data, i)
-		if end < 0 {
-			return nil, false
-		}
-		elems = append(elems, data[i:end])
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return nil, false
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case ']':
-			return elems, skipSpace(data, i+1) == len(data)
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
+	return elems, true
 }
 
 // plainString returns the contents of a JSON string without escapes, or

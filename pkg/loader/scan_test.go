@@ -269,7 +269,7 @@ func TestLargeListErrors(t *testing.T) {
 		data := mustYAML(t, asList(objs))
 		i := bytes.Index(data, []byte("  kind: Node\n"))
 		dup := slicesConcat(data[:i], []byte("  kind: Node\n"), data[i:])
-		d, err := convertYAML("f", dup, true)
+		d, err := convertYAMLWith("f", dup, true, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

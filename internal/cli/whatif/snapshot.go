@@ -82,15 +82,14 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 	// JSON and YAML are written an item at a time: a big cluster's List
 	// is never held whole, nor converted to YAML whole. Other formats
 	// (templates) are given the whole List.
-	w := bufio.NewWriterSize(o.out, 1<<20)
 	streamed := o.format.Kind == output.JSON || o.format.Kind == output.YAML
+	lw := newListWriter(o.out, o.format.Kind == output.YAML)
 	list := struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
 		Items      []json.RawMessage `json:"items"`
 	}{APIVersion: "v1", Kind: "List", Items: []json.RawMessage{}}
 	var names []string
-	items := 0
 	add := func(obj runtime.Object) error {
 		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
 		if err != nil || len(gvks) == 0 {
@@ -118,15 +117,7 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 			list.Items = append(list.Items, b)
 			return nil
 		}
-		items++
-		return writeListItem(w, b, items, o.format.Kind == output.YAML)
-	}
-	if streamed {
-		if o.format.Kind == output.YAML {
-			_, _ = w.WriteString("apiVersion: v1\nitems:")
-		} else {
-			_, _ = w.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
-		}
+		return lw.item(b)
 	}
 	// Every kind of the snapshot's objects, whatever kinds it holds (in
 	// slices, or in structs of slices), and the ReplicaSets that give
@@ -159,26 +150,67 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 			return err
 		}
 	}
-	switch o.format.Kind {
-	case output.Name:
+	switch {
+	case o.format.Kind == output.Name:
 		return output.PrintNames(o.out, names)
-	case output.JSON:
-		_, _ = w.WriteString("]}\n")
-	case output.YAML:
-		if items == 0 {
-			_, _ = w.WriteString(" []")
-		}
-		_, _ = w.WriteString("\nkind: List\n\n")
+	case streamed:
+		return lw.end()
 	default:
 		return o.format.Print(o.out, list)
 	}
-	return w.Flush()
 }
 
-// writeListItem writes the JSON b of the n-th item of a List written to w:
-// after a comma in JSON (the bytes of the List marshalled whole), or as a
-// YAML sequence entry, "- " and its lines indented under it (what the List
-// converted whole reads as; a long string may fold at another column).
+// listWriter writes a List an item at a time, as JSON (the bytes of the
+// List marshalled whole) or as YAML (what the List converted whole reads
+// as; a long string may fold at another column).
+type listWriter struct {
+	w      *bufio.Writer
+	asYAML bool
+	items  int
+}
+
+func newListWriter(out io.Writer, asYAML bool) *listWriter {
+	return &listWriter{w: bufio.NewWriterSize(out, 1<<20), asYAML: asYAML}
+}
+
+// item writes the JSON b of the next item, the List's start before the
+// first.
+func (l *listWriter) item(b []byte) error {
+	l.items++
+	if l.items == 1 {
+		l.start()
+	}
+	return writeListItem(l.w, b, l.items, l.asYAML)
+}
+
+func (l *listWriter) start() {
+	if l.asYAML {
+		_, _ = l.w.WriteString("apiVersion: v1\nitems:")
+	} else {
+		_, _ = l.w.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
+	}
+}
+
+// end completes the List (an empty one if no item was written) and
+// flushes it.
+func (l *listWriter) end() error {
+	if l.items == 0 {
+		l.start()
+		if l.asYAML {
+			_, _ = l.w.WriteString(" []")
+		}
+	}
+	if l.asYAML {
+		_, _ = l.w.WriteString("\nkind: List\n\n")
+	} else {
+		_, _ = l.w.WriteString("]}\n")
+	}
+	return l.w.Flush()
+}
+
+// writeListItem writes the JSON b of the n-th item of a List to w: after a
+// comma in JSON, or as a YAML sequence entry, "- " and its lines indented
+// under it.
 func writeListItem(w *bufio.Writer, b []byte, n int, asYAML bool) error {
 	if !asYAML {
 		if n > 1 {

@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -45,33 +44,22 @@ func TestWriteListItem(t *testing.T) {
 		}
 		for _, asYAML := range []bool{false, true} {
 			var out bytes.Buffer
-			w := bufio.NewWriter(&out)
-			if asYAML {
-				w.WriteString("apiVersion: v1\nitems:")
-			} else {
-				w.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
-			}
-			for i, item := range items[:n] {
+			lw := newListWriter(&out, asYAML)
+			for _, item := range items[:n] {
 				b, err := json.Marshal(item)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := writeListItem(w, b, i+1, asYAML); err != nil {
+				if err := lw.item(b); err != nil {
 					t.Fatal(err)
 				}
 			}
-			want := string(wantJSON)
-			if asYAML {
-				if n == 0 {
-					w.WriteString(" []")
-				}
-				w.WriteString("\nkind: List\n")
-				want = string(wantYAML)
-			} else {
-				w.WriteString("]}")
-			}
-			if err := w.Flush(); err != nil {
+			if err := lw.end(); err != nil {
 				t.Fatal(err)
+			}
+			want := string(wantJSON) + "\n"
+			if asYAML {
+				want = string(wantYAML)
 			}
 			got := out.String()
 			if asYAML {

@@ -30,7 +30,7 @@ func ValidatePodInstance(p *v1.Pod) field.ErrorList {
 			errs = append(errs, field.Invalid(metadata.Child("name"), p.Name, msg))
 		}
 	}
-	if len(p.Annotations) > 0 {
+	if !annotationsValid(p.Annotations) {
 		errs = append(errs, apivalidation.ValidateAnnotations(p.Annotations, metadata.Child("annotations"))...)
 	}
 	if len(p.ManagedFields) > 0 {

@@ -82,18 +82,24 @@ func objectMetaValid(meta *metav1.ObjectMeta, requiresNamespace bool) bool {
 			return false
 		}
 	}
+	if !annotationsValid(meta.Annotations) {
+		return false
+	}
+	return len(meta.OwnerReferences) == 0 || len(apivalidation.ValidateOwnerReferences(meta.OwnerReferences, nil)) == 0
+}
+
+// annotationsValid reports, without regular expressions, that
+// apivalidation.ValidateAnnotations finds nothing wrong: every key a label
+// key once lower-cased, and the whole within the size limit.
+func annotationsValid(annotations map[string]string) bool {
 	size := 0
-	for k, v := range meta.Annotations {
-		// Annotation keys are checked lower-cased.
+	for k, v := range annotations {
 		if !isLabelKey(k, true) {
 			return false
 		}
 		size += len(k) + len(v)
 	}
-	if size > apivalidation.TotalAnnotationSizeLimitB {
-		return false
-	}
-	return len(meta.OwnerReferences) == 0 || len(apivalidation.ValidateOwnerReferences(meta.OwnerReferences, nil)) == 0
+	return size <= apivalidation.TotalAnnotationSizeLimitB
 }
 
 // isDNS1123Label reports whether s is a DNS label as RFC 1123 and

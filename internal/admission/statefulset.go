@@ -3,7 +3,6 @@ package admission
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
@@ -30,7 +29,7 @@ func DefaultStatefulSet(s *appsv1.StatefulSet) {
 // management policy, and that every volume claim template has a name, an
 // access mode and a storage request.
 func ValidateStatefulSet(s *appsv1.StatefulSet) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&s.ObjectMeta, true, nameIsDNSSubdomain, metadata)
+	errs := validateObjectMeta(&s.ObjectMeta, true)
 	errs = append(errs, validateReplicated(s.Spec.Replicas, s.Spec.Selector, &s.Spec.Template)...)
 	switch s.Spec.PodManagementPolicy {
 	case appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement:

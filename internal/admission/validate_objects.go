@@ -55,7 +55,7 @@ func ValidateNamespace(ns *v1.Namespace) field.ErrorList {
 // reserved for the built-in classes, user classes are at most
 // HighestUserDefinablePriority, and preemptionPolicy is an enum.
 func ValidatePriorityClass(pc *schedulingv1.PriorityClass) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&pc.ObjectMeta, false, nameIsDNSSubdomain, metadata)
+	errs := validateObjectMeta(&pc.ObjectMeta, false)
 	if strings.HasPrefix(pc.Name, systemPrefix) {
 		if v, ok := systemClasses[pc.Name]; !ok || v != pc.Value || pc.GlobalDefault {
 			errs = append(errs, field.Forbidden(metadata.Child("name"), fmt.Sprintf("priority class names with %q prefix are reserved for system use", systemPrefix)))
@@ -72,7 +72,7 @@ func ValidatePriorityClass(pc *schedulingv1.PriorityClass) field.ErrorList {
 // ValidatePDB checks a PodDisruptionBudget's selector and its
 // minAvailable/maxUnavailable (not both, non-negative, valid percentages).
 func ValidatePDB(pdb *policyv1.PodDisruptionBudget) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&pdb.ObjectMeta, true, nameIsDNSSubdomain, metadata)
+	errs := validateObjectMeta(&pdb.ObjectMeta, true)
 	if pdb.Spec.MinAvailable != nil && pdb.Spec.MaxUnavailable != nil {
 		errs = append(errs, field.Invalid(spec, pdb.Spec, "minAvailable and maxUnavailable cannot be both set"))
 	}
@@ -112,13 +112,13 @@ func validateIntOrPercent(v intstr.IntOrString, path *field.Path) field.ErrorLis
 // ValidateDeployment checks replicas, the selector (required, non-empty and
 // matching the template's labels) and the template (restartPolicy Always).
 func ValidateDeployment(d *appsv1.Deployment) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&d.ObjectMeta, true, nameIsDNSSubdomain, metadata)
+	errs := validateObjectMeta(&d.ObjectMeta, true)
 	return append(errs, validateReplicated(d.Spec.Replicas, d.Spec.Selector, &d.Spec.Template)...)
 }
 
 // ValidateReplicaSet is ValidateDeployment for a ReplicaSet.
 func ValidateReplicaSet(rs *appsv1.ReplicaSet) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&rs.ObjectMeta, true, nameIsDNSSubdomain, metadata)
+	errs := validateObjectMeta(&rs.ObjectMeta, true)
 	return append(errs, validateReplicated(rs.Spec.Replicas, rs.Spec.Selector, &rs.Spec.Template)...)
 }
 
@@ -159,7 +159,7 @@ func validateSelectorMatches(sel *metav1.LabelSelector, t *v1.PodTemplateSpec) f
 // ValidateJob checks parallelism and completions (non-negative) and the
 // template (restartPolicy OnFailure or Never).
 func ValidateJob(j *batchv1.Job) field.ErrorList {
-	errs := apivalidation.ValidateObjectMeta(&j.ObjectMeta, true, nameIsDNSSubdomain, metadata)
+	errs := validateObjectMeta(&j.ObjectMeta, true)
 	if p := j.Spec.Parallelism; p != nil && *p < 0 {
 		errs = append(errs, field.Invalid(spec.Child("parallelism"), *p, "must be greater than or equal to 0"))
 	}
@@ -178,10 +178,10 @@ func ValidateJob(j *batchv1.Job) field.ErrorList {
 
 // ValidatePodGroup checks a PodGroup's name.
 func ValidatePodGroup(pg *schedulingv1beta1.PodGroup) field.ErrorList {
-	return apivalidation.ValidateObjectMeta(&pg.ObjectMeta, true, nameIsDNSSubdomain, metadata)
+	return validateObjectMeta(&pg.ObjectMeta, true)
 }
 
 // ValidateCompositePodGroup checks a CompositePodGroup's name.
 func ValidateCompositePodGroup(cpg *schedulingv1alpha3.CompositePodGroup) field.ErrorList {
-	return apivalidation.ValidateObjectMeta(&cpg.ObjectMeta, true, nameIsDNSSubdomain, metadata)
+	return validateObjectMeta(&cpg.ObjectMeta, true)
 }

@@ -25,8 +25,11 @@ import (
 // nothing. The zero value is ready. Its memory is reused from one
 // evaluation to the next; it must not serve two evaluations at once.
 type Counter struct {
-	// Evaluations accumulates the Filter counts of every evaluation the
-	// Counter served; PreFilter stays zero. The caller resets it.
+	// Evaluations accumulates the dry run's Filter counts of every
+	// evaluation the Counter served, on top of whatever the caller put
+	// there (the scheduler seeds it with the cycle's own PreFilter and
+	// Filter counts and reads the sum back); the Counter adds no
+	// PreFilter counts itself and never resets it.
 	Evaluations filter.Evaluations
 
 	// nodes are the counting fit checkers of the dry run in progress, by

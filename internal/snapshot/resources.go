@@ -157,8 +157,9 @@ func (u *Usage) Fits(req *Resources, alloc *Usage) bool {
 // pod requesting req (apart from scalar resources) to fit beside it, so
 // that a loop over many uses compares each with fixed bounds: for every
 // use v whose amounts are not negative, v.Fits(req, u) is v.Within(&h).
-// ok is false when an amount of u or req lies outside [0, 2⁶²), where the
-// subtractions of the two forms could overflow differently.
+// ok is false when an amount of u lies outside [0, 2⁶²) or one of req is
+// 2⁶² or more, where the subtractions of the two forms could overflow
+// differently (a negative request counts as none, as in Fits).
 func (u *Usage) Headroom(req *Resources) (h Usage, ok bool) {
 	const limit = 1 << 62
 	in := func(a int64) bool { return a >= 0 && a < limit }

@@ -276,7 +276,7 @@ func (s *Snapshot) PriorityClasses() []*schedulingv1.PriorityClass {
 // does not know (yet) is kept aside and placed when the node is added, as
 // upstream's cache does when events arrive out of order.
 func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
-	p, err := s.newPod(obj, s.seq)
+	p, err := s.newPod(obj, 0) // addPod numbers it
 	return s.addPod(obj, p, err)
 }
 
@@ -300,7 +300,7 @@ func (s *Snapshot) newPods(objs []*v1.Pod, parallelism int) []madePod {
 				return
 			}
 			for i := r * run; i < min((r+1)*run, len(objs)); i++ {
-				made[i].pod, made[i].err = s.newPod(objs[i], 0)
+				made[i].pod, made[i].err = s.newPod(objs[i], 0) // addPod numbers it
 			}
 		}
 	}

@@ -40,7 +40,8 @@ type Core struct {
 	// reused from one to the next (cycles run one at a time).
 	filterBuffers filter.Buffers
 	evaluator     preemption.Evaluator
-	// counter counts the preemption dry run's Filter calls, for a
+	// counter adds the preemption dry run's Filter calls to a cycle's
+	// evaluation counts (seeded with them, read back after), for a
 	// DetailObserver only; its memory is reused likewise.
 	counter preemption.Counter
 	// claimsInFlight are the resource claims assumed by cycles whose

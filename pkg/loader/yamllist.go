@@ -163,13 +163,17 @@ func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool)
 	}
 	c.header = h.short()
 	failed := make([]bool, len(l.items))
-	s.parallel(len(l.items), func(i int) {
-		var ok bool
-		if c.items[i], ok = convertYAMLItem(l.items[i], duplicates, nil); !ok {
-			failed[i] = true
+	s.parallelEach(len(l.items), func() func(int) {
+		// A goroutine's own line buffer and block memo; its output is
+		// kept, so never recycled.
+		scratch := yamlScratch{blocks: newYAMLBlocks()}
+		return func(i int) {
+			var ok bool
+			if c.items[i], ok = convertYAMLItem(l.items[i], duplicates, &scratch); !ok {
+				failed[i] = true
+			}
+			l.items[i] = nil // the YAML is no longer needed
 		}
-		l.items[i] = nil // the YAML is no longer needed
-
 	})
 	for _, f := range failed {
 		if f {

@@ -130,7 +130,8 @@ type rankKey struct {
 
 // sortPods is sortUnits for up to maxKeySort single pods.
 func (l *unitList) sortPods(order []int32) {
-	if sortPacked(l.members, order) {
+	packed := sortPacked(l.members, order)
+	if packed == sortedPacked {
 		return
 	}
 	var buf [maxKeySort]rankKey
@@ -139,7 +140,7 @@ func (l *unitList) sortPods(order []int32) {
 		m := &l.members[u]
 		keys[i] = rankKey{priority: m.Priority, index: u, start: m.Start}
 	}
-	if !insertionSortDistinct(keys) {
+	if packed == tiedPacked || !insertionSortDistinct(keys) {
 		// A tie: the order depends on the algorithm. Sort the keys as
 		// they were given.
 		for i, u := range order {
@@ -158,22 +159,34 @@ func (l *unitList) sortPods(order []int32) {
 	}
 }
 
+// packedSort is what sortPacked did.
+type packedSort int
+
+const (
+	sortedPacked packedSort = iota // sorted order
+	tiedPacked                     // found two pods that rank alike; order is as it was
+	notPacked                      // start times it does not pack; order is as it was
+)
+
 // sortPacked sorts up to maxKeySort single pods of members, given by
 // their indexes in order, by importance when no two rank alike and their
 // start times are whole seconds apart within two years (as the API
-// server's second-precision start times are), and reports whether it did.
-// It packs each pod's rank into one integer (priority, seconds after the
-// earliest start, position in order), so that sorting compares and moves
-// one word; false leaves order as it was.
-func sortPacked(members []snapshot.RankedPod, order []int32) bool {
+// server's second-precision start times are). It packs each pod's rank
+// into one integer (priority, seconds after the earliest start, position
+// in order), so that sorting compares and moves one word. A tie is found
+// as the pods are sorted, and leaves order as it was.
+func sortPacked(members []snapshot.RankedPod, order []int32) packedSort {
 	const (
 		second   = int64(time.Second)
 		posBits  = 6 // maxKeySort positions
 		timeBits = 26
 	)
 	n := len(order)
-	if n < 2 || n > maxKeySort {
-		return n < 2
+	switch {
+	case n < 2:
+		return sortedPacked
+	case n > maxKeySort:
+		return notPacked
 	}
 	earliest := int64(math.MaxInt64)
 	for _, u := range order {
@@ -185,7 +198,7 @@ func sortPacked(members []snapshot.RankedPod, order []int32) bool {
 		m := &members[u]
 		d := m.Start - earliest
 		if d < 0 || d%second != 0 || d/second >= 1<<timeBits {
-			return false
+			return notPacked
 		}
 		// Higher priority first: the complement of the priority as an
 		// unsigned number in the order of the signed one.
@@ -198,19 +211,19 @@ func sortPacked(members []snapshot.RankedPod, order []int32) bool {
 		for ; j > 0 && keys[j-1] > k; j-- {
 			keys[j] = keys[j-1]
 		}
-		keys[j] = k
-	}
-	for i := 1; i < n; i++ {
-		if keys[i-1]>>posBits == keys[i]>>posBits {
-			return false // a tie: the order depends on the algorithm
+		// keys[j-1] is the greatest key below k: a pod ranked alike, if
+		// there is one before k, is that one.
+		if j > 0 && keys[j-1]>>posBits == k>>posBits {
+			return tiedPacked
 		}
+		keys[j] = k
 	}
 	var positions [maxKeySort]int32
 	copy(positions[:n], order)
 	for i, k := range keys {
 		order[i] = positions[k&(1<<posBits-1)]
 	}
-	return true
+	return sortedPacked
 }
 
 // insertionSortDistinct sorts keys in importance order and reports true

@@ -96,8 +96,11 @@ func (d *fastDecoder) value(data []byte, v reflect.Value) bool {
 		if null {
 			return true
 		}
+		if !isDecimalInt(data) {
+			return d.strict(data, v)
+		}
 		n, err := strconv.ParseInt(string(data), 10, t.Bits())
-		if err != nil || !plainInteger(data) {
+		if err != nil {
 			return d.strict(data, v)
 		}
 		v.SetInt(n)
@@ -320,21 +323,4 @@ func plainJSONContents(s []byte) bool {
 		}
 	}
 	return utf8.Valid(s)
-}
-
-// plainInteger reports whether data is an integer as JSON writes it: an
-// optional minus, then 0 or digits not starting with 0.
-func plainInteger(data []byte) bool {
-	if len(data) > 0 && data[0] == '-' {
-		data = data[1:]
-	}
-	if len(data) == 0 || len(data) > 1 && data[0] == '0' {
-		return false
-	}
-	for _, c := range data {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

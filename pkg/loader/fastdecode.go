@@ -15,8 +15,11 @@ import (
 // small values the pod memo decodes per pod (a pod's status, annotations,
 // managed fields): over the structural scanner, it sets strings, booleans,
 // integers, pointers, slices, string maps and structs of plain fields
-// itself and hands every other value (a quantity, a time, anything with
-// its own UnmarshalJSON, a string with escapes) to DecodeStrict. It
+// itself; a type with its own UnmarshalJSON it calls on a plain string
+// (times, remembered by their text) and on managed fields' field sets
+// (remembered likewise), and every other value (a quantity, a string with
+// escapes, a struct with embedded, inline or clashing fields) it hands to
+// DecodeStrict. It
 // accepts only what DecodeStrict decodes without error or strict error,
 // into the same value; for anything else — an unknown or duplicate field,
 // a value of the wrong type, input it does not read for certain — it
@@ -25,7 +28,7 @@ import (
 
 // fastDecoder decodes with the field tables of the types it has met.
 type fastDecoder struct {
-	fields map[reflect.Type]*fieldTable
+	fields map[reflect.Type]fieldTable
 	// unmarshalers says which types decode themselves.
 	unmarshalers map[reflect.Type]bool
 	// times are the times read, by their text (the pods of a cluster
@@ -50,11 +53,10 @@ const maxTimes = 4096
 
 var timeType = reflect.TypeFor[metav1.Time]()
 
-// fieldTable is a struct's fields by JSON name; nil for a struct the
-// decoder leaves to DecodeStrict (embedded fields, ",string" options).
-type fieldTable struct {
-	byName map[string]int
-}
+// fieldTable is a struct's field indexes by JSON name; nil for a struct
+// the decoder leaves to DecodeStrict (embedded or inline fields, ",string"
+// options, clashing names).
+type fieldTable map[string]int
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
@@ -242,7 +244,7 @@ func (d *fastDecoder) object(data []byte, v reflect.Value) bool {
 		if !ok {
 			return
 		}
-		i, known := ft.byName[string(key)]
+		i, known := ft[string(key)]
 		if !known || slices.Contains(seen, i) {
 			ok = false
 			return
@@ -273,14 +275,14 @@ func (d *fastDecoder) strict(data []byte, v reflect.Value) bool {
 }
 
 // table returns t's field table, nil for a struct left to DecodeStrict.
-func (d *fastDecoder) table(t reflect.Type) *fieldTable {
+func (d *fastDecoder) table(t reflect.Type) fieldTable {
 	if ft, ok := d.fields[t]; ok {
 		return ft
 	}
 	if d.fields == nil {
-		d.fields = map[reflect.Type]*fieldTable{}
+		d.fields = map[reflect.Type]fieldTable{}
 	}
-	ft := &fieldTable{byName: map[string]int{}}
+	ft := fieldTable{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -295,11 +297,11 @@ func (d *fastDecoder) table(t reflect.Type) *fieldTable {
 		if name == "" {
 			name = f.Name
 		}
-		if _, dup := ft.byName[name]; dup {
+		if _, dup := ft[name]; dup {
 			ft = nil // encoding/json's rules for clashing names
 			break
 		}
-		ft.byName[name] = i
+		ft[name] = i
 	}
 	d.fields[t] = ft
 	return ft

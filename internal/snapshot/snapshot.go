@@ -181,13 +181,22 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 		}
 	}
 	s.relist()
-	made := s.newPods(objs.Pods, parallelism)
+	var made []madePod
+	if parallelism > 1 {
+		made = s.newPods(objs.Pods, parallelism)
+	}
 	for i, p := range objs.Pods {
 		if name := p.Spec.NodeName; name != "" && !finished(p) && s.nodesByName[name] == nil {
 			return nil, &ObjectError{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, Field: "spec.nodeName",
 				Detail: fmt.Sprintf("node %q does not exist in the snapshot", name), Obj: p}
 		}
-		if _, err := s.addPod(p, made[i].pod, made[i].err); err != nil {
+		var err error
+		if made != nil {
+			_, err = s.addPod(p, made[i].pod, made[i].err)
+		} else {
+			_, err = s.AddPod(p)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

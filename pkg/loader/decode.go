@@ -403,7 +403,11 @@ func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, 
 // or on a lean load through a pod memo of the goroutine's own.
 func (s *Set) preparer() func(raw []byte) prepared {
 	if s.opts.Lean && !s.noMemo {
-		return newPodMemo(&s.memoHits).prepare
+		m := newPodMemo()
+		s.memosMu.Lock()
+		s.memos = append(s.memos, m)
+		s.memosMu.Unlock()
+		return m.prepare
 	}
 	lean := s.opts.Lean
 	return func(raw []byte) prepared { return prepare(raw, lean) }

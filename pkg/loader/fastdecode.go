@@ -21,7 +21,9 @@ import (
 // escapes, a struct with embedded, inline or clashing fields) it hands to
 // DecodeStrict. It
 // accepts only what DecodeStrict decodes without error or strict error,
-// into the same value; for anything else — an unknown or duplicate field,
+// into the same value, and declines a value with a number checkQuantities
+// could refuse before any quantity in it is parsed (so the memo need not
+// scan its values for them first); for anything else — an unknown or duplicate field,
 // a value of the wrong type, input it does not read for certain — it
 // returns false, and the caller decodes the whole document as usual.
 // FuzzFastDecode holds it to DecodeStrict.
@@ -195,7 +197,11 @@ func (d *fastDecoder) self(data []byte, v reflect.Value) bool {
 			v.Set(reflect.ValueOf(tm))
 			return true
 		}
-		// As the reflection decoder hands it a valid literal.
+		// As the reflection decoder hands it a valid literal; but a
+		// quantity checkQuantities could refuse is left to the caller.
+		if suspiciousNumbers(data) {
+			return false
+		}
 		u, _ := v.Addr().Interface().(json.Unmarshaler)
 		return u.UnmarshalJSON(data) == nil
 	}
@@ -268,8 +274,13 @@ func (d *fastDecoder) unmarshaler(t reflect.Type) bool {
 	return u
 }
 
-// strict decodes data into v with DecodeStrict, accepting no strict error.
+// strict decodes data into v with DecodeStrict, accepting no strict error
+// and no number checkQuantities could refuse (the caller's decoder words
+// that error, and parses no such quantity).
 func (d *fastDecoder) strict(data []byte, v reflect.Value) bool {
+	if suspiciousNumbers(data) {
+		return false
+	}
 	strict, err := DecodeStrict(data, v.Addr().Interface())
 	return err == nil && len(strict) == 0
 }

@@ -16,7 +16,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -100,8 +100,10 @@ type Set struct {
 	streamed  int
 	// noMemo turns the lean load's pod memo off (tests compare).
 	noMemo bool
-	// memoHits counts the pods the memo prepared from a template.
-	memoHits  atomic.Int64
+	// memos are the pod memos of the load's goroutines (preparer), each
+	// counting its own hits; memosMu guards the slice.
+	memos     []*podMemo
+	memosMu   sync.Mutex
 	skipped   []skippedObject // what each Skipped line names
 	origin    map[any]string
 	seen      map[objectKey]string

@@ -1,8 +1,6 @@
 package loader
 
 import (
-	"sync/atomic"
-
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,12 +48,13 @@ type podMemo struct {
 	// little turns itself off.
 	lookups, hits int
 	off           bool
-	// counted is where hits are added up across workers.
-	counted *atomic.Int64
-	key     []byte
-	spans   []span
-	dec     fastDecoder
-	pf      v1.Pod // the pod fromTemplate validates
+	key           []byte
+	spans         []span
+	dec           fastDecoder
+	// pf is the pod fromTemplate validates: pfOf's full pod, but for the
+	// volatile fields of the pod it validated last.
+	pf   v1.Pod
+	pfOf *podTemplate
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []v1.Pod
@@ -105,9 +104,20 @@ var metadataFields = map[string]volatileField{
 	"creationTimestamp": fieldCreationTimestamp, "annotations": fieldAnnotations, "managedFields": fieldManagedFields,
 }
 
-// newPodMemo returns an empty memo that adds its hits to counted.
-func newPodMemo(counted *atomic.Int64) *podMemo {
-	return &podMemo{templates: map[string]*podTemplate{}, counted: counted}
+// memoHits returns how many pods the set's memos made from a template.
+func (s *Set) memoHits() int {
+	s.memosMu.Lock()
+	defer s.memosMu.Unlock()
+	n := 0
+	for _, m := range s.memos {
+		n += m.hits
+	}
+	return n
+}
+
+// newPodMemo returns an empty memo.
+func newPodMemo() *podMemo {
+	return &podMemo{templates: map[string]*podTemplate{}}
 }
 
 // prepare is prepare(raw, true) through the memo.
@@ -123,7 +133,6 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	if t := m.templates[string(key)]; t != nil {
 		if p, ok := m.fromTemplate(t, raw); ok {
 			m.hits++
-			m.counted.Add(1)
 			return p
 		}
 		return prepare(raw, true)
@@ -260,8 +269,13 @@ func (m *podMemo) cut(raw []byte) ([]byte, bool) {
 // fromTemplate prepares raw, whose key is t's, as a copy of t with raw's
 // own volatile fields; it returns false for anything prepare must do.
 func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
-	// pf is the memo's: only pl, below, outlives this call.
-	m.pf = *t.full
+	// pf is the memo's: only pl, below, outlives this call. It is
+	// copied from the template only when the template changes (a
+	// workload's pods come one after the other): the volatile fields,
+	// cleared here, are all this call writes to it.
+	if m.pfOf != t {
+		m.pf, m.pfOf = *t.full, t
+	}
 	pf := &m.pf
 	pf.Name, pf.UID, pf.ResourceVersion, pf.CreationTimestamp = "", "", "", metav1.Time{}
 	pf.Annotations, pf.ManagedFields = nil, nil
@@ -278,9 +292,6 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				pf.ManagedFields = mf
 				continue
 			}
-		}
-		if suspiciousNumbers(value) {
-			return prepared{}, false
 		}
 		var target any
 		switch s.field {

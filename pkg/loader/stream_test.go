@@ -132,7 +132,7 @@ func compareStreamed(t *testing.T, name, path string, v FieldValidation) int {
 // is the reference for the file streamed and for it read whole, both with
 // the memo. It returns how many files the streaming reader read and how
 // many pods the memo prepared from a template.
-func compareLoads(t *testing.T, name, path string, v FieldValidation, lean bool) (int, int64) {
+func compareLoads(t *testing.T, name, path string, v FieldValidation, lean bool) (int, int) {
 	t.Helper()
 	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
 	load := func(streamMin int64, noMemo bool) (*Set, string) {
@@ -156,10 +156,10 @@ func compareLoads(t *testing.T, name, path string, v FieldValidation, lean bool)
 		others["whole, memo"] = func() (*Set, string) { return load(math.MaxInt64, false) }
 	}
 	var streamedFiles int
-	var hits int64
+	var hits int
 	for how, read := range others {
 		other, otherErr := read()
-		hits += other.memoHits.Load()
+		hits += other.memoHits()
 		if how == "streamed" {
 			streamedFiles = other.streamed
 		}

@@ -55,6 +55,8 @@ type podMemo struct {
 	// volatile fields of the pod it validated last.
 	pf   v1.Pod
 	pfOf *podTemplate
+	// last is the template of the last pod found.
+	last *podTemplate
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []v1.Pod
@@ -66,9 +68,11 @@ type podMemo struct {
 // podSlab is how many pods a memo allocates at once.
 const podSlab = 64
 
-// podTemplate is a shape's first pod as prepared: full is it defaulted
-// and validated, and lean the same leaned, the object of that first pod.
+// podTemplate is a shape's first pod as prepared: key is its key
+// (makeKey), full it defaulted and validated, and lean the same leaned,
+// the object of that first pod.
 type podTemplate struct {
+	key        string
 	full, lean *v1.Pod
 	p          prepared
 }
@@ -125,12 +129,20 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	if m.off || sniffKind(raw) != "Pod" {
 		return prepare(raw, true)
 	}
-	key, ok := m.cut(raw)
-	if !ok {
+	if !m.cut(raw) {
 		return prepare(raw, true)
 	}
 	m.lookups++
-	if t := m.templates[string(key)]; t != nil {
+	// A workload's pods come one after the other: the template of the
+	// pod before is tried first, without making the key.
+	t := m.last
+	if t == nil || !m.keyIs(raw, t.key) {
+		key := m.makeKey(raw)
+		if t = m.templates[string(key)]; t != nil {
+			m.last = t
+		}
+	}
+	if t != nil {
 		if p, ok := m.fromTemplate(t, raw); ok {
 			m.hits++
 			return p
@@ -152,16 +164,17 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	leanPod(lean)
 	p.obj = lean
 	if len(p.unknown) == 0 && !suspiciousNumbers(raw) {
-		m.templates[string(key)] = &podTemplate{full: full, lean: lean, p: p}
+		key := string(m.makeKey(raw))
+		m.last = &podTemplate{key: key, full: full, lean: lean, p: p}
+		m.templates[key] = m.last
 	}
 	return p
 }
 
-// cut returns raw's key — raw without the values of the volatile fields,
-// each replaced by a NUL byte, which JSON cannot hold — and records where
-// those values are in m.spans. It returns false for a document it does
-// not walk, or that holds a volatile field twice.
-func (m *podMemo) cut(raw []byte) ([]byte, bool) {
+// cut records in m.spans where the values of raw's volatile fields are.
+// It returns false for a document it does not walk, or that holds a
+// volatile field twice.
+func (m *podMemo) cut(raw []byte) bool {
 	m.spans = m.spans[:0]
 	ok := true
 	// seen holds a bit per volatile field, and for metadata, spec and
@@ -251,9 +264,13 @@ func (m *podMemo) cut(raw []byte) ([]byte, bool) {
 		return skipValue(raw, v)
 	})
 	walked := end >= 0 && skipSpace(raw, end) == len(raw)
-	if !walked || !ok {
-		return nil, false
-	}
+	return walked && ok
+}
+
+// makeKey returns raw's key (in m's buffer): raw without the values of the
+// volatile fields m.spans holds, each replaced by a NUL byte, which JSON
+// cannot hold.
+func (m *podMemo) makeKey(raw []byte) []byte {
 	key := m.key[:0]
 	prev := 0
 	for _, s := range m.spans {
@@ -263,7 +280,21 @@ func (m *podMemo) cut(raw []byte) ([]byte, bool) {
 	}
 	key = append(key, raw[prev:]...)
 	m.key = key
-	return key, true
+	return key
+}
+
+// keyIs reports whether raw's key (makeKey) is key, without making it.
+func (m *podMemo) keyIs(raw []byte, key string) bool {
+	prev := 0
+	for _, s := range m.spans {
+		seg := raw[prev:s.start]
+		if len(key) <= len(seg) || key[:len(seg)] != string(seg) || key[len(seg)] != 0 {
+			return false
+		}
+		key = key[len(seg)+1:]
+		prev = s.end
+	}
+	return key == string(raw[prev:])
 }
 
 // fromTemplate prepares raw, whose key is t's, as a copy of t with raw's

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,4 +188,36 @@ func TestPodMemo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzKeyIs holds keyIs to comparing the keys makeKey makes: the memo
+// tries the last template with keyIs before it makes a key.
+func FuzzKeyIs(f *testing.F) {
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"ns","uid":"u%s"},` +
+		`"spec":{"nodeName":"%s","containers":[{"name":"c","image":"i"%s}]},"status":{"phase":"%s"}}`
+	seed := func(a, b []string) {
+		f.Add(fmt.Sprintf(pod, a[0], a[1], a[2], a[3], a[4]), fmt.Sprintf(pod, b[0], b[1], b[2], b[3], b[4]))
+	}
+	seed([]string{"a", "1", "n1", "", "Running"}, []string{"b", "2", "n2", "", "Pending"})
+	seed([]string{"a", "1", "n1", "", "Running"}, []string{"a", "1", "n1", `,"volumeMounts":[]`, "Running"})
+	seed([]string{"a", "1", "n1", `,"x":1`, "Running"}, []string{"a", "1", "n1", `,"y":1`, "Running"})
+	seed([]string{"ab", "1", "n", "", "R"}, []string{"a", "b1", "n", "", "R"})
+	f.Add(`{"metadata":{"name":"a"},"kind":"Pod"}`, `{"metadata":{"name":"a"},"kind":"Pod"} `)
+	f.Add(`{"kind":"Pod","metadata":{"name":"a","uid":"b"}}`, `{"kind":"Pod","metadata":{"name":"ab","uid":""}}`)
+	f.Add(`{"metadata":{"name": "x","uid":"y"}}`, `{"metadata":{"name":"x" ,"uid":"y"}}`)
+	f.Add("{\"metadata\":{\"name\": \"x\",\"uid\":\"y\"}}", "{\"metadata\":{\"name\":\"x\"\x00,\"uid\":\"y\"}}")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var m podMemo
+		if !m.cut([]byte(a)) {
+			return
+		}
+		keyA := string(m.makeKey([]byte(a)))
+		if !m.cut([]byte(b)) {
+			return
+		}
+		keyB := string(m.makeKey([]byte(b)))
+		if got := m.keyIs([]byte(b), keyA); got != (keyA == keyB) {
+			t.Fatalf("keyIs(%q, key of %q) = %v; keys %q and %q", b, a, got, keyA, keyB)
+		}
+	})
 }

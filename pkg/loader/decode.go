@@ -61,7 +61,10 @@ var kinds = map[string]string{
 const SimulationAPIVersion = "reprieve.dev/v1alpha1"
 
 func (s *Set) addDocument(src string, raw []byte, depth int) error {
-	return s.commit(src, raw, prepare(raw, s.opts.Lean), depth)
+	if s.dec == nil {
+		s.dec = &fastDecoder{}
+	}
+	return s.commit(src, raw, prepare(raw, s.opts.Lean, s.dec), depth)
 }
 
 // prepared is what can be done for one document without the set: its
@@ -96,9 +99,9 @@ func (p *prepared) decoded() bool {
 
 // prepare reads raw's header and, for an object the loader reads, decodes,
 // defaults and validates it (and with lean drops what Options.Lean says).
-// It touches nothing shared.
-func prepare(raw []byte, lean bool) prepared {
-	if p, ok := prepareSniffed(raw, lean); ok {
+// It touches nothing shared but dec, the goroutine's decoder.
+func prepare(raw []byte, lean bool, dec *fastDecoder) prepared {
+	if p, ok := prepareSniffed(raw, lean, dec); ok {
 		return p
 	}
 	var p prepared
@@ -128,7 +131,7 @@ func prepare(raw []byte, lean bool) prepared {
 	if p.quantityField, p.quantityDetail = checkQuantities(raw); p.quantityField != "" {
 		return p
 	}
-	p.obj, p.unknown, p.decodeErr = decodeTyped(h.Kind, raw)
+	p.obj, p.unknown, p.decodeErr = decodeTyped(dec, h.Kind, raw)
 	if p.decodeErr != nil {
 		return p
 	}
@@ -144,13 +147,13 @@ func prepare(raw []byte, lean bool) prepared {
 // apiVersion and name are then checked to be what prepare would have
 // read. Anything else returns false, and prepare takes the general path,
 // which gives the same result or words the error.
-func prepareSniffed(raw []byte, lean bool) (prepared, bool) {
+func prepareSniffed(raw []byte, lean bool, dec *fastDecoder) (prepared, bool) {
 	var p prepared
 	kind := sniffKind(raw)
 	if kind == "" || kind == "Simulation" || isListKind(kind) || !p.setKind(kind, "") || suspiciousNumbers(raw) {
 		return prepared{}, false
 	}
-	obj, unknown, err := decodeTyped(kind, raw)
+	obj, unknown, err := decodeTyped(dec, kind, raw)
 	if err != nil {
 		return prepared{}, false
 	}
@@ -410,7 +413,8 @@ func (s *Set) preparer() func(raw []byte) prepared {
 		return m.prepare
 	}
 	lean := s.opts.Lean
-	return func(raw []byte) prepared { return prepare(raw, lean) }
+	dec := &fastDecoder{}
+	return func(raw []byte) prepared { return prepare(raw, lean, dec) }
 }
 
 // checkList checks a List without its items (rest) strictly, and returns
@@ -466,10 +470,18 @@ func withTypeMeta(item []byte, kind, apiVersion string) []byte {
 }
 
 // decodeTyped decodes raw as the API server does: field names are case
-// sensitive; unknown and duplicate fields come back as strict errors.
-func decodeTyped(kind string, raw []byte) (obj any, strict []error, err error) {
+// sensitive; unknown and duplicate fields come back as strict errors. A
+// node or a pod is decoded by dec (when not nil) if it reads it, into the
+// object DecodeStrict would make without error or strict error.
+func decodeTyped(dec *fastDecoder, kind string, raw []byte) (obj any, strict []error, err error) {
 	if obj = newObject(kind); obj == nil {
 		return nil, nil, fmt.Errorf("no type for kind %s", kind)
+	}
+	if dec != nil && (kind == "Pod" || kind == "Node") {
+		if dec.decode(raw, obj) {
+			return obj, nil, nil
+		}
+		obj = newObject(kind)
 	}
 	strict, err = sjson.UnmarshalStrict(raw, obj)
 	if err != nil {

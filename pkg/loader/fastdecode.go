@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"encoding"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -28,11 +29,9 @@ import (
 // returns false, and the caller decodes the whole document as usual.
 // FuzzFastDecode holds it to DecodeStrict.
 
-// fastDecoder decodes with the field tables of the types it has met.
+// fastDecoder decodes with what it has learned of the types it has met.
 type fastDecoder struct {
-	fields map[reflect.Type]fieldTable
-	// unmarshalers says which types decode themselves.
-	unmarshalers map[reflect.Type]bool
+	types map[reflect.Type]*typeInfo
 	// times are the times read, by their text (the pods of a cluster
 	// share a few creation and start times), up to maxTimes.
 	times map[string]metav1.Time
@@ -55,101 +54,180 @@ const maxTimes = 4096
 
 var timeType = reflect.TypeFor[metav1.Time]()
 
-// fieldTable is a struct's field indexes by JSON name; nil for a struct
-// the decoder leaves to DecodeStrict (embedded or inline fields, ",string"
-// options, clashing names).
-type fieldTable map[string]int
+// typeInfo is what the decoder knows of a type, so that decoding a value
+// looks nothing up but a struct's keys.
+type typeInfo struct {
+	t    reflect.Type
+	kind reflect.Kind
+	// self is set for a type that decodes itself (json.Unmarshaler).
+	self bool
+	// elem is a pointer's, slice's or map's element type, once met.
+	elem *typeInfo
+	// plainKey is set for a map whose keys are strings of a type that is
+	// no encoding.TextUnmarshaler (which encoding/json would call), and
+	// plainElem for one whose values are strings that decode as such.
+	plainKey, plainElem bool
+	// fields is a struct's table, nil for one left to DecodeStrict;
+	// slots are its fields' types by slot, once met.
+	fields fieldTable
+	slots  []*typeInfo
+}
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+// info returns what d knows of t.
+func (d *fastDecoder) info(t reflect.Type) *typeInfo {
+	if ti, ok := d.types[t]; ok {
+		return ti
+	}
+	if d.types == nil {
+		d.types = map[reflect.Type]*typeInfo{}
+	}
+	ti := &typeInfo{t: t, kind: t.Kind(), self: reflect.PointerTo(t).Implements(unmarshalerType)}
+	d.types[t] = ti
+	switch {
+	case ti.self:
+	case ti.kind == reflect.Struct:
+		if ft := (fieldTable{}); addFields(ft, t, -1) {
+			ti.fields, ti.slots = ft, make([]*typeInfo, len(ft))
+		}
+	case ti.kind == reflect.Map:
+		k, e := t.Key(), t.Elem()
+		ti.plainKey = k.Kind() == reflect.String && !reflect.PointerTo(k).Implements(textUnmarshalerType)
+		ti.plainElem = e.Kind() == reflect.String && !reflect.PointerTo(e).Implements(unmarshalerType)
+	}
+	return ti
+}
+
+// elemInfo returns what d knows of ti's element type.
+func (d *fastDecoder) elemInfo(ti *typeInfo) *typeInfo {
+	if ti.elem == nil {
+		ti.elem = d.info(ti.t.Elem())
+	}
+	return ti.elem
+}
+
+// fieldTable is a struct's fields by JSON name (addFields).
+type fieldTable map[string]fieldRef
+
+// fieldRef is where a JSON name's field is: the struct's field index, or
+// with inner not -1 the field inner of the struct embedded at index; slot
+// numbers the names of the table, from 0.
+type fieldRef struct{ slot, index, inner int }
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // decode decodes data into the value v points to (a zero value), or
 // returns false.
 func (d *fastDecoder) decode(data []byte, v any) bool {
-	return d.value(data, reflect.ValueOf(v).Elem())
+	rv := reflect.ValueOf(v).Elem()
+	end := d.value(data, 0, rv, d.info(rv.Type()))
+	return end >= 0 && skipSpace(data, end) == len(data)
 }
 
-// value decodes data into v (settable, zero).
-func (d *fastDecoder) value(data []byte, v reflect.Value) bool {
-	t := v.Type()
-	if d.unmarshaler(t) {
-		return d.self(data, v)
+// value decodes the value at data[i] (after space) into v (settable,
+// zero; ti its type's) in one pass, and returns the offset just past it,
+// or -1.
+func (d *fastDecoder) value(data []byte, i int, v reflect.Value, ti *typeInfo) int {
+	i = skipSpace(data, i)
+	if i >= len(data) {
+		return -1
 	}
-	null := string(data) == "null"
-	switch t.Kind() {
-	case reflect.String:
-		if null {
-			return true
+	if ti.self {
+		end := skipValue(data, i)
+		if end < 0 || !d.self(data[i:end], v) {
+			return -1
 		}
-		s, ok := plainJSONString(data)
+		return end
+	}
+	if data[i] == 'n' {
+		// null leaves every kind of value as it is (zero).
+		end := skipValue(data, i)
+		if end < 0 || string(data[i:end]) != "null" {
+			return -1
+		}
+		return end
+	}
+	switch ti.kind {
+	case reflect.String:
+		if data[i] != '"' {
+			return -1
+		}
+		end := skipString(data, i)
+		if end < 0 {
+			return -1
+		}
+		s, ok := plainJSONString(data[i:end])
 		if !ok {
-			return d.strict(data, v)
+			return d.strictAt(data, i, end, v)
 		}
 		v.SetString(s)
-		return true
+		return end
 	case reflect.Bool:
-		switch string(data) {
-		case "null":
+		end := skipValue(data, i)
+		if end < 0 {
+			return -1
+		}
+		switch string(data[i:end]) {
 		case "true":
 			v.SetBool(true)
 		case "false":
 		default:
-			return false
+			return -1
 		}
-		return true
+		return end
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if null {
-			return true
+		end := skipValue(data, i)
+		if end < 0 {
+			return -1
 		}
-		if !isDecimalInt(data) {
-			return d.strict(data, v)
+		if !isDecimalInt(data[i:end]) {
+			return d.strictAt(data, i, end, v)
 		}
-		n, err := strconv.ParseInt(string(data), 10, t.Bits())
+		n, err := strconv.ParseInt(string(data[i:end]), 10, ti.t.Bits())
 		if err != nil {
-			return d.strict(data, v)
+			return d.strictAt(data, i, end, v)
 		}
 		v.SetInt(n)
-		return true
+		return end
 	case reflect.Pointer:
-		if null {
-			return true
+		elem := d.elemInfo(ti)
+		p := reflect.New(elem.t)
+		end := d.value(data, i, p.Elem(), elem)
+		if end >= 0 {
+			v.Set(p)
 		}
-		p := reflect.New(t.Elem())
-		if !d.value(data, p.Elem()) {
-			return false
-		}
-		v.Set(p)
-		return true
+		return end
 	case reflect.Slice:
-		if null {
-			return true
+		elem := d.elemInfo(ti)
+		if elem.kind == reflect.Uint8 {
+			return d.strictAt(data, i, skipValue(data, i), v) // []byte is base64
 		}
-		if t.Elem().Kind() == reflect.Uint8 {
-			return d.strict(data, v) // []byte is base64
+		s := reflect.MakeSlice(ti.t, 0, 0)
+		zero := reflect.Zero(elem.t)
+		end := walkArray(data, i, func(e int) int {
+			s = reflect.Append(s, zero)
+			return d.value(data, e, s.Index(s.Len()-1), elem)
+		})
+		if end >= 0 {
+			v.Set(s)
 		}
-		elems, ok := arrayElements(data)
-		if !ok {
-			return false
-		}
-		s := reflect.MakeSlice(t, len(elems), len(elems))
-		for i, e := range elems {
-			if !d.value(e, s.Index(i)) {
-				return false
-			}
-		}
-		v.Set(s)
-		return true
+		return end
 	case reflect.Map:
-		if null {
-			return true
-		}
-		return d.stringMap(data, v)
+		return d.stringMap(data, i, v, ti)
 	case reflect.Struct:
-		if null {
-			return true
-		}
-		return d.object(data, v)
+		return d.object(data, i, v, ti)
 	}
-	return d.strict(data, v)
+	return d.strictAt(data, i, skipValue(data, i), v)
+}
+
+// strictAt decodes data[i:end] into v with strict, and returns end or -1.
+func (d *fastDecoder) strictAt(data []byte, i, end int, v reflect.Value) int {
+	if end < 0 || !d.strict(data[i:end], v) {
+		return -1
+	}
+	return end
 }
 
 // self decodes a type that decodes itself (json.Unmarshaler), remembering
@@ -208,70 +286,89 @@ func (d *fastDecoder) self(data []byte, v reflect.Value) bool {
 	return d.strict(data, v)
 }
 
-// stringMap decodes a map of plain strings to plain strings; any other map
-// is left to the strict decoder.
-func (d *fastDecoder) stringMap(data []byte, v reflect.Value) bool {
-	t := v.Type()
-	if t.Key().Kind() != reflect.String || t.Elem().Kind() != reflect.String || t.Key().PkgPath() != "" || t.Elem().PkgPath() != "" {
-		return d.strict(data, v)
+// stringMap decodes the map at data[i] with string keys (of a type that
+// is no encoding.TextUnmarshaler, which encoding/json would call), each
+// key plain and at most once, and values of any type but null, and
+// returns the offset past it; any other map is left to the strict
+// decoder.
+func (d *fastDecoder) stringMap(data []byte, i int, v reflect.Value, ti *typeInfo) int {
+	if !ti.plainKey {
+		return d.strictAt(data, i, skipValue(data, i), v)
 	}
+	t, elem := ti.t, d.elemInfo(ti)
 	m := reflect.MakeMap(t)
-	ok := true
-	walked := objectMembers(data, func(key, value []byte, _ int) {
-		if !ok {
-			return
+	end := walkObject(data, i, func(key []byte, vi int) int {
+		k := reflect.New(t.Key()).Elem()
+		k.SetString(string(key))
+		if !plainJSONContents(key) || m.MapIndex(k).IsValid() {
+			return -1
 		}
-		k := string(key)
-		s, plainValue := plainJSONString(value)
-		if !plainJSONContents(key) || !plainValue || m.MapIndex(reflect.ValueOf(k)).IsValid() {
-			ok = false
-			return
+		e := reflect.New(elem.t).Elem()
+		var end int
+		if ti.plainElem {
+			if vi >= len(data) || data[vi] != '"' {
+				return -1
+			}
+			if end = skipString(data, vi); end < 0 {
+				return -1
+			}
+			s, plain := plainJSONString(data[vi:end])
+			if !plain {
+				return -1
+			}
+			e.SetString(s)
+		} else if vi >= len(data) || data[vi] == 'n' {
+			return -1 // null
+		} else if end = d.value(data, vi, e, elem); end < 0 {
+			return -1
 		}
-		m.SetMapIndex(reflect.ValueOf(k), reflect.ValueOf(s))
+		m.SetMapIndex(k, e)
+		return end
 	})
-	if !walked || !ok {
-		return false
+	if end >= 0 {
+		v.Set(m)
 	}
-	v.Set(m)
-	return true
+	return end
 }
 
-// object decodes a struct whose fields the decoder knows (d.table), each
-// key at most once.
-func (d *fastDecoder) object(data []byte, v reflect.Value) bool {
-	t := v.Type()
-	ft := d.table(t)
+// object decodes the object at data[i] into a struct whose fields the
+// decoder knows (d.table), each key at most once, and returns the offset
+// past it.
+func (d *fastDecoder) object(data []byte, i int, v reflect.Value, ti *typeInfo) int {
+	ft := ti.fields
 	if ft == nil {
-		return d.strict(data, v)
+		return d.strictAt(data, i, skipValue(data, i), v)
 	}
-	var seen []int
-	ok := true
-	walked := objectMembers(data, func(key, value []byte, _ int) {
-		if !ok {
-			return
+	// seen holds the slots of the keys read, a bit each for the first 64.
+	var seen uint64
+	var seenMore []int
+	return walkObject(data, i, func(key []byte, vi int) int {
+		f, known := ft[string(key)]
+		switch {
+		case !known:
+			return -1
+		case f.slot < 64:
+			if seen&(1<<f.slot) != 0 {
+				return -1
+			}
+			seen |= 1 << f.slot
+		default:
+			if slices.Contains(seenMore, f.slot) {
+				return -1
+			}
+			seenMore = append(seenMore, f.slot)
 		}
-		i, known := ft[string(key)]
-		if !known || slices.Contains(seen, i) {
-			ok = false
-			return
+		field := v.Field(f.index)
+		if f.inner >= 0 {
+			field = field.Field(f.inner)
 		}
-		seen = append(seen, i)
-		ok = d.value(value, v.Field(i))
+		fi := ti.slots[f.slot]
+		if fi == nil {
+			fi = d.info(field.Type())
+			ti.slots[f.slot] = fi
+		}
+		return d.value(data, vi, field, fi)
 	})
-	return walked && ok
-}
-
-// unmarshaler reports whether t decodes itself (json.Unmarshaler).
-func (d *fastDecoder) unmarshaler(t reflect.Type) bool {
-	u, ok := d.unmarshalers[t]
-	if !ok {
-		if d.unmarshalers == nil {
-			d.unmarshalers = map[reflect.Type]bool{}
-		}
-		u = reflect.PointerTo(t).Implements(unmarshalerType)
-		d.unmarshalers[t] = u
-	}
-	return u
 }
 
 // strict decodes data into v with DecodeStrict, accepting no strict error
@@ -285,37 +382,42 @@ func (d *fastDecoder) strict(data []byte, v reflect.Value) bool {
 	return err == nil && len(strict) == 0
 }
 
-// table returns t's field table, nil for a struct left to DecodeStrict.
-func (d *fastDecoder) table(t reflect.Type) fieldTable {
-	if ft, ok := d.fields[t]; ok {
-		return ft
-	}
-	if d.fields == nil {
-		d.fields = map[reflect.Type]fieldTable{}
-	}
-	ft := fieldTable{}
+// addFields adds t's fields to ft (those of the struct embedded at outer,
+// when outer is not -1), and reports whether the decoder reads t's fields
+// itself.
+func addFields(ft fieldTable, t reflect.Type, outer int) bool {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
-		if f.Anonymous || strings.Contains(tag, ",string") || strings.Contains(tag, ",inline") {
-			ft = nil
-			break
-		}
-		if !f.IsExported() || tag == "-" {
-			continue
+		if tag == "-" || strings.Contains(tag, ",string") {
+			if tag == "-" {
+				continue
+			}
+			return false
 		}
 		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			if outer >= 0 || f.Type.Kind() != reflect.Struct || !addFields(ft, f.Type, i) {
+				return false
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
 		if name == "" {
 			name = f.Name
 		}
 		if _, dup := ft[name]; dup {
-			ft = nil // encoding/json's rules for clashing names
-			break
+			return false // encoding/json's rules for clashing names
 		}
-		ft[name] = i
+		ref := fieldRef{slot: len(ft), index: i, inner: -1}
+		if outer >= 0 {
+			ref.index, ref.inner = outer, i
+		}
+		ft[name] = ref
 	}
-	d.fields[t] = ft
-	return ft
+	return true
 }
 
 // plainJSONString is plainString for a string JSON accepts as it is: no

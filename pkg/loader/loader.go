@@ -102,8 +102,10 @@ type Set struct {
 	noMemo bool
 	// memos are the pod memos of the load's goroutines (preparer), each
 	// counting its own hits; memosMu guards the slice.
-	memos     []*podMemo
-	memosMu   sync.Mutex
+	memos   []*podMemo
+	memosMu sync.Mutex
+	// dec decodes the documents the set prepares on its own goroutine.
+	dec       *fastDecoder
 	skipped   []skippedObject // what each Skipped line names
 	origin    map[any]string
 	seen      map[objectKey]string

@@ -127,10 +127,10 @@ func newPodMemo() *podMemo {
 // prepare is prepare(raw, true) through the memo.
 func (m *podMemo) prepare(raw []byte) prepared {
 	if m.off || sniffKind(raw) != "Pod" {
-		return prepare(raw, true)
+		return prepare(raw, true, &m.dec)
 	}
 	if !m.cut(raw) {
-		return prepare(raw, true)
+		return prepare(raw, true, &m.dec)
 	}
 	m.lookups++
 	// A workload's pods come one after the other: the template of the
@@ -147,15 +147,15 @@ func (m *podMemo) prepare(raw []byte) prepared {
 			m.hits++
 			return p
 		}
-		return prepare(raw, true)
+		return prepare(raw, true, &m.dec)
 	}
 	if m.lookups >= memoTrial && m.hits < m.lookups/8 {
 		m.off = true // most pods differ: keys cost and find nothing
 	}
 	if len(m.templates) >= maxTemplates {
-		return prepare(raw, true)
+		return prepare(raw, true, &m.dec)
 	}
-	p := prepare(raw, false)
+	p := prepare(raw, false, &m.dec)
 	full, isPod := p.obj.(*v1.Pod)
 	if !isPod || !p.decoded() || p.admitErr != nil {
 		return p // an error is worded alike, lean or not

@@ -252,7 +252,7 @@ func validateResourceList(rl v1.ResourceList, path *field.Path, names bool) fiel
 	for _, name := range sortedNames(rl) {
 		q := rl[name]
 		p := path.Key(string(name))
-		if names {
+		if names && !isLabelKey(string(name), false) {
 			for _, msg := range validation.IsQualifiedName(string(name)) {
 				errs = append(errs, field.Invalid(p, string(name), msg))
 			}

@@ -15,7 +15,7 @@ func validateTolerations(ts []v1.Toleration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, t := range ts {
 		p := path.Index(i)
-		if t.Key != "" {
+		if t.Key != "" && !isLabelKey(t.Key, false) {
 			errs = append(errs, metavalidation.ValidateLabelName(t.Key, p.Child("key"))...)
 		}
 		if t.Key == "" && t.Operator != v1.TolerationOpExists {
@@ -26,6 +26,9 @@ func validateTolerations(ts []v1.Toleration, path *field.Path) field.ErrorList {
 		}
 		switch t.Operator {
 		case v1.TolerationOpEqual, "":
+			if isLabelValue(t.Value) {
+				break
+			}
 			for _, msg := range validation.IsValidLabelValue(t.Value) {
 				errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
 			}

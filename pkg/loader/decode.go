@@ -142,20 +142,29 @@ func prepare(raw []byte, lean bool, dec *fastDecoder) prepared {
 // prepareSniffed is prepare's fast path for the common case: an object of
 // a kind the loader reads, with a plain first "kind" key (kubectl writes
 // apiVersion and kind first), a name, the apiVersion the loader accepts,
-// no suspicious number, that decodes. Its object is decoded on the kind
-// that key names without walking its header first; the decoded kind,
-// apiVersion and name are then checked to be what prepare would have
-// read. Anything else returns false, and prepare takes the general path,
-// which gives the same result or words the error.
+// that decodes — by dec, which parses no quantity checkQuantities could
+// refuse, or else by DecodeStrict when raw holds no suspicious number.
+// Its object is decoded on the kind that key names without walking its
+// header first; the decoded kind, apiVersion and name are then checked to
+// be what prepare would have read. Anything else returns false, and
+// prepare takes the general path, which gives the same result or words
+// the error.
 func prepareSniffed(raw []byte, lean bool, dec *fastDecoder) (prepared, bool) {
 	var p prepared
 	kind := sniffKind(raw)
-	if kind == "" || kind == "Simulation" || isListKind(kind) || !p.setKind(kind, "") || suspiciousNumbers(raw) {
+	if kind == "" || kind == "Simulation" || isListKind(kind) || !p.setKind(kind, "") {
 		return prepared{}, false
 	}
-	obj, unknown, err := decodeTyped(dec, kind, raw)
-	if err != nil {
-		return prepared{}, false
+	obj, fast := decodeFast(dec, kind, raw)
+	var unknown []error
+	if !fast {
+		if suspiciousNumbers(raw) {
+			return prepared{}, false
+		}
+		var err error
+		if obj, unknown, err = decodeTyped(nil, kind, raw); err != nil {
+			return prepared{}, false
+		}
 	}
 	tk, ok := obj.(interface{ GetObjectKind() schema.ObjectKind })
 	m, isMeta := obj.(metav1.Object)
@@ -474,20 +483,28 @@ func withTypeMeta(item []byte, kind, apiVersion string) []byte {
 // node or a pod is decoded by dec (when not nil) if it reads it, into the
 // object DecodeStrict would make without error or strict error.
 func decodeTyped(dec *fastDecoder, kind string, raw []byte) (obj any, strict []error, err error) {
+	if obj, ok := decodeFast(dec, kind, raw); ok {
+		return obj, nil, nil
+	}
 	if obj = newObject(kind); obj == nil {
 		return nil, nil, fmt.Errorf("no type for kind %s", kind)
-	}
-	if dec != nil && (kind == "Pod" || kind == "Node") {
-		if dec.decode(raw, obj) {
-			return obj, nil, nil
-		}
-		obj = newObject(kind)
 	}
 	strict, err = sjson.UnmarshalStrict(raw, obj)
 	if err != nil {
 		return nil, nil, err
 	}
 	return obj, strict, nil
+}
+
+// decodeFast decodes a node or a pod with dec (when not nil), and reports
+// whether dec read it: then it is what DecodeStrict would make of raw,
+// without error or strict error.
+func decodeFast(dec *fastDecoder, kind string, raw []byte) (any, bool) {
+	if dec == nil || (kind != "Pod" && kind != "Node") {
+		return nil, false
+	}
+	obj := newObject(kind)
+	return obj, dec.decode(raw, obj)
 }
 
 // newObject returns an empty object of a kind the loader reads, nil for

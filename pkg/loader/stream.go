@@ -50,7 +50,10 @@ var errDecline = errors.New("not a List the streaming reader cuts")
 // (JSON, or YAML to convert), then their JSON where commit still needs it,
 // and their prepared forms.
 type itemBatch struct {
-	raw   [][]byte
+	raw [][]byte
+	// loose marks the items cut by their lines (cutJSONItems), not yet
+	// known to be one value each.
+	loose []bool
 	preps []prepared
 }
 
@@ -97,6 +100,12 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 			}
 		}
 		b.preps[i] = prep(raw)
+		if b.loose[i] && !b.preps[i].decoded() && !oneValue(raw) {
+			// Cut wrongly (a decoded object is one value): the file is
+			// read whole instead, which reads it right or words the error.
+			st.declined.Store(true)
+			return
+		}
 		if b.preps[i].decoded() {
 			// commit needs the JSON only to word an error; the decoded
 			// object holds none of it.
@@ -110,11 +119,16 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 }
 
 // add hands an item to the workers (data is the streamer's from now on).
-func (st *streamer) add(data []byte) {
+func (st *streamer) add(data []byte) { st.addCut(data, false) }
+
+// addCut hands an item to the workers; loose says it was cut by its lines
+// and may not be one value.
+func (st *streamer) addCut(data []byte, loose bool) {
 	if st.cur == nil {
-		st.cur = &itemBatch{raw: make([][]byte, 0, streamBatch)}
+		st.cur = &itemBatch{raw: make([][]byte, 0, streamBatch), loose: make([]bool, 0, streamBatch)}
 	}
 	st.cur.raw = append(st.cur.raw, data)
+	st.cur.loose = append(st.cur.loose, loose)
 	if len(st.cur.raw) == streamBatch {
 		st.flush()
 	}
@@ -176,7 +190,7 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.preparer)
 	var rest []byte
 	if isJSON {
-		rest, err = cutJSONList(r, st.add)
+		rest, err = cutJSONList(r, st.addCut)
 	} else {
 		rest, err = cutYAMLList(r, st.add)
 	}
@@ -262,7 +276,7 @@ func (w *jsonWindow) more(keep int) (int, error) {
 // and returns the object with "null" for the items, byte for byte as
 // addList cuts it. It returns errDecline for anything else: another
 // shape, a second document, a structure the scanner does not walk.
-func cutJSONList(r io.Reader, item func([]byte)) ([]byte, error) {
+func cutJSONList(r io.Reader, item func(data []byte, loose bool)) ([]byte, error) {
 	w := &jsonWindow{r: r, buf: make([]byte, 0, streamChunk)}
 	var rest []byte
 	i := 0    // the next byte to read
@@ -398,7 +412,17 @@ func cutJSONList(r io.Reader, item func([]byte)) ([]byte, error) {
 
 // cutJSONItems reads the array at *i, handing each element to item, as
 // arrayElements cuts it, and leaves *i just past it.
-func cutJSONItems(w *jsonWindow, i *int, value func(func([]byte, int) int) (int, error), space func() error, item func([]byte)) error {
+//
+// When the first element is an object that starts a line, as kubectl
+// writes a List (indented, or an item per line), the next elements are
+// cut by their lines instead of scanned: each runs to the next line that
+// starts with the first element's indentation and "{", less the comma and
+// space before it. Raw line breaks are never inside a JSON string, so each
+// such line starts an element unless an element holds an object at that
+// same indentation; an element so cut is handed over loose, and the
+// worker that finds it is not one value (oneValue) declines the file. The
+// last element, with no such line after it, is scanned.
+func cutJSONItems(w *jsonWindow, i *int, value func(func([]byte, int) int) (int, error), space func() error, item func([]byte, bool)) error {
 	if w.buf[*i] != '[' {
 		return errDecline
 	}
@@ -410,12 +434,44 @@ func cutJSONItems(w *jsonWindow, i *int, value func(func([]byte, int) int) (int,
 		*i++
 		return nil
 	}
-	for {
-		end, err := value(skipValue)
+	// next is "\n", the first element's indentation and "{".
+	next := lineStart(w.buf, *i)
+	for first := true; ; first = false {
+		var end int
+		var err error
+		loose := false
+		if first || next == nil {
+			end, err = value(skipValue)
+		} else {
+			// To the next line that starts an element, or else (at the
+			// end of the input) the value scanned.
+			end, err = value(func(data []byte, at int) int {
+				j := bytes.Index(data[at+1:], next)
+				if j >= 0 {
+					loose = true
+					return at + 1 + j
+				}
+				if !w.eof {
+					return -1
+				}
+				loose = false
+				return skipValue(data, at)
+			})
+		}
 		if err != nil {
 			return err
 		}
-		item(bytes.Clone(w.buf[*i:end]))
+		if loose {
+			// The element, then space, a comma and space up to the line.
+			cut := bytes.TrimRight(w.buf[*i:end], " \t\r\n")
+			if len(cut) == 0 || cut[len(cut)-1] != ',' {
+				return errDecline
+			}
+			item(bytes.Clone(bytes.TrimRight(cut[:len(cut)-1], " \t\r\n")), true)
+			*i = end + len(next) - 1
+			continue
+		}
+		item(bytes.Clone(w.buf[*i:end]), false)
 		*i = end
 		if err := space(); err != nil {
 			return err
@@ -433,6 +489,29 @@ func cutJSONItems(w *jsonWindow, i *int, value func(func([]byte, int) int) (int,
 			return errDecline
 		}
 	}
+}
+
+// lineStart returns "\n", the indentation and "{" when the object at
+// data[i] starts a line (only spaces and tabs before it on its line), or
+// nil.
+func lineStart(data []byte, i int) []byte {
+	if data[i] != '{' {
+		return nil
+	}
+	j := i
+	for j > 0 && (data[j-1] == ' ' || data[j-1] == '\t') {
+		j--
+	}
+	if j == 0 || data[j-1] != '\n' {
+		return nil
+	}
+	return bytes.Clone(data[j-1 : i+1])
+}
+
+// oneValue reports whether data is one JSON value and space.
+func oneValue(data []byte) bool {
+	end := skipValue(data, 0)
+	return end >= 0 && skipSpace(data, end) == len(data)
 }
 
 // cutYAMLList reads a YAML document line by line through the List cutter,

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -36,8 +37,31 @@ func streamCases(t *testing.T) map[string]streamCase {
 	list := asList(objs, "List")
 	jsonList := mustJSON(t, list, true)
 	yamlList := mustYAML(t, list)
+	// An item per line, as a script writes a List.
+	var perLine []string
+	for _, o := range objs {
+		perLine = append(perLine, string(mustJSON(t, o, false)))
+	}
+	lineList := []byte(`{"apiVersion": "v1", "kind": "List", "items": [` + "\n" + strings.Join(perLine, ",\n") + "\n]}\n")
+	// at40 edits the text of the 40th item of the indented List.
+	at40 := func(old, repl string) []byte {
+		items := bytes.Split(jsonList, []byte("\n        {"))
+		edited := bytes.Replace(items[41], []byte(old), []byte(repl), 1)
+		if bytes.Equal(edited, items[41]) {
+			t.Fatalf("no %q in the 40th item", old)
+		}
+		items[41] = edited
+		return bytes.Join(items, []byte("\n        {"))
+	}
 	cases := map[string]streamCase{
-		"JSON List":                             {data: jsonList, streamed: true},
+		"JSON List":                         {data: jsonList, streamed: true},
+		"JSON List, an item per line":       {data: lineList, streamed: true},
+		"JSON List, an item per line, CRLF": {data: bytes.ReplaceAll(lineList, []byte("\n"), []byte("\r\n")), streamed: true},
+		"JSON List, tabs":                   {data: bytes.ReplaceAll(jsonList, []byte("    "), []byte("\t")), streamed: true},
+		"JSON List, an object at the items' indentation in an item": {data: at40(`"metadata": {`, "\"metadata\":\n        {")},
+		"JSON List, an array element at the items' indentation":     {data: at40(`"metadata": {`, "\"x\": [{},\n        {}], \"metadata\": {")},
+		"JSON List, no comma between items":                         {data: bytes.Replace(jsonList, []byte("},\n        {"), []byte("}\n        {"), 1)},
+		"JSON List, a line like an item's after the items":          {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"x\": [1,\n        {}]"), 1)},
 		"compact JSON List":                     {data: mustJSON(t, list, false), streamed: true},
 		"YAML List":                             {data: yamlList, streamed: true},
 		"JSON List, space around":               {data: append(append([]byte(" \n\t"), jsonList...), " \n\n"...), streamed: true},
@@ -107,6 +131,8 @@ func FuzzStreamMatchesWhole(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: a\nkind: List\n"))
 	f.Add([]byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: a\n  spec:\n    containers:\n    - name: c\n      image: i\n      resources:\n        requests:\n          cpu: 1\nkind: List\n"))
 	f.Add([]byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "n"}, "spec": {"nodeName": "x", "containers": [{"name": "c", "image": "i", "env": [{"name": "A"}]}]}}, 1]}`))
+	f.Add([]byte("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"a\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"b\"}\n        },\n        {\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"c\"}}\n    ],\n    \"kind\": \"List\"\n}\n"))
+	f.Add([]byte("{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\"}},\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\":\n{\"name\": \"b\"}},\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"c\"}}\n]}"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "f")
@@ -220,5 +246,53 @@ func TestStreamErrors(t *testing.T) {
 				t.Errorf("error\n got: %s\nwant: %s", got, want)
 			}
 		})
+	}
+}
+
+// TestCutJSONByLines: the items of a List as kubectl writes it (indented)
+// or as a script does (an item per line) are cut by their lines, but for
+// the first and the last, which are scanned; a List on one line is
+// scanned whole. Either way the items are those arrayElements cuts.
+func TestCutJSONByLines(t *testing.T) {
+	objs := manyObjects(20)
+	list := map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}
+	var perLine []string
+	for _, o := range objs {
+		perLine = append(perLine, string(mustJSON(t, o, false)))
+	}
+	for name, tc := range map[string]struct {
+		data  []byte
+		loose int
+	}{
+		"indented":      {mustJSON(t, list, true), len(objs) - 2},
+		"item per line": {[]byte(`{"kind": "List", "items": [` + "\n" + strings.Join(perLine, ",\n") + "\n], \"apiVersion\": \"v1\"}"), len(objs) - 2},
+		"one line":      {mustJSON(t, list, false), 0},
+	} {
+		var got [][]byte
+		loose := 0
+		rest, err := cutJSONList(bytes.NewReader(tc.data), func(b []byte, l bool) {
+			got = append(got, b)
+			if l {
+				loose++
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var whole struct{ Items []json.RawMessage }
+		if err := json.Unmarshal(tc.data, &whole); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(whole.Items) || loose != tc.loose {
+			t.Fatalf("%s: %d items, %d loose; want %d, %d", name, len(got), loose, len(whole.Items), tc.loose)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], whole.Items[i]) {
+				t.Errorf("%s: item %d cut as %q, want %q", name, i, got[i], whole.Items[i])
+			}
+		}
+		if !bytes.Contains(rest, []byte(`"items": null`)) && !bytes.Contains(rest, []byte(`"items":null`)) {
+			t.Errorf("%s: rest %q", name, rest)
+		}
 	}
 }

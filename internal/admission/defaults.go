@@ -39,8 +39,13 @@ func DefaultPod(p *v1.Pod) {
 		hostNetworkPorts(p.Spec.Containers)
 		hostNetworkPorts(p.Spec.InitContainers)
 	}
-	if p.Status.Phase == "" {
-		p.Status.Phase = v1.PodPending
+	defaultPodPhase(&p.Status)
+}
+
+// defaultPodPhase is a pod's one default outside its spec: phase Pending.
+func defaultPodPhase(st *v1.PodStatus) {
+	if st.Phase == "" {
+		st.Phase = v1.PodPending
 	}
 }
 

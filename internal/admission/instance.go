@@ -7,6 +7,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// AdmitPodInstance is Admit for a pod ValidatePodInstance validates, whose
+// other fields Admit has already defaulted: it defaults what DefaultPod
+// defaults of the fields that differ (the status's phase) and reports
+// whether ValidatePod would accept the pod.
+func AdmitPodInstance(p *v1.Pod) bool {
+	defaultPodPhase(&p.Status)
+	return len(ValidatePodInstance(p)) == 0
+}
+
 // ValidatePodInstance validates the fields in which the pods of one
 // workload differ, for a loader that decodes and admits the rest once: for
 // a pod p that equals a pod ValidatePod accepted but in its name, UID,

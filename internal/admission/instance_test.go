@@ -32,6 +32,8 @@ func TestValidatePodInstance(t *testing.T) {
 		"allocated":           {change: func(p *v1.Pod) { allocated(p, "2") }},
 		"negative allocated":  {change: func(p *v1.Pod) { allocated(p, "-2") }, wantBad: true},
 		"allocated too much":  {change: func(p *v1.Pod) { allocated(p, "9223372036854775807") }, wantBad: true},
+		"status cleared":      {change: func(p *v1.Pod) { p.Status = v1.PodStatus{} }},
+		"running":             {change: func(p *v1.Pod) { p.Status = v1.PodStatus{Phase: v1.PodRunning} }},
 		"status requests": {change: func(p *v1.Pod) {
 			p.Status.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("-1")}}
 		}, wantBad: true},
@@ -50,6 +52,12 @@ func TestValidatePodInstance(t *testing.T) {
 			}
 			if bad := len(instance) > 0; bad != tc.wantBad {
 				t.Errorf("ValidatePodInstance refuses it: %v, want %v as ValidatePod (%v)", bad, tc.wantBad, instance)
+			}
+			// Admitted as an instance, it is what Admit makes of it.
+			inst, whole2 := p.DeepCopy(), p.DeepCopy()
+			admitted, err := AdmitPodInstance(inst), Admit(whole2)
+			if admitted != (err == nil) || inst.Status.Phase != whole2.Status.Phase {
+				t.Errorf("AdmitPodInstance: %v, phase %q; Admit: %v, phase %q", admitted, inst.Status.Phase, err, whole2.Status.Phase)
 			}
 		})
 	}

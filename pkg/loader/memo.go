@@ -17,7 +17,7 @@ import (
 // it: the first pod of a shape is prepared as usual and becomes the
 // shape's template; a later pod whose bytes are the same once those fields
 // are cut out (its key) is a copy of the template with its own values of
-// those fields decoded strictly and validated (admission.ValidatePodInstance:
+// those fields decoded strictly and validated (admission.AdmitPodInstance:
 // the API server would accept the pod exactly when it accepts those fields,
 // the rest being the template's). The copy shares the template's
 // containers, labels, owner references, tolerations and the rest of its
@@ -373,12 +373,7 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	if pf.Name == "" {
 		return prepared{}, false
 	}
-	// As admission.Admit: DefaultPod defaults nothing else from these
-	// fields (the rest is the template's, defaulted already).
-	if pf.Status.Phase == "" {
-		pf.Status.Phase = v1.PodPending
-	}
-	if errs := admission.ValidatePodInstance(pf); len(errs) > 0 {
+	if !admission.AdmitPodInstance(pf) {
 		return prepared{}, false
 	}
 	if len(m.slab) == 0 {

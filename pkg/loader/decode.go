@@ -415,11 +415,11 @@ func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, 
 // or on a lean load through a pod memo of the goroutine's own.
 func (s *Set) preparer() func(raw []byte) prepared {
 	if s.opts.Lean && !s.noMemo {
-		m := newPodMemo()
+		hits := new(int)
 		s.memosMu.Lock()
-		s.memos = append(s.memos, m)
+		s.memoHitCounts = append(s.memoHitCounts, hits)
 		s.memosMu.Unlock()
-		return m.prepare
+		return newPodMemo(hits).prepare
 	}
 	lean := s.opts.Lean
 	dec := &fastDecoder{}

@@ -13,21 +13,24 @@ import (
 )
 
 // A strict decoder without the reflection decoder's two passes, for the
-// small values the pod memo decodes per pod (a pod's status, annotations,
-// managed fields): over the structural scanner, it sets strings, booleans,
-// integers, pointers, slices, string maps and structs of plain fields
-// itself; a type with its own UnmarshalJSON it calls on a plain string
-// (times, remembered by their text) and on managed fields' field sets
-// (remembered likewise), and every other value (a quantity, a string with
-// escapes, a struct with embedded, inline or clashing fields) it hands to
-// DecodeStrict. It
-// accepts only what DecodeStrict decodes without error or strict error,
-// into the same value, and declines a value with a number checkQuantities
-// could refuse before any quantity in it is parsed (so the memo need not
-// scan its values for them first); for anything else — an unknown or duplicate field,
-// a value of the wrong type, input it does not read for certain — it
-// returns false, and the caller decodes the whole document as usual.
-// FuzzFastDecode holds it to DecodeStrict.
+// values the pod memo decodes per pod (a pod's status, annotations,
+// managed fields) and for whole nodes and pods (decodeTyped): in one pass
+// over the structural scanner — each value decoded where the walk meets
+// it — it sets strings, booleans, integers, pointers, slices, maps with
+// string keys and structs (an embedded struct's fields promoted, as
+// encoding/json promotes them) itself; a type with its own UnmarshalJSON it
+// calls on a plain string (times, remembered by their text) and on managed
+// fields' field sets (remembered likewise), and every other value (a
+// number into a quantity, a string with escapes, a struct with clashing
+// fields or a ",string" option) it hands to DecodeStrict. It accepts only
+// what DecodeStrict decodes without error or strict error, into the same
+// value, and declines a value with a number checkQuantities could refuse
+// before any quantity in it is parsed (so its callers need not scan for
+// them first); for anything else — an unknown or duplicate field, a value
+// of the wrong type, input it does not read for certain — it returns
+// false, and the caller decodes the whole document as usual.
+// FuzzFastDecode, TestFastDecodeObjects and TestDecodeTypedWithDecoder
+// hold it to DecodeStrict.
 
 // fastDecoder decodes with what it has learned of the types it has met.
 type fastDecoder struct {
@@ -332,7 +335,7 @@ func (d *fastDecoder) stringMap(data []byte, i int, v reflect.Value, ti *typeInf
 }
 
 // object decodes the object at data[i] into a struct whose fields the
-// decoder knows (d.table), each key at most once, and returns the offset
+// decoder knows (ti.fields), each key at most once, and returns the offset
 // past it.
 func (d *fastDecoder) object(data []byte, i int, v reflect.Value, ti *typeInfo) int {
 	ft := ti.fields

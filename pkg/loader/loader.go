@@ -100,10 +100,11 @@ type Set struct {
 	streamed  int
 	// noMemo turns the lean load's pod memo off (tests compare).
 	noMemo bool
-	// memos are the pod memos of the load's goroutines (preparer), each
-	// counting its own hits; memosMu guards the slice.
-	memos   []*podMemo
-	memosMu sync.Mutex
+	// memoHitCounts are the counters of the pod memos of the load's
+	// goroutines (preparer), each counting its own hits (held apart from
+	// the memos, which go with their loads); memosMu guards the slice.
+	memoHitCounts []*int
+	memosMu       sync.Mutex
 	// dec decodes the documents the set prepares on its own goroutine.
 	dec       *fastDecoder
 	skipped   []skippedObject // what each Skipped line names

@@ -44,9 +44,11 @@ const memoTrial = 512
 // podMemo is one worker's templates, for one load.
 type podMemo struct {
 	templates map[string]*podTemplate
-	// lookups and hits count the pods looked up; a memo that finds
-	// little turns itself off.
-	lookups, hits int
+	// lookups counts the pods looked up and hits those found (its own
+	// counter, which the set reads once the load is done); a memo that
+	// finds little turns itself off.
+	lookups int
+	hits    *int
 	off           bool
 	key           []byte
 	spans         []span
@@ -113,15 +115,15 @@ func (s *Set) memoHits() int {
 	s.memosMu.Lock()
 	defer s.memosMu.Unlock()
 	n := 0
-	for _, m := range s.memos {
-		n += m.hits
+	for _, hits := range s.memoHitCounts {
+		n += *hits
 	}
 	return n
 }
 
-// newPodMemo returns an empty memo.
-func newPodMemo() *podMemo {
-	return &podMemo{templates: map[string]*podTemplate{}}
+// newPodMemo returns an empty memo that counts its hits in hits.
+func newPodMemo(hits *int) *podMemo {
+	return &podMemo{templates: map[string]*podTemplate{}, hits: hits}
 }
 
 // prepare is prepare(raw, true) through the memo.
@@ -144,12 +146,12 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	}
 	if t != nil {
 		if p, ok := m.fromTemplate(t, raw); ok {
-			m.hits++
+			*m.hits++
 			return p
 		}
 		return prepare(raw, true, &m.dec)
 	}
-	if m.lookups >= memoTrial && m.hits < m.lookups/8 {
+	if m.lookups >= memoTrial && *m.hits < m.lookups/8 {
 		m.off = true // most pods differ: keys cost and find nothing
 	}
 	if len(m.templates) >= maxTemplates {

@@ -216,19 +216,25 @@ func appendJSONString[S string | []byte](out []byte, s S) []byte {
 	return append(out, '"')
 }
 
+// plainWord reports whether each byte of w is printable ASCII (0x20 to
+// 0x7e) or \n. Each test is made on the low seven bits of each byte plus
+// a constant below 0x80, so that no carry crosses into the next byte.
+func plainWord(w uint64) bool {
+	const low7, high = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	atLeast20 := (w&low7 + 0x6060606060606060) & high // 0x20 or more
+	del := (w&low7 + 0x0101010101010101) & high       // 0x7f (or 0xff)
+	x := w ^ 0x0a0a0a0a0a0a0a0a
+	newline := ^((x&low7 + low7) | x) & high // exactly \n
+	return w&high == 0 && del == 0 && (^atLeast20&high)&^newline == 0
+}
+
 // printable reports whether doc holds only what YAML allows unescaped and
 // breaks lines only with \n and \r\n: no C0 or C1 controls but tab and
 // line breaks, no DEL, no NEL, LS, PS, byte order mark or non-characters.
 func printable(doc []byte) bool {
 	for i := 0; i < len(doc); i++ {
-		// Eight bytes of printable ASCII at a time: no byte below 0x20
-		// (ones, borrowed from, that lose their top bit), none of 0x7f or
-		// above (ones that gain it, or have it).
-		for i+8 <= len(doc) {
-			w := binary.LittleEndian.Uint64(doc[i:])
-			if ((w-0x2020202020202020)&^w|(w+0x0101010101010101)|w)&0x8080808080808080 != 0 {
-				break
-			}
+		// Eight bytes of printable ASCII or line breaks at a time.
+		for i+8 <= len(doc) && plainWord(binary.LittleEndian.Uint64(doc[i:])) {
 			i += 8
 		}
 		if i == len(doc) {

@@ -632,7 +632,8 @@ func printableByByte(doc []byte) bool {
 }
 
 func FuzzPrintable(f *testing.F) {
-	for _, s := range []string{"", "abcdefgh", "abcdefghi\x7f", "abcdefg\x1f", "12345678\u0085", "aaaaaaaa\u2028bbbbbbbb", "\ufeffaaaaaaaaaa", "aaaaaaa\u00e9aaaaaaaa", "aaaaaaaa\x00", "~~~~~~~~ \t\n\r", "\xff\xff\xff\xff\xff\xff\xff\xff"} {
+	for _, s := range []string{"", "abcdefgh", "abcdefghi\x7f", "abcdefg\x1f", "12345678\u0085", "aaaaaaaa\u2028bbbbbbbb", "\ufeffaaaaaaaaaa", "aaaaaaa\u00e9aaaaaaaa", "aaaaaaaa\x00", "~~~~~~~~ \t\n\r", "\xff\xff\xff\xff\xff\xff\xff\xff",
+		"abc\ndefg\nhijklmno", "\n\n\n\n\n\n\n\n", "aaa\n\x0baaaa", "aaaaaaa\n\x0b", "\x0a\x0b\x0c\x0d\x0e\x09\x0a\x0a", "a\n\x7fa\naaaa", "\x0a\x8a\x0a\x0a\x0a\x0a\x0a\x0a"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {

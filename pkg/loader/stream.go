@@ -94,13 +94,19 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 		}
 		if st.yaml {
 			var ok bool
+			if b.loose[i] {
+				if raw, ok = yamlItemLines(raw); !ok {
+					st.declined.Store(true)
+					return
+				}
+			}
 			if raw, ok = convertYAMLItem(raw, st.duplicates, scratch); !ok {
 				st.declined.Store(true)
 				return
 			}
 		}
 		b.preps[i] = prep(raw)
-		if b.loose[i] && !b.preps[i].decoded() && !oneValue(raw) {
+		if !st.yaml && b.loose[i] && !b.preps[i].decoded() && !oneValue(raw) {
 			// Cut wrongly (a decoded object is one value): the file is
 			// read whole instead, which reads it right or words the error.
 			st.declined.Store(true)
@@ -192,7 +198,7 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 	if isJSON {
 		rest, err = cutJSONList(r, st.addCut)
 	} else {
-		rest, err = cutYAMLList(r, st.add)
+		rest, err = cutYAMLList(r, st.addCut)
 	}
 	converted := st.wait()
 	var readErr *readError
@@ -519,8 +525,15 @@ func oneValue(data []byte) bool {
 // List without its items. It returns errDecline for what splitDocuments
 // would not cut the same way: a document separator, a carriage return, a
 // document the cutter declines.
-func cutYAMLList(r *bufio.Reader, item func([]byte)) ([]byte, error) {
-	c := yamlListCutter{item: item}
+//
+// From the second item on, the items are cut in bulk instead: each runs
+// to the next line that starts with "- " (as the cutter cuts them: such a
+// line starts an item, or the cutter declines) and is handed over loose,
+// for the worker to check its lines as the cutter would (yamlItemLines);
+// the last, with no such line after it, goes through the cutter.
+func cutYAMLList(r *bufio.Reader, item func([]byte, bool)) ([]byte, error) {
+	c := yamlListCutter{item: func(b []byte) { item(b, false) }}
+	items := 0
 	var long []byte
 	for {
 		line, err := r.ReadSlice('\n')
@@ -536,15 +549,15 @@ func cutYAMLList(r *bufio.Reader, item func([]byte)) ([]byte, error) {
 			return nil, &readError{err}
 		}
 		if len(line) > 0 {
-			if bytes.IndexByte(line, '\r') >= 0 || bytes.HasPrefix(line, []byte("---")) {
+			if !cutterLine(&c, line) {
 				return nil, errDecline
 			}
-			if line[len(line)-1] != '\n' {
-				// As the YAML reader ends a document's last line.
-				line = append(line, '\n')
-			}
-			if !c.line(line) {
-				return nil, errDecline
+			if c.inItems && bytes.HasPrefix(line, []byte("- ")) {
+				if items++; items == 2 && err == nil {
+					// The second item has begun: the rest in bulk.
+					c.cur = nil
+					return cutYAMLItems(&c, r, bytes.Clone(line), item)
+				}
 			}
 		}
 		if err != nil {
@@ -556,4 +569,81 @@ func cutYAMLList(r *bufio.Reader, item func([]byte)) ([]byte, error) {
 		return nil, errDecline
 	}
 	return rest, nil
+}
+
+// cutterLine gives the cutter a line as cutYAMLList reads it, and reports
+// whether the cutter takes it.
+func cutterLine(c *yamlListCutter, line []byte) bool {
+	if bytes.IndexByte(line, '\r') >= 0 || bytes.HasPrefix(line, []byte("---")) {
+		return false
+	}
+	if line[len(line)-1] != '\n' {
+		// As the YAML reader ends a document's last line.
+		line = append(line, '\n')
+	}
+	return c.line(line)
+}
+
+// cutYAMLItems cuts the items of a List from the one starting with first
+// (its first line, read already), each to the next line starting with
+// "- ", and gives the rest from the last item on to the cutter c.
+func cutYAMLItems(c *yamlListCutter, r io.Reader, first []byte, item func([]byte, bool)) ([]byte, error) {
+	w := &jsonWindow{r: r, buf: append(make([]byte, 0, streamChunk), first...)}
+	start := 0 // the item being cut
+	for {
+		if j := bytes.Index(w.buf[start+1:], []byte("\n- ")); j >= 0 {
+			end := start + 1 + j + 1
+			item(bytes.Clone(w.buf[start:end]), true)
+			start = end
+			continue
+		}
+		if w.eof {
+			break
+		}
+		if _, err := w.more(start); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		start = 0
+	}
+	for tail := w.buf[start:]; len(tail) > 0; {
+		n := bytes.IndexByte(tail, '\n') + 1
+		if n == 0 {
+			n = len(tail)
+		}
+		if !cutterLine(c, tail[:n]) {
+			return nil, errDecline
+		}
+		tail = tail[n:]
+	}
+	rest, ok := c.end()
+	if !ok {
+		return nil, errDecline
+	}
+	return rest, nil
+}
+
+// yamlItemLines returns the item of a YAML List that piece holds, cut by
+// cutYAMLItems, as the List cutter would have cut it (its "- " made two
+// spaces), or false when the cutter would not have taken piece's lines as
+// one item: then it would have declined the file.
+func yamlItemLines(piece []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(piece, []byte("- ")) || !startsWithKey(piece[2:]) || !printable(piece) ||
+		bytes.IndexByte(piece, '\r') >= 0 || piece[len(piece)-1] != '\n' {
+		return nil, false
+	}
+	for rest := piece[bytes.IndexByte(piece, '\n')+1:]; len(rest) > 0; {
+		n := bytes.IndexByte(rest, '\n') + 1
+		line := rest[:n]
+		rest = rest[n:]
+		// A blank line, or one indented by two spaces or more: any other
+		// line the cutter refuses, or ends the items at, which it then
+		// refuses the "- " line after.
+		if len(bytes.TrimRight(line, " \n")) > 0 && !bytes.HasPrefix(line, []byte("  ")) {
+			return nil, false
+		}
+	}
+	out := make([]byte, len(piece))
+	copy(out, "  ")
+	copy(out[2:], piece[2:])
+	return out, true
 }

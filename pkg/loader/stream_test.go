@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"math"
@@ -53,30 +54,49 @@ func streamCases(t *testing.T) map[string]streamCase {
 		items[41] = edited
 		return bytes.Join(items, []byte("\n        {"))
 	}
+	// yamlAt40 edits the text of the 40th item of the YAML List.
+	yamlAt40 := func(old, repl string) []byte {
+		items := bytes.Split(yamlList, []byte("\n- "))
+		edited := bytes.Replace(items[41], []byte(old), []byte(repl), 1)
+		if bytes.Equal(edited, items[41]) {
+			t.Fatalf("no %q in the 40th YAML item", old)
+		}
+		items[41] = edited
+		return bytes.Join(items, []byte("\n- "))
+	}
 	cases := map[string]streamCase{
-		"JSON List":                         {data: jsonList, streamed: true},
-		"JSON List, an item per line":       {data: lineList, streamed: true},
-		"JSON List, an item per line, CRLF": {data: bytes.ReplaceAll(lineList, []byte("\n"), []byte("\r\n")), streamed: true},
-		"JSON List, tabs":                   {data: bytes.ReplaceAll(jsonList, []byte("    "), []byte("\t")), streamed: true},
+		"YAML List, blank lines in and between items":               {data: bytes.ReplaceAll(bytes.ReplaceAll(yamlList, []byte("\n- "), []byte("\n\n- ")), []byte("\n  metadata:"), []byte("\n\n  metadata:")), streamed: true},
+		"YAML List, a block scalar in an item":                      {data: yamlAt40("\n  metadata:\n", "\n  metadata:\n    annotations:\n      a: |\n        - x\n        # y\n\n        z\n"), streamed: true},
+		"YAML List, a comment in an item":                           {data: yamlAt40("\n  metadata:\n", "\n# c\n  metadata:\n")},
+		"YAML List, an indented comment in an item":                 {data: yamlAt40("\n  metadata:\n", "\n  # c\n  metadata:\n"), streamed: true},
+		"YAML List, a key in the first column":                      {data: yamlAt40("\n  metadata:\n", "\nextra: 1\n  metadata:\n")},
+		"YAML List, one space of indentation":                       {data: yamlAt40("\n  metadata:\n", "\n metadata:\n")},
+		"YAML List, a document end":                                 {data: yamlAt40("\n  metadata:\n", "\n...\n  metadata:\n")},
+		"YAML List, a dash line":                                    {data: yamlAt40("\n  metadata:\n", "\n-\n  metadata:\n")},
+		"YAML List, a separator in an item":                         {data: yamlAt40("\n  metadata:\n", "\n---\n  metadata:\n")},
+		"JSON List":                                                 {data: jsonList, streamed: true},
+		"JSON List, an item per line":                               {data: lineList, streamed: true},
+		"JSON List, an item per line, CRLF":                         {data: bytes.ReplaceAll(lineList, []byte("\n"), []byte("\r\n")), streamed: true},
+		"JSON List, tabs":                                           {data: bytes.ReplaceAll(jsonList, []byte("    "), []byte("\t")), streamed: true},
 		"JSON List, an object at the items' indentation in an item": {data: at40(`"metadata": {`, "\"metadata\":\n        {")},
 		"JSON List, an array element at the items' indentation":     {data: at40(`"metadata": {`, "\"x\": [{},\n        {}], \"metadata\": {")},
 		"JSON List, no comma between items":                         {data: bytes.Replace(jsonList, []byte("},\n        {"), []byte("}\n        {"), 1)},
 		"JSON List, a line like an item's after the items":          {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"x\": [1,\n        {}]"), 1)},
-		"compact JSON List":                     {data: mustJSON(t, list, false), streamed: true},
-		"YAML List":                             {data: yamlList, streamed: true},
-		"JSON List, space around":               {data: append(append([]byte(" \n\t"), jsonList...), " \n\n"...), streamed: true},
-		"YAML List without the last line break": {data: bytes.TrimSuffix(yamlList, []byte("\n")), streamed: true},
-		"empty JSON List":                       {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": []}`), streamed: true},
-		"JSON List, kind first":                 {data: []byte(`{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]}`), streamed: true},
-		"bad apiVersion in an item, JSON":       {data: mustJSON(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List"), true), streamed: true},
-		"bad apiVersion in an item, YAML":       {data: mustYAML(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List")), streamed: true},
-		"wrong kind in a List":                  {data: mustJSON(t, asList(mutated(50, func(o map[string]any) { o["kind"] = "List"; o["items"] = []any{} }), "List"), true), streamed: true},
-		"unknown field in an item, JSON":        {data: mustJSON(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List"), true), streamed: true},
-		"unknown field in an item, YAML":        {data: mustYAML(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List")), streamed: true},
-		"bad quantity":                          {data: mustJSON(t, asList(mutated(7, func(o map[string]any) { o["status"] = map[string]any{"allocatable": map[string]any{"cpu": "4x"}} }), "List"), true), streamed: true},
-		"an item that is not an object":         {data: bytes.Replace(jsonList, []byte("\"items\": ["), []byte("\"items\": [\n17,"), 1), streamed: true},
-		"unknown field in the List":             {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"extra\": 1"), 1), streamed: true},
-		"duplicate item":                        {data: mustJSON(t, asList(append(objs[:len(objs):len(objs)], objs[5]), "List"), true), streamed: true},
+		"compact JSON List":                                         {data: mustJSON(t, list, false), streamed: true},
+		"YAML List":                                                 {data: yamlList, streamed: true},
+		"JSON List, space around":                                   {data: append(append([]byte(" \n\t"), jsonList...), " \n\n"...), streamed: true},
+		"YAML List without the last line break":                     {data: bytes.TrimSuffix(yamlList, []byte("\n")), streamed: true},
+		"empty JSON List":                                           {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": []}`), streamed: true},
+		"JSON List, kind first":                                     {data: []byte(`{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]}`), streamed: true},
+		"bad apiVersion in an item, JSON":                           {data: mustJSON(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List"), true), streamed: true},
+		"bad apiVersion in an item, YAML":                           {data: mustYAML(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List")), streamed: true},
+		"wrong kind in a List":                                      {data: mustJSON(t, asList(mutated(50, func(o map[string]any) { o["kind"] = "List"; o["items"] = []any{} }), "List"), true), streamed: true},
+		"unknown field in an item, JSON":                            {data: mustJSON(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List"), true), streamed: true},
+		"unknown field in an item, YAML":                            {data: mustYAML(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List")), streamed: true},
+		"bad quantity":                                              {data: mustJSON(t, asList(mutated(7, func(o map[string]any) { o["status"] = map[string]any{"allocatable": map[string]any{"cpu": "4x"}} }), "List"), true), streamed: true},
+		"an item that is not an object":                             {data: bytes.Replace(jsonList, []byte("\"items\": ["), []byte("\"items\": [\n17,"), 1), streamed: true},
+		"unknown field in the List":                                 {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"extra\": 1"), 1), streamed: true},
+		"duplicate item":                                            {data: mustJSON(t, asList(append(objs[:len(objs):len(objs)], objs[5]), "List"), true), streamed: true},
 
 		"PodList, items without kind":  {data: []byte(`{"apiVersion": "v1", "kind": "PodList", "items": [{"metadata": {"name": "a", "namespace": "n"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}]}`)},
 		"not a List":                   {data: []byte(`{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}, "items": []}`)},
@@ -294,5 +314,50 @@ func TestCutJSONByLines(t *testing.T) {
 		if !bytes.Contains(rest, []byte(`"items": null`)) && !bytes.Contains(rest, []byte(`"items":null`)) {
 			t.Errorf("%s: rest %q", name, rest)
 		}
+	}
+}
+
+// TestCutYAMLInBulk: the items of a YAML List, cut in bulk from the second
+// on, are the items the List cutter cuts line by line, and so is the List
+// without them.
+func TestCutYAMLInBulk(t *testing.T) {
+	objs := manyObjects(20)
+	data := mustYAML(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": objs})
+	var want [][]byte
+	c := yamlListCutter{item: func(b []byte) { want = append(want, b) }}
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) > 0 && !cutterLine(&c, line) {
+			t.Fatalf("the cutter refuses %q", line)
+		}
+	}
+	wantRest, ok := c.end()
+	if !ok {
+		t.Fatal("no items")
+	}
+	var got [][]byte
+	loose := 0
+	rest, err := cutYAMLList(bufio.NewReaderSize(bytes.NewReader(data), 4096), func(b []byte, l bool) {
+		if l {
+			loose++
+			var ok bool
+			if b, ok = yamlItemLines(b); !ok {
+				t.Fatalf("item %d: its lines are refused: %q", len(got), b)
+			}
+		}
+		got = append(got, b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || loose != len(want)-2 {
+		t.Fatalf("%d items, %d cut in bulk; want %d, %d", len(got), loose, len(want), len(want)-2)
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Errorf("item %d cut as %q, want %q", i, got[i], want[i])
+		}
+	}
+	if !bytes.Equal(rest, wantRest) {
+		t.Errorf("the List without its items: %q, want %q", rest, wantRest)
 	}
 }

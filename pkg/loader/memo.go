@@ -49,10 +49,10 @@ type podMemo struct {
 	// finds little turns itself off.
 	lookups int
 	hits    *int
-	off           bool
-	key           []byte
-	spans         []span
-	dec           fastDecoder
+	off     bool
+	key     []byte
+	spans   []span
+	dec     fastDecoder
 	// pf is the pod fromTemplate validates: pfOf's full pod, but for the
 	// volatile fields of the pod it validated last.
 	pf   v1.Pod

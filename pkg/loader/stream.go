@@ -253,19 +253,17 @@ type jsonWindow struct {
 }
 
 // more reads the next chunk, keeping buf[keep:] (which moves to the front
-// of buf); it returns how far positions moved, or an error at the end of
-// the input.
+// of a new buf: the items cut from the old one are slices of it, handed
+// over without a copy); it returns how far positions moved, or an error
+// at the end of the input.
 func (w *jsonWindow) more(keep int) (int, error) {
 	if w.eof {
 		return 0, io.EOF
 	}
-	n := copy(w.buf, w.buf[keep:])
-	w.buf = w.buf[:n]
-	if cap(w.buf)-n < streamChunk/2 {
-		grown := make([]byte, n, 2*cap(w.buf)+streamChunk)
-		copy(grown, w.buf)
-		w.buf = grown
-	}
+	n := len(w.buf) - keep
+	next := make([]byte, n, max(n+streamChunk, 2*n))
+	copy(next, w.buf[keep:])
+	w.buf = next
 	m, err := io.ReadFull(w.r, w.buf[n:cap(w.buf)])
 	w.buf = w.buf[:n+m]
 	switch {
@@ -473,11 +471,12 @@ func cutJSONItems(w *jsonWindow, i *int, value func(func([]byte, int) int) (int,
 			if len(cut) == 0 || cut[len(cut)-1] != ',' {
 				return errDecline
 			}
-			item(bytes.Clone(bytes.TrimRight(cut[:len(cut)-1], " \t\r\n")), true)
+			elem := bytes.TrimRight(cut[:len(cut)-1], " \t\r\n")
+			item(elem[:len(elem):len(elem)], true)
 			*i = end + len(next) - 1
 			continue
 		}
-		item(bytes.Clone(w.buf[*i:end]), false)
+		item(w.buf[*i:end:end], false)
 		*i = end
 		if err := space(); err != nil {
 			return err
@@ -593,7 +592,7 @@ func cutYAMLItems(c *yamlListCutter, r io.Reader, first []byte, item func([]byte
 	for {
 		if j := bytes.Index(w.buf[start+1:], []byte("\n- ")); j >= 0 {
 			end := start + 1 + j + 1
-			item(bytes.Clone(w.buf[start:end]), true)
+			item(w.buf[start:end:end], true)
 			start = end
 			continue
 		}

@@ -230,6 +230,7 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	if err := s.addDRA(objs); err != nil {
 		return nil, err
 	}
+	s.buildOrders(parallelism)
 	return s, nil
 }
 

@@ -231,6 +231,7 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 		return nil, err
 	}
 	s.buildOrders(parallelism)
+	s.buildDomains()
 	return s, nil
 }
 

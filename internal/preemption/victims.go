@@ -1,8 +1,6 @@
 package preemption
 
 import (
-	"slices"
-
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,15 +37,9 @@ func moreImportant(prioA, prioB int32, startA, startB int64) bool {
 }
 
 // sortRanked sorts ranked pods, given in Node.Pods order, as upstream sorts
-// their victims (see unitList.sortUnits).
-func sortRanked(pods []snapshot.RankedPod) {
-	slices.SortFunc(pods, func(a, b snapshot.RankedPod) int {
-		if moreImportant(a.Priority, b.Priority, a.Start, b.Start) {
-			return -1
-		}
-		return 0
-	})
-}
+// their victims (see unitList.sortUnits); the snapshot sorts them the same
+// way when it builds the nodes' importance orders.
+func sortRanked(pods []snapshot.RankedPod) { snapshot.SortByImportance(pods) }
 
 // budget is a PodDisruptionBudget prepared for the victim walk.
 type budget struct {

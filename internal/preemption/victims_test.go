@@ -97,28 +97,51 @@ func TestSortMatchesSortSlice(t *testing.T) {
 func TestImportanceOrderMatchesSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	presorted := 0
+	presorted, built, builtTied := 0, 0, 0
 	for trial := range 3000 {
-		snap, err := snapshot.New(snapshot.Objects{Nodes: []*v1.Node{rt.Node("n").CPU("100").Obj()}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		numPods := 1 + r.IntN(30)
+		// Half the nodes get their pods with the snapshot, which ranks
+		// them as it is built; the others one by one afterwards, ranked
+		// on the node's second dry run.
+		objs := snapshot.Objects{Nodes: []*v1.Node{rt.Node("n").CPU("100").Obj()}}
+		numPods := 1 + r.IntN(40)
 		for i := range numPods {
 			b := rt.Pod("default", fmt.Sprintf("p%d", i)).Priority(int32(r.IntN(4))).On("n")
 			if r.IntN(20) > 0 {
 				b.StartedAt(r.IntN(1 + r.IntN(30)))
 			}
-			if _, err := snap.AddPod(b.Obj()); err != nil {
-				t.Fatal(err)
-			}
+			objs.Pods = append(objs.Pods, b.Obj())
+		}
+		pods := objs.Pods
+		withSnapshot := trial%2 == 0
+		if !withSnapshot {
+			objs.Pods = nil
+		}
+		snap, err := snapshot.New(objs)
+		if err != nil {
+			t.Fatal(err)
 		}
 		node := snap.Node("n")
-		node.ImportanceOrder() // cached, then invalidated by the removals
-		for range r.IntN(5) {
-			snap.RemovePod(node.Pods[r.IntN(len(node.Pods))].Key)
-			if len(node.Pods) == 0 {
-				break
+		if withSnapshot {
+			built++
+			if o := node.CachedImportanceOrder(); o == nil {
+				t.Fatalf("trial %d: a snapshot built with its pods has no importance order for the node", trial)
+			} else if o.LastTie > 0 && len(o.Ranked) > maxInsertion {
+				builtTied++
+			}
+		} else {
+			for _, p := range pods {
+				if _, err := snap.AddPod(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			node.ImportanceOrder() // cached, then invalidated by the removals
+		}
+		if !withSnapshot || trial%4 == 2 {
+			for range r.IntN(5) {
+				snap.RemovePod(node.Pods[r.IntN(len(node.Pods))].Key)
+				if len(node.Pods) == 0 {
+					break
+				}
 			}
 		}
 		preemptor, err := snap.NewPod(rt.Pod("default", "preemptor").Priority(int32(r.IntN(5))).Obj())
@@ -126,8 +149,9 @@ func TestImportanceOrderMatchesSort(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := &dryRun{c: filter.NewCycle(snap, preemptor, filter.Options{}), nowNanos: base.UnixNano()}
-		// The first dry run on the node lists its pods for the walk to
-		// sort, later ones read the cached importance order: both rank
+		// The first dry run on a node changed since the snapshot was
+		// built lists its pods for the walk to sort, later ones (and the
+		// first on a node as built) read its importance order: both rank
 		// them alike.
 		first := d.potentialPods(&worker{}, node)
 		firstOrder := (&worker{}).indexes(new([]int32), first.len())
@@ -180,5 +204,8 @@ func TestImportanceOrderMatchesSort(t *testing.T) {
 	}
 	if presorted < 600 {
 		t.Fatalf("only %d of 3000 trials used the importance order; the test does not exercise it", presorted)
+	}
+	if builtTied < 200 {
+		t.Fatalf("only %d of %d snapshots built with their pods ranked a long node with ties", builtTied, built)
 	}
 }

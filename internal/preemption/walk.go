@@ -484,4 +484,4 @@ func (d *dryRun) potentialPods(w *worker, node *snapshot.Node) unitList {
 // maxInsertion is the length up to which the standard library's
 // pattern-defeating quicksort (upstream's sort.Slice) runs a plain
 // insertion sort, which is stable.
-const maxInsertion = 12
+const maxInsertion = snapshot.MaxStableSort

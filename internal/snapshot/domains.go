@@ -1,6 +1,10 @@
 package snapshot
 
-import "sync"
+import (
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+)
 
 // Domains are the topology domains of one node label key: the distinct
 // values the key takes on the snapshot's nodes, each with an id, and the
@@ -64,6 +68,16 @@ func (s *Snapshot) Domains(key string) *Domains {
 	}
 	c.byKey[key] = d
 	return d
+}
+
+// buildDomains makes the Domains of the well-known topology keys, the
+// node labels topology spread constraints and inter-pod terms name most
+// (the scheduler's default spreading constraints among them), so that a
+// one-shot evaluation does not read every node's labels for them.
+func (s *Snapshot) buildDomains() {
+	for _, key := range []string{v1.LabelHostname, v1.LabelTopologyZone, v1.LabelTopologyRegion} {
+		s.Domains(key)
+	}
 }
 
 // forgetDomains drops the cached Domains: nodes changed.

@@ -2,8 +2,11 @@ package snapshot
 
 import (
 	"cmp"
+	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ImportanceOrder is a node's pods sorted the way preemption ranks victims:
@@ -65,38 +68,167 @@ type RankedPod struct {
 }
 
 // ImportanceOrder returns the node's pods in importance order. It is
-// computed on first use after the node's pods change and kept until they
-// change again; concurrent callers may each compute it.
+// computed on first use after the node's pods change (New and NewParallel
+// compute every node's at once) and kept until they change again;
+// concurrent callers may each compute it.
 func (n *Node) ImportanceOrder() *ImportanceOrder {
 	if o := n.order.Load(); o != nil {
 		return o
 	}
-	o := &ImportanceOrder{Ranked: make([]RankedPod, len(n.Pods)), AllStarted: true}
+	o := &ImportanceOrder{}
+	n.fillOrder(o, make([]RankedPod, len(n.Pods)), make([]int32, len(n.Pods)), false)
+	n.order.Store(o)
+	return o
+}
+
+// fillOrder makes o the node's importance order in ranked and priorities,
+// which hold one element for each of its pods. With upstream, when two
+// pods rank alike, every pod has started and there are more than
+// MaxStableSort, it also makes the order upstream's unstable sort gives
+// them all (SortedSuffix from 0).
+func (n *Node) fillOrder(o *ImportanceOrder, ranked []RankedPod, priorities []int32, upstream bool) {
+	o.Ranked, o.Priorities, o.AllStarted = ranked, priorities, true
 	for i, p := range n.Pods {
 		if !p.started {
 			o.AllStarted = false
 		}
 		r := &p.Requests
-		o.Ranked[i] = RankedPod{Pod: p, Priority: p.Priority, Pos: int32(i), Start: p.startNanos,
+		ranked[i] = RankedPod{Pod: p, Priority: p.Priority, Pos: int32(i), Start: p.startNanos,
 			MilliCPU: r.MilliCPU, Memory: r.Memory, EphemeralStorage: r.EphemeralStorage}
 	}
-	slices.SortStableFunc(o.Ranked, compareImportance)
-	o.Priorities = make([]int32, len(o.Ranked))
-	for i := range o.Ranked {
-		o.Priorities[i] = o.Ranked[i].Priority
-		if i > 0 && compareImportance(o.Ranked[i-1], o.Ranked[i]) == 0 {
+	upstream = upstream && len(ranked) > MaxStableSort
+	if !o.sortPacked(upstream) {
+		slices.SortStableFunc(ranked, compareImportance)
+		for i := 1; i < len(ranked); i++ {
+			if compareImportance(ranked[i-1], ranked[i]) == 0 {
+				o.LastTie = i
+			}
+		}
+		if upstream && o.AllStarted && o.LastTie > 0 {
+			o.SortedSuffix(0, SortByImportance)
+		}
+	}
+	for i := range ranked {
+		priorities[i] = ranked[i].Priority
+	}
+}
+
+// maxPacked is the most pods sortPacked sorts.
+const maxPacked = 64
+
+// sortPacked sorts o.Ranked, given in Node.Pods order, stably in
+// importance order and sets LastTie, when there are at most maxPacked pods
+// whose start times are whole seconds apart within two years (as the API
+// server's second-precision start times are); it reports false, o.Ranked
+// as it was, otherwise. Each pod's rank and position pack into one integer
+// (priority, seconds after the earliest start, position), so that sorting
+// compares and moves one word and ties keep their order. With upstream,
+// when two pods rank alike and all have started, it makes SortedSuffix
+// from 0 too.
+func (o *ImportanceOrder) sortPacked(upstream bool) bool {
+	const (
+		second   = int64(time.Second)
+		posBits  = 6 // maxPacked positions
+		timeBits = 26
+	)
+	ranked := o.Ranked
+	n := len(ranked)
+	if n < 2 || n > maxPacked {
+		return n < 2
+	}
+	earliest := int64(math.MaxInt64)
+	for i := range ranked {
+		earliest = min(earliest, ranked[i].Start)
+	}
+	var buf [maxPacked]uint64
+	keys := buf[:n]
+	for i := range ranked {
+		r := &ranked[i]
+		d := r.Start - earliest
+		if d < 0 || d%second != 0 || d/second >= 1<<timeBits {
+			return false
+		}
+		// Higher priority first: the complement of the priority as an
+		// unsigned number in the order of the signed one.
+		prio := ^(uint64(uint32(r.Priority)^1<<31) << (timeBits + posBits))
+		keys[i] = prio&^(1<<(timeBits+posBits)-1) | uint64(d/second)<<posBits | uint64(i)
+	}
+	slices.Sort(keys)
+	for i := 1; i < n; i++ {
+		if keys[i-1]>>posBits == keys[i]>>posBits {
 			o.LastTie = i
 		}
 	}
-	n.order.Store(o)
-	return o
+	if upstream && o.AllStarted && o.LastTie > 0 {
+		pods := slices.Clone(ranked)
+		SortByImportance(pods)
+		o.suffix.Store(&sortedSuffix{from: 0, pods: pods})
+	}
+	var given [maxPacked]RankedPod
+	copy(given[:n], ranked)
+	for i, k := range keys {
+		ranked[i] = given[k&(1<<posBits-1)]
+	}
+	return true
 }
 
-// CachedImportanceOrder returns the node's importance order from the
-// second call on after the node's pods change, and nil on the first: a
-// one-shot evaluation visits a node once, and building the order (and
-// keeping it) costs more than the one sort a dry run does without it.
-// Concurrent callers may each compute the order.
+// MaxStableSort is the length up to which SortByImportance, the standard
+// library's pattern-defeating quicksort, runs a plain insertion sort,
+// which is stable: up to it, the pods below a priority come out of any
+// sort as they are in a node's importance order.
+const MaxStableSort = 12
+
+// SortByImportance sorts pods as upstream's sort.Slice sorts victims with
+// MoreImportantPod: higher priority first, then the earlier start, by the
+// same pattern-defeating quicksort on the same comparisons (it only asks
+// whether cmp(a, b) < 0), so that pods ranked alike end in upstream's
+// order for the same input order.
+func SortByImportance(pods []RankedPod) {
+	slices.SortFunc(pods, compareImportance)
+}
+
+// buildOrders makes every node's importance order at once, on up to
+// parallelism goroutines, in memory shared by all of them: a one-shot
+// evaluation then finds the pods of a node it visits ranked, instead of
+// listing and sorting them. For a node of more than MaxStableSort pods
+// where two rank alike, the order the unstable sort gives them all is
+// made too (SortedSuffix from 0), as a preemptor above every pod of the
+// node sees them.
+func (s *Snapshot) buildOrders(parallelism int) {
+	starts := make([]int, len(s.Nodes)+1)
+	for i, n := range s.Nodes {
+		starts[i+1] = starts[i] + len(n.Pods)
+	}
+	ranked := make([]RankedPod, starts[len(s.Nodes)])
+	priorities := make([]int32, len(ranked))
+	orders := make([]ImportanceOrder, len(s.Nodes))
+	build := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			n, o := s.Nodes[i], &orders[i]
+			a, b := starts[i], starts[i+1]
+			n.fillOrder(o, ranked[a:b:b], priorities[a:b:b], true)
+			n.order.Store(o)
+		}
+	}
+	workers := max(min(parallelism, len(ranked)/minOrderPodsPerWorker), 1)
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { build(w*len(s.Nodes)/workers, (w+1)*len(s.Nodes)/workers) })
+	}
+	build(0, len(s.Nodes)/workers)
+	wg.Wait()
+}
+
+// minOrderPodsPerWorker is the fewest pods whose orders buildOrders
+// gives a goroutine of its own: some tens of microseconds of work.
+const minOrderPodsPerWorker = 8192
+
+// CachedImportanceOrder returns the node's importance order when it is
+// made (New and NewParallel make every node's), and after the node's pods
+// change from the second call on, nil on the first: a dry run visits a
+// changed node once, and building the order (and keeping it) costs more
+// than the one sort it does without it. Concurrent callers may each
+// compute the order.
 func (n *Node) CachedImportanceOrder() *ImportanceOrder {
 	if o := n.order.Load(); o != nil {
 		return o

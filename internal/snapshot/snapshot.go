@@ -230,6 +230,8 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	if err := s.addDRA(objs); err != nil {
 		return nil, err
 	}
+	s.buildOrders(parallelism)
+	s.buildDomains()
 	return s, nil
 }
 

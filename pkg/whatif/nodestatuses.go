@@ -16,21 +16,16 @@ import (
 func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Result) NodeStatuses {
 	out := NodeStatuses{names: snap.NodeNames()}
 	statuses := fr.Statuses
-	// visited marks the nodes the dry run visited: candidates, and nodes
-	// with a dry-run status (by node index in dryRun).
-	var visited []visit
-	var dryRun map[int]filter.Status
+	// visits says, by node index, what the dry run made of each node:
+	// nothing, a candidate, or res.NodeStatuses[k] (visit k+1).
+	var visits []visit
 	if res != nil && len(res.Candidates)+len(res.NodeStatuses) > 0 {
-		visited = make([]visit, len(statuses))
-		if len(res.NodeStatuses) > 0 {
-			dryRun = make(map[int]filter.Status, len(res.NodeStatuses))
-			for _, ns := range res.NodeStatuses {
-				dryRun[ns.Node.Index] = ns.Status
-				visited[ns.Node.Index] = visitDryRun
-			}
+		visits = make([]visit, len(statuses))
+		for k, ns := range res.NodeStatuses {
+			visits[ns.Node.Index] = visit(k + 1)
 		}
 		for _, c := range res.Candidates {
-			visited[c.Node.Index] = visitCandidate
+			visits[c.Node.Index] = visitCandidate
 		}
 	}
 	// Most nodes share a handful of rejections; so do their NodeStatus
@@ -40,16 +35,16 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 	var lastStatus *filter.Status // and its filter status (set with last)
 	for i := 0; i < len(statuses); i++ {
 		v := visitNone
-		if visited != nil {
-			v = visited[i]
+		if visits != nil {
+			v = visits[i]
 		}
 		s := &statuses[i]
 		if s.IsSuccess() || v == visitCandidate {
 			continue
 		}
 		var pre *PreemptionStatus
-		if v == visitDryRun {
-			p := dryRun[i]
+		if v > visitNone {
+			p := &res.NodeStatuses[v-1].Status
 			pre = &PreemptionStatus{Code: p.Code.String(), Plugin: p.Plugin, Reasons: ownReasons(p.Reasons)}
 		}
 		k := int32(-1)
@@ -83,7 +78,7 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 		// The next nodes rejected with the very same statuses that the
 		// dry run did not visit take the same in one step.
 		j := i + 1
-		for j < len(statuses) && (visited == nil || visited[j] == visitNone) && sameReasons(s, &statuses[j]) {
+		for j < len(statuses) && (visits == nil || visits[j] == visitNone) && sameReasons(s, &statuses[j]) {
 			j++
 		}
 		out.add(int32(i), k, int32(j-i))
@@ -92,13 +87,13 @@ func nodeStatuses(snap *snapshot.Snapshot, fr filter.Result, res *preemption.Res
 	return out
 }
 
-// visit is what the dry run made of a node.
-type visit uint8
+// visit is what the dry run made of a node: visitNone, visitCandidate, or
+// k+1 for the node of the dry run's NodeStatuses[k].
+type visit int32
 
 const (
-	visitNone visit = iota
-	visitCandidate
-	visitDryRun
+	visitCandidate visit = -1
+	visitNone      visit = 0
 )
 
 // parallelExplainNodes is the cluster size from which Evaluate explains

@@ -105,7 +105,7 @@ func (s *Set) locate(err error) error {
 	if !errors.As(err, &oe) {
 		return err
 	}
-	return &InputError{Source: s.origin[oe.Obj], Object: objectName(oe.Kind, oe.Namespace, oe.Name), Field: oe.Field, Detail: oe.Detail}
+	return &InputError{Source: s.Origin(oe.Obj), Object: objectName(oe.Kind, oe.Namespace, oe.Name), Field: oe.Field, Detail: oe.Detail}
 }
 
 // Locate is locate for callers that build snapshots or pods themselves.

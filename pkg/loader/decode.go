@@ -64,7 +64,7 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 	if s.dec == nil {
 		s.dec = &fastDecoder{}
 	}
-	return s.commit(src, raw, prepare(raw, s.opts.Lean, s.dec), depth)
+	return s.commit(source{path: src}, raw, prepare(raw, s.opts.Lean, s.dec), depth)
 }
 
 // prepared is what can be done for one document without the set: its
@@ -250,69 +250,72 @@ func (p *prepared) finish(lean bool) {
 
 // commit adds a prepared document to the set, with the checks that need
 // the set (duplicates, --validate, one globalDefault PriorityClass).
-func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
+func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
+	// src words an error; a document committed without one keeps at,
+	// whose words are made only when asked for (Origin).
+	src := at.String
 	if p.err != nil {
-		p.err.Source = src
+		p.err.Source = src()
 		return p.err
 	}
 	h := p.h
 	if h.Kind == "" {
-		return &InputError{Source: src, Field: "kind", Detail: "missing"}
+		return &InputError{Source: src(), Field: "kind", Detail: "missing"}
 	}
 	if h.APIVersion == "" {
-		return &InputError{Source: src, Object: h.Kind + " " + h.Name, Field: "apiVersion", Detail: "missing"}
+		return &InputError{Source: src(), Object: h.Kind + " " + h.Name, Field: "apiVersion", Detail: "missing"}
 	}
 	if isListKind(h.Kind) {
-		return s.addList(src, raw, h, depth)
+		return s.addList(src(), raw, h, depth)
 	}
 	if !p.known {
-		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src, h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
-		s.skipped = append(s.skipped, skippedObject{src: src, kind: h.APIVersion + " " + h.Kind})
+		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src(), h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
+		s.skipped = append(s.skipped, skippedObject{src: src(), kind: h.APIVersion + " " + h.Kind})
 		return nil
 	}
 	ns := p.ns
 	if h.APIVersion != p.apiVersion {
-		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: "apiVersion",
+		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: "apiVersion",
 			Detail: fmt.Sprintf("unsupported %q (want %q)", h.APIVersion, p.apiVersion)}
 	}
 	if h.Kind == "Simulation" {
-		s.Simulations = append(s.Simulations, RawDocument{Source: src, Data: raw})
+		s.Simulations = append(s.Simulations, RawDocument{Source: src(), Data: raw})
 		return nil
 	}
 	if h.Name == "" {
-		return &InputError{Source: src, Object: h.Kind, Field: "metadata.name", Detail: "missing"}
+		return &InputError{Source: src(), Object: h.Kind, Field: "metadata.name", Detail: "missing"}
 	}
 	key := objectKey{h.Kind, ns, h.Name}
 	if prev, dup := s.seen[key]; dup {
-		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: "metadata.name", Detail: "duplicate object (first defined in " + prev + ")"}
+		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: "metadata.name", Detail: "duplicate object (first defined in " + prev.String() + ")"}
 	}
-	s.seen[key] = src
+	s.seen[key] = at
 
 	if p.quantityField != "" {
-		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: p.quantityField, Detail: p.quantityDetail}
+		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: p.quantityField, Detail: p.quantityDetail}
 	}
 	if p.decodeErr != nil {
 		field, detail := splitJSONError(p.decodeErr)
 		if field == "" {
 			field = findBadQuantity(raw)
 		}
-		return &InputError{Source: src, Object: objectName(h.Kind, ns, h.Name), Field: field, Detail: detail}
+		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: field, Detail: detail}
 	}
 	for _, u := range p.unknown {
-		if err := s.strict(src, objectName(h.Kind, ns, h.Name), oneLine(u.Error())); err != nil {
+		if err := s.strict(src(), objectName(h.Kind, ns, h.Name), oneLine(u.Error())); err != nil {
 			return err
 		}
 	}
 	obj := p.obj
-	s.origin[obj] = src
+	s.origin[obj] = at
 	if p.namespaced && h.Namespace == "" {
 		s.defaulted[obj] = true
 	}
 	if p.admitErr != nil {
-		p.admitErr.Source = src
+		p.admitErr.Source = src()
 		return p.admitErr
 	}
-	if err := s.admitGlobal(src, obj); err != nil {
+	if err := s.admitGlobal(at, obj); err != nil {
 		return err
 	}
 	switch o := obj.(type) {
@@ -343,7 +346,7 @@ func (s *Set) commit(src string, raw []byte, p prepared, depth int) error {
 			break
 		}
 		if err := s.addDRAObject(obj, ns); err != nil {
-			err.Source = src
+			err.Source = src()
 			return err
 		}
 	}
@@ -452,7 +455,23 @@ func (s *Set) checkList(src string, rest []byte, h objectHeader, depth int) ([]j
 // commitItem commits item i of the List src (of depth), prepared as p
 // (item is its JSON, or nil once p holds it decoded).
 func (s *Set) commitItem(src string, i int, item []byte, p prepared, depth int) error {
-	return s.commit(src+" items["+strconv.Itoa(i)+"]", item, p, depth+1)
+	return s.commit(source{path: src, item: i + 1}, item, p, depth+1)
+}
+
+// source is where a document was read: a file (or standard input, or a
+// document of a file), and for an item of a List there, 1 + its index.
+type source struct {
+	path string
+	item int
+}
+
+// String words the source as errors and warnings name it: "path", or
+// "path items[i]".
+func (o source) String() string {
+	if o.item == 0 {
+		return o.path
+	}
+	return o.path + " items[" + strconv.Itoa(o.item-1) + "]"
 }
 
 // objectKey is an object's kind, namespace and name.

@@ -108,8 +108,8 @@ type Set struct {
 	// dec decodes the documents the set prepares on its own goroutine.
 	dec       *fastDecoder
 	skipped   []skippedObject // what each Skipped line names
-	origin    map[any]string
-	seen      map[objectKey]string
+	origin    map[any]source
+	seen      map[objectKey]source
 	defaulted map[any]bool
 	globals   admission.GlobalDefaults
 }
@@ -119,7 +119,7 @@ func NewSet() *Set { return NewSetWith(Options{}) }
 
 // NewSetWith returns an empty set reading with opts.
 func NewSetWith(opts Options) *Set {
-	return &Set{opts: opts, origin: map[any]string{}, seen: map[objectKey]string{}, defaulted: map[any]bool{}}
+	return &Set{opts: opts, origin: map[any]source{}, seen: map[objectKey]source{}, defaulted: map[any]bool{}}
 }
 
 // RawDocument is a document kept as JSON, with where it came from.
@@ -190,15 +190,15 @@ func (s *Set) reserve(n int) {
 	if n < 1024 {
 		return
 	}
-	seen := make(map[objectKey]string, len(s.seen)+n)
+	seen := make(map[objectKey]source, len(s.seen)+n)
 	maps.Copy(seen, s.seen)
-	origin := make(map[any]string, len(s.origin)+n)
+	origin := make(map[any]source, len(s.origin)+n)
 	maps.Copy(origin, s.origin)
 	s.seen, s.origin = seen, origin
 }
 
 // Origin returns where obj was read from ("" if unknown).
-func (s *Set) Origin(obj any) string { return s.origin[obj] }
+func (s *Set) Origin(obj any) string { return s.origin[obj].String() }
 
 // Load reads every path (file or directory) into a new Set.
 func Load(paths ...string) (*Set, error) { return LoadWith(Options{}, paths...) }
@@ -397,7 +397,7 @@ func (s *Set) commitDocuments(name string, docs []document) error {
 				return err
 			}
 		}
-		if err := s.commit(src, doc.data, doc.prep, 0); err != nil {
+		if err := s.commit(source{path: src}, doc.data, doc.prep, 0); err != nil {
 			return err
 		}
 		docs[i] = document{}
@@ -437,7 +437,7 @@ func (s *Set) Admit(src string, obj any) error {
 		err.Source = src
 		return err
 	}
-	return s.admitGlobal(src, obj)
+	return s.admitGlobal(source{path: src}, obj)
 }
 
 // admit defaults and validates obj alone (an error without its Source).
@@ -453,10 +453,10 @@ func admit(obj any) *InputError {
 }
 
 // admitGlobal refuses a second globalDefault PriorityClass in the set.
-func (s *Set) admitGlobal(src string, obj any) error {
+func (s *Set) admitGlobal(at source, obj any) error {
 	if pc, ok := obj.(*schedulingv1.PriorityClass); ok {
 		if fe := s.globals.Add(pc); fe != nil {
-			return &InputError{Source: src, Object: objectName(kindOf(obj), "", pc.Name), Field: fe.Field, Detail: fe.ErrorBody()}
+			return &InputError{Source: at.String(), Object: objectName(kindOf(obj), "", pc.Name), Field: fe.Field, Detail: fe.ErrorBody()}
 		}
 	}
 	return nil

@@ -49,7 +49,7 @@ func LoadPodsSet(opts Options, path string) ([]*v1.Pod, *Set, error) {
 	}
 	for _, p := range o.Pods {
 		if p.Spec.NodeName != "" {
-			return nil, nil, &InputError{Source: s.origin[p], Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName", Detail: "the pod is already bound; whatif needs a pod to schedule"}
+			return nil, nil, &InputError{Source: s.Origin(p), Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName", Detail: "the pod is already bound; whatif needs a pod to schedule"}
 		}
 	}
 	return o.Pods, s, nil
@@ -104,7 +104,7 @@ func parsePodInto(s *Set, name string, data []byte) (*v1.Pod, *Set, error) {
 	}
 	p := o.Pods[0]
 	if p.Spec.NodeName != "" {
-		return nil, nil, &InputError{Source: s.origin[p], Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName", Detail: "the pod is already bound; whatif needs a pod to schedule"}
+		return nil, nil, &InputError{Source: s.Origin(p), Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName", Detail: "the pod is already bound; whatif needs a pod to schedule"}
 	}
 	return p, s, nil
 }

@@ -27,7 +27,10 @@ import (
 //
 // streamFile handles a file of exactly one List of kind List, whose items
 // its cutters read (the JSON scanner of scan.go, the YAML line cutter of
-// yamllist.go). For anything else — several documents, a typed list such
+// yamllist.go). Most items are cut by their lines without being read on
+// the reading goroutine (cutJSONItems, cutYAMLItems); the worker that
+// prepares such a loose item checks it is what the cutter would have cut,
+// or declines the file. For anything else — several documents, a typed list such
 // as PodList, an item a cutter or a converter declines, a structure the
 // scanner does not walk — it gives up before it has changed the set, and
 // the file is read whole by the general path, which gives the same result

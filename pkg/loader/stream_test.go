@@ -44,26 +44,10 @@ func streamCases(t *testing.T) map[string]streamCase {
 		perLine = append(perLine, string(mustJSON(t, o, false)))
 	}
 	lineList := []byte(`{"apiVersion": "v1", "kind": "List", "items": [` + "\n" + strings.Join(perLine, ",\n") + "\n]}\n")
-	// at40 edits the text of the 40th item of the indented List.
-	at40 := func(old, repl string) []byte {
-		items := bytes.Split(jsonList, []byte("\n        {"))
-		edited := bytes.Replace(items[41], []byte(old), []byte(repl), 1)
-		if bytes.Equal(edited, items[41]) {
-			t.Fatalf("no %q in the 40th item", old)
-		}
-		items[41] = edited
-		return bytes.Join(items, []byte("\n        {"))
-	}
-	// yamlAt40 edits the text of the 40th item of the YAML List.
-	yamlAt40 := func(old, repl string) []byte {
-		items := bytes.Split(yamlList, []byte("\n- "))
-		edited := bytes.Replace(items[41], []byte(old), []byte(repl), 1)
-		if bytes.Equal(edited, items[41]) {
-			t.Fatalf("no %q in the 40th YAML item", old)
-		}
-		items[41] = edited
-		return bytes.Join(items, []byte("\n- "))
-	}
+	// at40 and yamlAt40 edit the text of the 40th item of the indented
+	// JSON List and of the YAML List.
+	at40 := func(old, repl string) []byte { return editItem(t, jsonList, "\n        {", 40, old, repl) }
+	yamlAt40 := func(old, repl string) []byte { return editItem(t, yamlList, "\n- ", 40, old, repl) }
 	cases := map[string]streamCase{
 		"YAML List, blank lines in and between items":               {data: bytes.ReplaceAll(bytes.ReplaceAll(yamlList, []byte("\n- "), []byte("\n\n- ")), []byte("\n  metadata:"), []byte("\n\n  metadata:")), streamed: true},
 		"YAML List, a block scalar in an item":                      {data: yamlAt40("\n  metadata:\n", "\n  metadata:\n    annotations:\n      a: |\n        - x\n        # y\n\n        z\n"), streamed: true},
@@ -117,6 +101,19 @@ func streamCases(t *testing.T) map[string]streamCase {
 		"a 10 MB YAML line":            {data: []byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: a\n    annotations:\n      a: " + strings.Repeat("x", 10<<20) + "\nkind: List\n"), streamed: true},
 	}
 	return cases
+}
+
+// editItem replaces the first old with repl in item i of a List whose
+// items each start after sep.
+func editItem(t *testing.T, list []byte, sep string, i int, old, repl string) []byte {
+	t.Helper()
+	items := bytes.Split(list, []byte(sep))
+	edited := bytes.Replace(items[i+1], []byte(old), []byte(repl), 1)
+	if bytes.Equal(edited, items[i+1]) {
+		t.Fatalf("no %q in item %d", old, i)
+	}
+	items[i+1] = edited
+	return bytes.Join(items, []byte(sep))
 }
 
 // TestStreamMatchesWhole reads each case as a file both ways — streamed,

@@ -69,14 +69,7 @@ func benchmarkPolicy(b *testing.B, nodes int, constraints, spare bool, policy co
 	if spare {
 		objs = withSpare(objs, nodes)
 	}
-	snap, err := snapshot.New(objs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pod, err := snap.NewPod(podObj)
-	if err != nil {
-		b.Fatal(err)
-	}
+	snap, pod := benchSnapshot(b, objs, podObj)
 	opts := whatif.Options{Now: now, Policy: policy}
 	// One evaluator for every evaluation, as a scheduler or a whatif of
 	// many pods holds it; the first two evaluations warm it up (the
@@ -92,6 +85,7 @@ func benchmarkPolicy(b *testing.B, nodes int, constraints, spare bool, policy co
 	b.ReportAllocs()
 	b.ResetTimer()
 	var d *whatif.Decision
+	var err error
 	cpu := cpuTime(b)
 	for b.Loop() {
 		if d, err = e.Evaluate(snap, pod, opts); err != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
@@ -15,44 +17,24 @@ import (
 // (the snapshot is built, and its garbage collected, outside the timer);
 // BenchmarkWhatif's figures are for later evaluations.
 func BenchmarkWhatifCold(b *testing.B) {
-	for _, nodes := range []int{500, 5000} {
-		for _, constraints := range []bool{false, true} {
-			name := "resources"
-			if constraints {
-				name = "constraints"
-			}
-			b.Run(fmt.Sprintf("%s/nodes=%d", name, nodes), func(b *testing.B) {
-				objs, podObj := benchCluster(nodes, 30, constraints)
-				opts := whatif.Options{Now: now}
-				b.ReportAllocs()
-				// CPU time of the evaluations alone: on a shared machine
-				// wall time also counts waiting for a core.
-				var cpu time.Duration
-				for b.Loop() {
-					b.StopTimer()
-					snap, err := snapshot.New(objs)
-					if err != nil {
-						b.Fatal(err)
-					}
-					pod, err := snap.NewPod(podObj)
-					if err != nil {
-						b.Fatal(err)
-					}
-					// The build's garbage is collected before the timer
-					// starts: it is the load's cost, not the evaluation's.
-					runtime.GC()
-					b.StartTimer()
-					start := cpuTime(b)
-					var e whatif.Evaluator
-					if d, err := e.Evaluate(snap, pod, opts); err != nil || d.NominatedNode == "" {
-						b.Fatalf("no preemption: %v %v", d, err)
-					}
-					cpu += cpuTime(b) - start
-				}
-				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
-			})
+	eachColdCluster(b, func(b *testing.B, objs snapshot.Objects, podObj *v1.Pod) {
+		opts := whatif.Options{Now: now}
+		b.ReportAllocs()
+		// CPU time of the evaluations alone: on a shared machine wall
+		// time also counts waiting for a core.
+		var cpu time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			snap, pod := benchSnapshot(b, objs, podObj)
+			// The build's garbage is collected before the timer starts:
+			// it is the load's cost, not the evaluation's.
+			runtime.GC()
+			b.StartTimer()
+			var e whatif.Evaluator
+			cpu += evaluateTimed(b, &e, snap, pod, opts)
 		}
-	}
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	})
 }
 
 // BenchmarkWhatifWarmAfterGC is BenchmarkWhatif with a garbage collection
@@ -62,6 +44,30 @@ func BenchmarkWhatifCold(b *testing.B) {
 // allocator's spans it takes back). It is the floor under
 // BenchmarkWhatifCold.
 func BenchmarkWhatifWarmAfterGC(b *testing.B) {
+	eachColdCluster(b, func(b *testing.B, objs snapshot.Objects, podObj *v1.Pod) {
+		snap, pod := benchSnapshot(b, objs, podObj)
+		opts := whatif.Options{Now: now}
+		var e whatif.Evaluator
+		for range 2 {
+			if _, err := e.Evaluate(snap, pod, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		var cpu time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			runtime.GC()
+			b.StartTimer()
+			cpu += evaluateTimed(b, &e, snap, pod, opts)
+		}
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	})
+}
+
+// eachColdCluster runs f as a sub-benchmark on each cluster the cold
+// benchmarks measure: both profiles at 500 and 5,000 nodes.
+func eachColdCluster(b *testing.B, f func(b *testing.B, objs snapshot.Objects, podObj *v1.Pod)) {
 	for _, nodes := range []int{500, 5000} {
 		for _, constraints := range []bool{false, true} {
 			name := "resources"
@@ -70,35 +76,32 @@ func BenchmarkWhatifWarmAfterGC(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/nodes=%d", name, nodes), func(b *testing.B) {
 				objs, podObj := benchCluster(nodes, 30, constraints)
-				snap, err := snapshot.New(objs)
-				if err != nil {
-					b.Fatal(err)
-				}
-				pod, err := snap.NewPod(podObj)
-				if err != nil {
-					b.Fatal(err)
-				}
-				opts := whatif.Options{Now: now}
-				var e whatif.Evaluator
-				for range 2 {
-					if _, err := e.Evaluate(snap, pod, opts); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportAllocs()
-				var cpu time.Duration
-				for b.Loop() {
-					b.StopTimer()
-					runtime.GC()
-					b.StartTimer()
-					start := cpuTime(b)
-					if d, err := e.Evaluate(snap, pod, opts); err != nil || d.NominatedNode == "" {
-						b.Fatalf("no preemption: %v %v", d, err)
-					}
-					cpu += cpuTime(b) - start
-				}
-				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+				f(b, objs, podObj)
 			})
 		}
 	}
+}
+
+// benchSnapshot builds objs' snapshot and podObj's pod in it.
+func benchSnapshot(tb testing.TB, objs snapshot.Objects, podObj *v1.Pod) (*snapshot.Snapshot, *snapshot.Pod) {
+	tb.Helper()
+	snap, err := snapshot.New(objs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pod, err := snap.NewPod(podObj)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap, pod
+}
+
+// evaluateTimed evaluates pod with e, which must nominate a node, and
+// returns the CPU time it took.
+func evaluateTimed(b *testing.B, e *whatif.Evaluator, snap *snapshot.Snapshot, pod *snapshot.Pod, opts whatif.Options) time.Duration {
+	start := cpuTime(b)
+	if d, err := e.Evaluate(snap, pod, opts); err != nil || d.NominatedNode == "" {
+		b.Fatalf("no preemption: %v %v", d, err)
+	}
+	return cpuTime(b) - start
 }

@@ -6,7 +6,6 @@ import (
 	"runtime/metrics"
 	"testing"
 
-	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 
@@ -28,14 +27,7 @@ func goroutinesCreated(t *testing.T) uint64 {
 // start goroutines (so that the count can tell).
 func TestParallelismOneStartsNoGoroutine(t *testing.T) {
 	objs, podObj := benchCluster(1500, 10, true)
-	snap, err := snapshot.New(objs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pod, err := snap.NewPod(podObj)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, pod := benchSnapshot(t, objs, podObj)
 	// The collector starts its workers on its first cycle: have it done,
 	// and keep it from running meanwhile.
 	runtime.GC()

@@ -8,7 +8,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
-	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
 
@@ -44,14 +43,7 @@ func BenchmarkWhatifVolumes(b *testing.B) {
 				{Name: "a", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "mine"}}},
 				{Name: "b", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "scratch"}}},
 			}
-			snap, err := snapshot.New(objs)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pod, err := snap.NewPod(podObj)
-			if err != nil {
-				b.Fatal(err)
-			}
+			snap, pod := benchSnapshot(b, objs, podObj)
 			opts := whatif.Options{Now: now}
 			var e whatif.Evaluator
 			if d, err := e.Evaluate(snap, pod, opts); err != nil || d.NominatedNode == "" {

@@ -126,7 +126,7 @@ var (
 func (d *fastDecoder) decode(data []byte, v any) bool {
 	rv := reflect.ValueOf(v).Elem()
 	end := d.value(data, 0, rv, d.info(rv.Type()))
-	return end >= 0 && skipSpace(data, end) == len(data)
+	return onlySpaceAfter(data, end)
 }
 
 // value decodes the value at data[i] (after space) into v (settable,

@@ -265,8 +265,7 @@ func (m *podMemo) cut(raw []byte) bool {
 		}
 		return skipValue(raw, v)
 	})
-	walked := end >= 0 && skipSpace(raw, end) == len(raw)
-	return walked && ok
+	return onlySpaceAfter(raw, end) && ok
 }
 
 // makeKey returns raw's key (in m's buffer): raw without the values of the

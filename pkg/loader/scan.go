@@ -129,6 +129,12 @@ func objectMembers(data []byte, f func(key, value []byte, at int)) bool {
 		}
 		return end
 	})
+	return onlySpaceAfter(data, end)
+}
+
+// onlySpaceAfter reports whether a walk of data ended at end (not -1) with
+// only space after it.
+func onlySpaceAfter(data []byte, end int) bool {
 	return end >= 0 && skipSpace(data, end) == len(data)
 }
 
@@ -227,7 +233,7 @@ func arrayElements(data []byte) ([][]byte, bool) {
 		}
 		return end
 	})
-	if end < 0 || skipSpace(data, end) != len(data) {
+	if !onlySpaceAfter(data, end) {
 		return nil, false
 	}
 	return elems, true

@@ -127,12 +127,9 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 	}
 }
 
-// add hands an item to the workers (data is the streamer's from now on).
-func (st *streamer) add(data []byte) { st.addCut(data, false) }
-
-// addCut hands an item to the workers; loose says it was cut by its lines
-// and may not be one value.
-func (st *streamer) addCut(data []byte, loose bool) {
+// add hands an item to the workers (data is the streamer's from now on);
+// loose says it was cut by its lines and may not be one value.
+func (st *streamer) add(data []byte, loose bool) {
 	if st.cur == nil {
 		st.cur = &itemBatch{raw: make([][]byte, 0, streamBatch), loose: make([]bool, 0, streamBatch)}
 	}
@@ -199,9 +196,9 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.preparer)
 	var rest []byte
 	if isJSON {
-		rest, err = cutJSONList(r, st.addCut)
+		rest, err = cutJSONList(r, st.add)
 	} else {
-		rest, err = cutYAMLList(r, st.addCut)
+		rest, err = cutYAMLList(r, st.add)
 	}
 	converted := st.wait()
 	var readErr *readError
@@ -248,8 +245,8 @@ type readError struct{ err error }
 
 func (e *readError) Error() string { return e.err.Error() }
 
-// jsonWindow is the part of a JSON file read and not yet consumed.
-type jsonWindow struct {
+// window is the part of a file read and not yet consumed.
+type window struct {
 	r   io.Reader
 	buf []byte
 	eof bool
@@ -259,7 +256,7 @@ type jsonWindow struct {
 // of a new buf: the items cut from the old one are slices of it, handed
 // over without a copy); it returns how far positions moved, or an error
 // at the end of the input.
-func (w *jsonWindow) more(keep int) (int, error) {
+func (w *window) more(keep int) (int, error) {
 	if w.eof {
 		return 0, io.EOF
 	}
@@ -284,7 +281,7 @@ func (w *jsonWindow) more(keep int) (int, error) {
 // addList cuts it. It returns errDecline for anything else: another
 // shape, a second document, a structure the scanner does not walk.
 func cutJSONList(r io.Reader, item func(data []byte, loose bool)) ([]byte, error) {
-	w := &jsonWindow{r: r, buf: make([]byte, 0, streamChunk)}
+	w := &window{r: r, buf: make([]byte, 0, streamChunk)}
 	var rest []byte
 	i := 0    // the next byte to read
 	mark := 0 // the first byte not yet copied to rest
@@ -429,7 +426,7 @@ func cutJSONList(r io.Reader, item func(data []byte, loose bool)) ([]byte, error
 // same indentation; an element so cut is handed over loose, and the
 // worker that finds it is not one value (oneValue) declines the file. The
 // last element, with no such line after it, is scanned.
-func cutJSONItems(w *jsonWindow, i *int, value func(func([]byte, int) int) (int, error), space func() error, item func([]byte, bool)) error {
+func cutJSONItems(w *window, i *int, value func(func([]byte, int) int) (int, error), space func() error, item func([]byte, bool)) error {
 	if w.buf[*i] != '[' {
 		return errDecline
 	}
@@ -517,10 +514,7 @@ func lineStart(data []byte, i int) []byte {
 }
 
 // oneValue reports whether data is one JSON value and space.
-func oneValue(data []byte) bool {
-	end := skipValue(data, 0)
-	return end >= 0 && skipSpace(data, end) == len(data)
-}
+func oneValue(data []byte) bool { return onlySpaceAfter(data, skipValue(data, 0)) }
 
 // cutYAMLList reads a YAML document line by line through the List cutter,
 // handing each item to item as soon as it is complete, and returns the
@@ -590,7 +584,7 @@ func cutterLine(c *yamlListCutter, line []byte) bool {
 // (its first line, read already), each to the next line starting with
 // "- ", and gives the rest from the last item on to the cutter c.
 func cutYAMLItems(c *yamlListCutter, r io.Reader, first []byte, item func([]byte, bool)) ([]byte, error) {
-	w := &jsonWindow{r: r, buf: append(make([]byte, 0, streamChunk), first...)}
+	w := &window{r: r, buf: append(make([]byte, 0, streamChunk), first...)}
 	start := 0 // the item being cut
 	for {
 		if j := bytes.Index(w.buf[start+1:], []byte("\n- ")); j >= 0 {

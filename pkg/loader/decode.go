@@ -101,10 +101,14 @@ func (p *prepared) decoded() bool {
 // defaults and validates it (and with lean drops what Options.Lean says).
 // It touches nothing shared but dec, the goroutine's decoder.
 func prepare(raw []byte, lean bool, dec *fastDecoder) prepared {
-	if p, ok := prepareSniffed(raw, lean, dec); ok {
+	p, ok, tried := prepareSniffed(raw, lean, dec)
+	if ok {
 		return p
 	}
-	var p prepared
+	if tried {
+		dec = nil // it has read raw already: DecodeStrict words the rest
+	}
+	p = prepared{}
 	h, ok := scanHeader(raw)
 	if !ok {
 		h = header{}
@@ -148,38 +152,38 @@ func prepare(raw []byte, lean bool, dec *fastDecoder) prepared {
 // header first; the decoded kind, apiVersion and name are then checked to
 // be what prepare would have read. Anything else returns false, and
 // prepare takes the general path, which gives the same result or words
-// the error.
-func prepareSniffed(raw []byte, lean bool, dec *fastDecoder) (prepared, bool) {
-	var p prepared
+// the error; tried reports that dec was given raw to decode.
+func prepareSniffed(raw []byte, lean bool, dec *fastDecoder) (p prepared, ok, tried bool) {
 	kind := sniffKind(raw)
 	if kind == "" || kind == "Simulation" || isListKind(kind) || !p.setKind(kind, "") {
-		return prepared{}, false
+		return prepared{}, false, false
 	}
 	obj, fast := decodeFast(dec, kind, raw)
+	tried = dec != nil && obj != nil
 	var unknown []error
 	if !fast {
 		if suspiciousNumbers(raw) {
-			return prepared{}, false
+			return prepared{}, false, tried
 		}
 		var err error
 		if obj, unknown, err = decodeTyped(nil, kind, raw); err != nil {
-			return prepared{}, false
+			return prepared{}, false, tried
 		}
 	}
 	tk, ok := obj.(interface{ GetObjectKind() schema.ObjectKind })
 	m, isMeta := obj.(metav1.Object)
 	if !ok || !isMeta {
-		return prepared{}, false
+		return prepared{}, false, tried
 	}
 	tm, ok := tk.GetObjectKind().(*metav1.TypeMeta)
 	if !ok || tm.Kind != kind || tm.APIVersion != p.apiVersion || m.GetName() == "" {
-		return prepared{}, false
+		return prepared{}, false, tried
 	}
 	p.h = objectHeader{APIVersion: tm.APIVersion, Kind: kind, Name: m.GetName(), Namespace: m.GetNamespace()}
 	p.setKind(kind, p.h.Namespace)
 	p.obj, p.unknown = obj, unknown
 	p.finish(lean)
-	return p, true
+	return p, true, tried
 }
 
 // sniffKind returns the value of the first "kind" key in raw when it is a

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
 
@@ -172,15 +171,10 @@ const (
 // their indexes in order, by importance when no two rank alike and their
 // start times are whole seconds apart within two years (as the API
 // server's second-precision start times are). It packs each pod's rank
-// into one integer (priority, seconds after the earliest start, position
-// in order), so that sorting compares and moves one word. A tie is found
+// and position in order into one integer (snapshot.PackImportance), so
+// that sorting compares and moves one word. A tie is found
 // as the pods are sorted, and leaves order as it was.
 func sortPacked(members []snapshot.RankedPod, order []int32) packedSort {
-	const (
-		second   = int64(time.Second)
-		posBits  = 6 // maxKeySort positions
-		timeBits = 26
-	)
 	n := len(order)
 	switch {
 	case n < 2:
@@ -195,15 +189,11 @@ func sortPacked(members []snapshot.RankedPod, order []int32) packedSort {
 	var buf [maxKeySort]uint64
 	keys := buf[:n]
 	for i, u := range order {
-		m := &members[u]
-		d := m.Start - earliest
-		if d < 0 || d%second != 0 || d/second >= 1<<timeBits {
+		k, ok := snapshot.PackImportance(members[u].Priority, members[u].Start, earliest, i)
+		if !ok {
 			return notPacked
 		}
-		// Higher priority first: the complement of the priority as an
-		// unsigned number in the order of the signed one.
-		prio := ^(uint64(uint32(m.Priority)^1<<31) << (timeBits + posBits))
-		keys[i] = prio&^(1<<(timeBits+posBits)-1) | uint64(d/second)<<posBits | uint64(i)
+		keys[i] = k
 	}
 	for i := 1; i < n; i++ {
 		k := keys[i]
@@ -213,7 +203,7 @@ func sortPacked(members []snapshot.RankedPod, order []int32) packedSort {
 		}
 		// keys[j-1] is the greatest key below k: a pod ranked alike, if
 		// there is one before k, is that one.
-		if j > 0 && keys[j-1]>>posBits == k>>posBits {
+		if j > 0 && keys[j-1]>>snapshot.PackedPosBits == k>>snapshot.PackedPosBits {
 			return tiedPacked
 		}
 		keys[j] = k
@@ -221,7 +211,7 @@ func sortPacked(members []snapshot.RankedPod, order []int32) packedSort {
 	var positions [maxKeySort]int32
 	copy(positions[:n], order)
 	for i, k := range keys {
-		order[i] = positions[k&(1<<posBits-1)]
+		order[i] = positions[k&(1<<snapshot.PackedPosBits-1)]
 	}
 	return sortedPacked
 }

@@ -121,16 +121,11 @@ const maxPacked = 64
 // whose start times are whole seconds apart within two years (as the API
 // server's second-precision start times are); it reports false, o.Ranked
 // as it was, otherwise. Each pod's rank and position pack into one integer
-// (priority, seconds after the earliest start, position), so that sorting
-// compares and moves one word and ties keep their order. With upstream,
+// (PackImportance), so that sorting compares and moves one word and ties
+// keep their order. With upstream,
 // when two pods rank alike and all have started, it makes SortedSuffix
 // from 0 too.
 func (o *ImportanceOrder) sortPacked(upstream bool) bool {
-	const (
-		second   = int64(time.Second)
-		posBits  = 6 // maxPacked positions
-		timeBits = 26
-	)
 	ranked := o.Ranked
 	n := len(ranked)
 	if n < 2 || n > maxPacked {
@@ -143,19 +138,15 @@ func (o *ImportanceOrder) sortPacked(upstream bool) bool {
 	var buf [maxPacked]uint64
 	keys := buf[:n]
 	for i := range ranked {
-		r := &ranked[i]
-		d := r.Start - earliest
-		if d < 0 || d%second != 0 || d/second >= 1<<timeBits {
+		k, ok := PackImportance(ranked[i].Priority, ranked[i].Start, earliest, i)
+		if !ok {
 			return false
 		}
-		// Higher priority first: the complement of the priority as an
-		// unsigned number in the order of the signed one.
-		prio := ^(uint64(uint32(r.Priority)^1<<31) << (timeBits + posBits))
-		keys[i] = prio&^(1<<(timeBits+posBits)-1) | uint64(d/second)<<posBits | uint64(i)
+		keys[i] = k
 	}
 	slices.Sort(keys)
 	for i := 1; i < n; i++ {
-		if keys[i-1]>>posBits == keys[i]>>posBits {
+		if keys[i-1]>>PackedPosBits == keys[i]>>PackedPosBits {
 			o.LastTie = i
 		}
 	}
@@ -167,9 +158,34 @@ func (o *ImportanceOrder) sortPacked(upstream bool) bool {
 	var given [maxPacked]RankedPod
 	copy(given[:n], ranked)
 	for i, k := range keys {
-		ranked[i] = given[k&(1<<posBits-1)]
+		ranked[i] = given[k&(1<<PackedPosBits-1)]
 	}
 	return true
+}
+
+// PackedPosBits is how many low bits of a PackImportance key hold the
+// pod's position: keys of pods that rank alike differ in those bits only.
+const PackedPosBits = 6
+
+// PackImportance packs a pod's rank — its priority, and its start time,
+// which must be whole seconds after earliest and less than two years
+// after — and its position pos (below 1<<PackedPosBits) into one integer:
+// the keys of pods sort in importance order (higher priority, then the
+// earlier start, first), pods ranked alike by position. It reports false
+// for what it cannot pack.
+func PackImportance(priority int32, start, earliest int64, pos int) (uint64, bool) {
+	const (
+		second   = int64(time.Second)
+		timeBits = 26
+	)
+	d := start - earliest
+	if d < 0 || d%second != 0 || d/second >= 1<<timeBits || pos < 0 || pos >= 1<<PackedPosBits {
+		return 0, false
+	}
+	// Higher priority first: the complement of the priority as an
+	// unsigned number in the order of the signed one.
+	prio := ^(uint64(uint32(priority)^1<<31) << (timeBits + PackedPosBits))
+	return prio&^(1<<(timeBits+PackedPosBits)-1) | uint64(d/second)<<PackedPosBits | uint64(pos), true
 }
 
 // MaxStableSort is the length up to which SortByImportance, the standard

@@ -50,26 +50,38 @@ func fastYAMLToJSONWith(doc []byte, scratch *yamlScratch) ([]byte, bool) {
 		// A literal block scalar's final line break is the input's.
 		return nil, false
 	}
-	var buf []yamlLine
-	if scratch != nil {
-		buf = scratch.lines[:0]
+	lines := scratch.split(doc)
+	if lines == nil {
+		return nil, false
 	}
-	p := yamlParser{lines: splitYAMLLines(doc, buf)}
+	return convertYAMLLines(lines, len(doc), scratch)
+}
+
+// split cuts doc into lines (splitYAMLLines) in the scratch's memory,
+// which it keeps for the next document; s may be nil.
+func (s *yamlScratch) split(doc []byte) []yamlLine {
+	if s == nil {
+		return splitYAMLLines(doc, nil)
+	}
+	lines := splitYAMLLines(doc, s.lines[:0])
+	if lines != nil {
+		s.lines = lines
+	}
+	return lines
+}
+
+// convertYAMLLines converts the lines of a document of size bytes.
+func convertYAMLLines(lines []yamlLine, size int, scratch *yamlScratch) ([]byte, bool) {
+	p := yamlParser{lines: lines}
 	if scratch != nil {
 		p.blocks, p.keys = scratch.blocks, scratch.keys[:0]
 		defer func() { scratch.keys = p.keys[:0] }()
-	}
-	if scratch != nil && p.lines != nil {
-		scratch.lines = p.lines
-	}
-	if p.lines == nil {
-		return nil, false
 	}
 	p.skipBlank()
 	if p.i == len(p.lines) {
 		return []byte("null"), true
 	}
-	if size := len(doc) + len(doc)/4; scratch != nil && cap(scratch.out) >= size {
+	if size += size / 4; scratch != nil && cap(scratch.out) >= size {
 		p.out, scratch.out = scratch.out[:0], nil
 	} else {
 		p.out = make([]byte, 0, size)

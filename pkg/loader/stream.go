@@ -96,14 +96,12 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 			return
 		}
 		if st.yaml {
-			var ok bool
+			convert := convertYAMLItem
 			if b.loose[i] {
-				if raw, ok = yamlItemLines(raw); !ok {
-					st.declined.Store(true)
-					return
-				}
+				convert = convertLooseYAMLItem
 			}
-			if raw, ok = convertYAMLItem(raw, st.duplicates, scratch); !ok {
+			var ok bool
+			if raw, ok = convert(raw, st.duplicates, scratch); !ok {
 				st.declined.Store(true)
 				return
 			}
@@ -616,6 +614,52 @@ func cutYAMLItems(c *yamlListCutter, r io.Reader, first []byte, item func([]byte
 		return nil, errDecline
 	}
 	return rest, nil
+}
+
+// convertLooseYAMLItem is convertYAMLItem of yamlItemLines(piece): it
+// converts the item of a YAML List that piece holds, cut by cutYAMLItems,
+// or returns false when the List cutter would not have taken piece's lines
+// as one item or it does not convert to an object. The fast converter
+// reads the item as it lies (fastLooseYAMLItem); anything it does not read
+// goes the way of yamlItemLines and convertYAMLItem.
+func convertLooseYAMLItem(piece []byte, duplicates bool, scratch *yamlScratch) ([]byte, bool) {
+	raw, refused, ok := fastLooseYAMLItem(piece, scratch)
+	if refused {
+		return nil, false
+	}
+	if ok {
+		return raw, bytes.HasPrefix(raw, []byte("{"))
+	}
+	item, ok := yamlItemLines(piece)
+	if !ok {
+		return nil, false
+	}
+	return convertYAMLItem(item, duplicates, scratch)
+}
+
+// fastLooseYAMLItem converts a loose item of a YAML List with the fast
+// converter, reading its lines once for the cutter's check and the
+// conversion both, and without copying it: the "- " of its first line is
+// read as the indentation of its first key, as the converter reads any
+// "- key: value" entry. It reports refused when yamlItemLines would
+// refuse piece for its first line or its line breaks, and false when the
+// fast converter does not read it.
+func fastLooseYAMLItem(piece []byte, scratch *yamlScratch) (raw []byte, refused, ok bool) {
+	if !bytes.HasPrefix(piece, []byte("- ")) || !startsWithKey(piece[2:]) ||
+		bytes.IndexByte(piece, '\r') >= 0 || piece[len(piece)-1] != '\n' {
+		return nil, true, false
+	}
+	lines := scratch.split(piece)
+	if lines == nil {
+		return nil, false, false
+	}
+	// The first line holds no spaces after "- " (a key follows). A later
+	// line the cutter refuses (one with less than two spaces of
+	// indentation) ends the item's mapping there, so the converter refuses
+	// it too, and yamlItemLines then says so.
+	lines[0] = yamlLine{indent: 2, content: lines[0].content[2:], raw: lines[0].raw}
+	raw, ok = convertYAMLLines(lines, len(piece), scratch)
+	return raw, false, ok
 }
 
 // yamlItemLines returns the item of a YAML List that piece holds, cut by

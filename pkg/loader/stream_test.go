@@ -3,6 +3,7 @@ package loader
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"math"
 	"os"
@@ -356,5 +357,76 @@ func TestCutYAMLInBulk(t *testing.T) {
 	}
 	if !bytes.Equal(rest, wantRest) {
 		t.Errorf("the List without its items: %q, want %q", rest, wantRest)
+	}
+}
+
+// TestConvertLooseYAMLItem: converting a loose item in one reading of its
+// lines gives what the cutter's check and the converter give one after the
+// other: the same JSON, or the same refusal.
+func TestConvertLooseYAMLItem(t *testing.T) {
+	pieces := map[string]string{
+		"pod":                       "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: a\n    labels:\n      app: x\n  spec:\n    containers:\n    - name: c\n      image: i\n",
+		"block scalar":              "- apiVersion: v1\n  kind: ConfigMap\n  data:\n    a: |\n      one\n\n      two\n  metadata:\n    name: a\n",
+		"blank line with spaces":    "- kind: Namespace\n   \n  metadata:\n    name: a\n",
+		"trailing spaces":           "- kind: Namespace   \n  metadata:\n    name: a  \n",
+		"first key only":            "- kind: Namespace\n",
+		"one space of indentation":  "- kind: Namespace\n metadata:\n    name: a\n",
+		"a key in the first column": "- kind: Namespace\nmetadata:\n  name: a\n",
+		"tab after indentation":     "- kind: Namespace\n  metadata:\n  \tname: a\n",
+		"tab as indentation":        "- kind: Namespace\n\tmetadata: {}\n",
+		"control character":         "- kind: Namespace\n  metadata:\n    name: \x01a\n",
+		"carriage return":           "- kind: Namespace\r\n  metadata:\r\n    name: a\r\n",
+		"no final line break":       "- kind: Namespace\n  metadata:\n    name: a",
+		"comment":                   "- kind: Namespace # the kind\n  metadata:\n    name: a\n",
+		"anchor":                    "- kind: &k Namespace\n  metadata:\n    name: *k\n",
+		"not a key":                 "- - kind: Namespace\n",
+		"a scalar":                  "- plain\n",
+		"separator":                 "- kind: Namespace\n---\n",
+		"flow mapping":              "- {kind: Namespace}\n",
+		"quoted":                    "- kind: \"Namespace\"\n  metadata: {name: 'a'}\n",
+	}
+	data := mustYAML(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": manyObjects(8)})
+	_, items, _ := bytes.Cut(data, []byte("items:\n"))
+	for i, item := range bytes.SplitAfter(items, []byte("\n- ")) {
+		if i > 0 {
+			item = append([]byte("- "), item...)
+		}
+		item = bytes.TrimSuffix(item, []byte("- "))
+		if end := bytes.Index(item, []byte("\nkind: List")); end >= 0 {
+			item = item[:end+1]
+		}
+		pieces[fmt.Sprintf("item %d", i)] = string(item)
+	}
+	fast := 0
+	for name, piece := range pieces {
+		// What the fast converter reads once the cutter's check has made
+		// a copy of it, it reads in place, in one pass.
+		item, ok := yamlItemLines([]byte(piece))
+		if !ok {
+			continue
+		}
+		if _, ok := fastYAMLToJSON(item); !ok {
+			continue
+		}
+		fast++
+		var scratch yamlScratch
+		if _, refused, ok := fastLooseYAMLItem([]byte(piece), &scratch); refused || !ok {
+			t.Errorf("%s: read in place: refused %v, converted %v", name, refused, ok)
+		}
+	}
+	if fast < 10 {
+		t.Errorf("only %d pieces convert fast", fast)
+	}
+	for name, piece := range pieces {
+		var scratch, oldScratch yamlScratch
+		got, ok := convertLooseYAMLItem([]byte(piece), true, &scratch)
+		var want []byte
+		item, wantOK := yamlItemLines([]byte(piece))
+		if wantOK {
+			want, wantOK = convertYAMLItem(item, true, &oldScratch)
+		}
+		if ok != wantOK || !bytes.Equal(got, want) {
+			t.Errorf("%s: converted to %q, %v; want %q, %v", name, got, ok, want, wantOK)
+		}
 	}
 }

@@ -3,8 +3,8 @@ package loader
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"

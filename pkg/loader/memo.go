@@ -1,6 +1,8 @@
 package loader
 
 import (
+	"strings"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -74,7 +76,10 @@ const podSlab = 64
 // (makeKey), full it defaulted and validated, and lean the same leaned,
 // the object of that first pod.
 type podTemplate struct {
-	key        string
+	key string
+	// fields are the volatile fields whose values key leaves out, in
+	// order.
+	fields     []volatileField
 	full, lean *v1.Pod
 	p          prepared
 }
@@ -128,15 +133,23 @@ func newPodMemo(hits *int) *podMemo {
 
 // prepare is prepare(raw, true) through the memo.
 func (m *podMemo) prepare(raw []byte) prepared {
-	if m.off || sniffKind(raw) != "Pod" {
+	if m.off {
 		return prepare(raw, true, &m.dec)
 	}
-	if !m.cut(raw) {
+	// A workload's pods come one after the other: the template of the
+	// pod before is tried first, by its key alone.
+	if t := m.last; t != nil && m.matches(raw, t) {
+		m.lookups++
+		if p, ok := m.fromTemplate(t, raw); ok {
+			*m.hits++
+			return p
+		}
+		return prepare(raw, true, &m.dec)
+	}
+	if sniffKind(raw) != "Pod" || !m.cut(raw) {
 		return prepare(raw, true, &m.dec)
 	}
 	m.lookups++
-	// A workload's pods come one after the other: the template of the
-	// pod before is tried first, without making the key.
 	t := m.last
 	if t == nil || !m.keyIs(raw, t.key) {
 		key := m.makeKey(raw)
@@ -167,7 +180,11 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	p.obj = lean
 	if len(p.unknown) == 0 && !suspiciousNumbers(raw) {
 		key := string(m.makeKey(raw))
-		m.last = &podTemplate{key: key, full: full, lean: lean, p: p}
+		fields := make([]volatileField, len(m.spans))
+		for i, sp := range m.spans {
+			fields[i] = sp.field
+		}
+		m.last = &podTemplate{key: key, fields: fields, full: full, lean: lean, p: p}
 		m.templates[key] = m.last
 	}
 	return p
@@ -282,6 +299,31 @@ func (m *podMemo) makeKey(raw []byte) []byte {
 	key = append(key, raw[prev:]...)
 	m.key = key
 	return key
+}
+
+// matches reports whether raw's key is t's, reading raw along t's key: the
+// text between t's volatile values is compared, and each of raw's volatile
+// values is skipped where t's was, recorded in m.spans. cut would walk raw
+// exactly so, since up to each value raw is the text cut walked in t's
+// document: matches is true exactly when cut(raw) and keyIs(raw, t.key)
+// are, with the same spans, and it does not walk what is t's.
+func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
+	m.spans = m.spans[:0]
+	key, at := t.key, 0
+	for _, f := range t.fields {
+		n := strings.IndexByte(key, 0)
+		if n < 0 || len(raw)-at < n || string(raw[at:at+n]) != key[:n] {
+			return false
+		}
+		at += n
+		end := skipValue(raw, at)
+		if end < 0 {
+			return false
+		}
+		m.spans = append(m.spans, span{start: at, end: end, field: f})
+		key, at = key[n+1:], end
+	}
+	return string(raw[at:]) == key
 }
 
 // keyIs reports whether raw's key (makeKey) is key, without making it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -193,6 +194,25 @@ func TestPodMemo(t *testing.T) {
 // FuzzKeyIs holds keyIs to comparing the keys makeKey makes: the memo
 // tries the last template with keyIs before it makes a key.
 func FuzzKeyIs(f *testing.F) {
+	addKeySeeds(f)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var m podMemo
+		if !m.cut([]byte(a)) {
+			return
+		}
+		keyA := string(m.makeKey([]byte(a)))
+		if !m.cut([]byte(b)) {
+			return
+		}
+		keyB := string(m.makeKey([]byte(b)))
+		if got := m.keyIs([]byte(b), keyA); got != (keyA == keyB) {
+			t.Fatalf("keyIs(%q, key of %q) = %v; keys %q and %q", b, a, got, keyA, keyB)
+		}
+	})
+}
+
+// addKeySeeds adds pairs of documents, alike or nearly, to f.
+func addKeySeeds(f *testing.F) {
 	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"ns","uid":"u%s"},` +
 		`"spec":{"nodeName":"%s","containers":[{"name":"c","image":"i"%s}]},"status":{"phase":"%s"}}`
 	seed := func(a, b []string) {
@@ -206,18 +226,31 @@ func FuzzKeyIs(f *testing.F) {
 	f.Add(`{"kind":"Pod","metadata":{"name":"a","uid":"b"}}`, `{"kind":"Pod","metadata":{"name":"ab","uid":""}}`)
 	f.Add(`{"metadata":{"name": "x","uid":"y"}}`, `{"metadata":{"name":"x" ,"uid":"y"}}`)
 	f.Add("{\"metadata\":{\"name\": \"x\",\"uid\":\"y\"}}", "{\"metadata\":{\"name\":\"x\"\x00,\"uid\":\"y\"}}")
+}
+
+// FuzzMatches holds matches, which reads a document along a template's
+// key, to cut and keyIs: the same answer, and the same spans.
+func FuzzMatches(f *testing.F) {
+	addKeySeeds(f)
+	f.Add(`{"kind":"Pod","metadata":{"name":"a"},"status":{}}`, `{"kind":"Pod","metadata":{"name":"a"},"status":{}`)
+	f.Add(`{"kind":"Pod","metadata":{"name":"a"},"status":{}}`, `{"kind":"Pod","metadata":{"name":"a"},"status":{"a":"}"}}`)
+	f.Add(`{"kind":"Pod","metadata":{"name":"a"},"status":{}}`, `{"kind":"Pod","metadata":{"name":"a"},"status":{}}}`)
+	f.Add(`{"kind":"Pod","metadata":{"name":"a"},"status":1}`, `{"kind":"Pod","metadata":{"name":"a"},"status":1 2}`)
+	f.Add(`{"kind":"Pod","metadata":{"name":"a"}}`, `{"kind":"Pod","metadata":{"name":}}`)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		var m podMemo
 		if !m.cut([]byte(a)) {
 			return
 		}
-		keyA := string(m.makeKey([]byte(a)))
-		if !m.cut([]byte(b)) {
-			return
+		tpl := &podTemplate{key: string(m.makeKey([]byte(a)))}
+		for _, sp := range m.spans {
+			tpl.fields = append(tpl.fields, sp.field)
 		}
-		keyB := string(m.makeKey([]byte(b)))
-		if got := m.keyIs([]byte(b), keyA); got != (keyA == keyB) {
-			t.Fatalf("keyIs(%q, key of %q) = %v; keys %q and %q", b, a, got, keyA, keyB)
+		want := m.cut([]byte(b)) && m.keyIs([]byte(b), tpl.key)
+		wantSpans := slices.Clone(m.spans)
+		got := m.matches([]byte(b), tpl)
+		if got != want || got && !slices.Equal(m.spans, wantSpans) {
+			t.Fatalf("matches(%q, template of %q) = %v, spans %v; want %v, spans %v", b, a, got, m.spans, want, wantSpans)
 		}
 	})
 }

@@ -79,7 +79,10 @@ type podTemplate struct {
 	key string
 	// fields are the volatile fields whose values key leaves out, in
 	// order.
-	fields     []volatileField
+	fields []volatileField
+	// next is the template of the pod that came after one of this
+	// template's the last time (podMemo.predict).
+	next       *podTemplate
 	full, lean *v1.Pod
 	p          prepared
 }
@@ -136,9 +139,11 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	if m.off {
 		return prepare(raw, true, &m.dec)
 	}
-	// A workload's pods come one after the other: the template of the
-	// pod before is tried first, by its key alone.
-	if t := m.last; t != nil && m.matches(raw, t) {
+	// The pods of a workload most often come one after the other, or the
+	// workloads' pods in turn (a node's pods, node after node): the
+	// template that came after the last one the time before, and the last
+	// one, are tried first, by their keys alone.
+	if t := m.predict(raw); t != nil {
 		m.lookups++
 		if p, ok := m.fromTemplate(t, raw); ok {
 			*m.hits++
@@ -150,14 +155,9 @@ func (m *podMemo) prepare(raw []byte) prepared {
 		return prepare(raw, true, &m.dec)
 	}
 	m.lookups++
-	t := m.last
-	if t == nil || !m.keyIs(raw, t.key) {
-		key := m.makeKey(raw)
-		if t = m.templates[string(key)]; t != nil {
-			m.last = t
-		}
-	}
+	t := m.templates[string(m.makeKey(raw))]
 	if t != nil {
+		m.follow(t)
 		if p, ok := m.fromTemplate(t, raw); ok {
 			*m.hits++
 			return p
@@ -184,8 +184,9 @@ func (m *podMemo) prepare(raw []byte) prepared {
 		for i, sp := range m.spans {
 			fields[i] = sp.field
 		}
-		m.last = &podTemplate{key: key, fields: fields, full: full, lean: lean, p: p}
-		m.templates[key] = m.last
+		t := &podTemplate{key: key, fields: fields, full: full, lean: lean, p: p}
+		m.templates[key] = t
+		m.follow(t)
 	}
 	return p
 }
@@ -301,12 +302,40 @@ func (m *podMemo) makeKey(raw []byte) []byte {
 	return key
 }
 
+// predict returns the template whose key raw has among the two most
+// likely (the one that followed m.last the time before, and m.last), with
+// raw's spans in m.spans, or nil.
+func (m *podMemo) predict(raw []byte) *podTemplate {
+	last := m.last
+	if last == nil {
+		return nil
+	}
+	for _, t := range [2]*podTemplate{last.next, last} {
+		if t != nil && m.matches(raw, t) {
+			m.follow(t)
+			return t
+		}
+		if last.next == last {
+			break
+		}
+	}
+	return nil
+}
+
+// follow records that a pod of t came after one of m.last's.
+func (m *podMemo) follow(t *podTemplate) {
+	if m.last != nil {
+		m.last.next = t
+	}
+	m.last = t
+}
+
 // matches reports whether raw's key is t's, reading raw along t's key: the
 // text between t's volatile values is compared, and each of raw's volatile
 // values is skipped where t's was, recorded in m.spans. cut would walk raw
 // exactly so, since up to each value raw is the text cut walked in t's
-// document: matches is true exactly when cut(raw) and keyIs(raw, t.key)
-// are, with the same spans, and it does not walk what is t's.
+// document: matches is true exactly when cut(raw) is and raw's key is t's,
+// with the same spans, and it does not walk what is t's.
 func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 	m.spans = m.spans[:0]
 	key, at := t.key, 0
@@ -324,20 +353,6 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 		key, at = key[n+1:], end
 	}
 	return string(raw[at:]) == key
-}
-
-// keyIs reports whether raw's key (makeKey) is key, without making it.
-func (m *podMemo) keyIs(raw []byte, key string) bool {
-	prev := 0
-	for _, s := range m.spans {
-		seg := raw[prev:s.start]
-		if len(key) <= len(seg) || key[:len(seg)] != string(seg) || key[len(seg)] != 0 {
-			return false
-		}
-		key = key[len(seg)+1:]
-		prev = s.end
-	}
-	return key == string(raw[prev:])
 }
 
 // fromTemplate prepares raw, whose key is t's, as a copy of t with raw's

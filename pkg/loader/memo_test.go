@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // TestPodMemo reads Lists of many pods of a few shapes, one pod of which
@@ -191,26 +193,6 @@ func TestPodMemo(t *testing.T) {
 	}
 }
 
-// FuzzKeyIs holds keyIs to comparing the keys makeKey makes: the memo
-// tries the last template with keyIs before it makes a key.
-func FuzzKeyIs(f *testing.F) {
-	addKeySeeds(f)
-	f.Fuzz(func(t *testing.T, a, b string) {
-		var m podMemo
-		if !m.cut([]byte(a)) {
-			return
-		}
-		keyA := string(m.makeKey([]byte(a)))
-		if !m.cut([]byte(b)) {
-			return
-		}
-		keyB := string(m.makeKey([]byte(b)))
-		if got := m.keyIs([]byte(b), keyA); got != (keyA == keyB) {
-			t.Fatalf("keyIs(%q, key of %q) = %v; keys %q and %q", b, a, got, keyA, keyB)
-		}
-	})
-}
-
 // addKeySeeds adds pairs of documents, alike or nearly, to f.
 func addKeySeeds(f *testing.F) {
 	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"ns","uid":"u%s"},` +
@@ -229,7 +211,7 @@ func addKeySeeds(f *testing.F) {
 }
 
 // FuzzMatches holds matches, which reads a document along a template's
-// key, to cut and keyIs: the same answer, and the same spans.
+// key, to cut and makeKey: the same answer, and the same spans.
 func FuzzMatches(f *testing.F) {
 	addKeySeeds(f)
 	f.Add(`{"kind":"Pod","metadata":{"name":"a"},"status":{}}`, `{"kind":"Pod","metadata":{"name":"a"},"status":{}`)
@@ -246,11 +228,67 @@ func FuzzMatches(f *testing.F) {
 		for _, sp := range m.spans {
 			tpl.fields = append(tpl.fields, sp.field)
 		}
-		want := m.cut([]byte(b)) && m.keyIs([]byte(b), tpl.key)
+		want := m.cut([]byte(b)) && string(m.makeKey([]byte(b))) == tpl.key
 		wantSpans := slices.Clone(m.spans)
 		got := m.matches([]byte(b), tpl)
 		if got != want || got && !slices.Equal(m.spans, wantSpans) {
 			t.Fatalf("matches(%q, template of %q) = %v, spans %v; want %v, spans %v", b, a, got, m.spans, want, wantSpans)
 		}
 	})
+}
+
+// TestMemoPredictsTheNextShape: whether a workload's pods come one after
+// the other or the workloads' pods in turn, a pod is found by the template
+// that came after the last one the time before, or by the last one, not by
+// its key in the map.
+func TestMemoPredictsTheNextShape(t *testing.T) {
+	doc := func(w, i int) []byte {
+		return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w%d-%d","namespace":"default","labels":{"app":"w%d"}},`+
+			`"spec":{"nodeName":"n%d","containers":[{"name":"c","image":"image-%d"}]}}`, w, i, w, i, w)
+	}
+	const workloads, replicas = 3, 10
+	for _, tc := range []struct {
+		name string
+		pods func(yield func(w, i int))
+		// predicted is how many pods predict finds: all but the first
+		// of each shape, and in turns but the first of the second turn.
+		predicted int
+	}{
+		{"one workload after the other", func(yield func(w, i int)) {
+			for w := range workloads {
+				for i := range replicas {
+					yield(w, i)
+				}
+			}
+		}, workloads*replicas - workloads},
+		{"in turns", func(yield func(w, i int)) {
+			for i := range replicas {
+				for w := range workloads {
+					yield(w, i)
+				}
+			}
+		}, workloads*replicas - workloads - 1},
+	} {
+		hits, predicted := 0, 0
+		m := newPodMemo(&hits)
+		tc.pods(func(w, i int) {
+			raw := doc(w, i)
+			p := prepared{}
+			if tpl := m.predict(raw); tpl != nil {
+				predicted++
+				var ok bool
+				if p, ok = m.fromTemplate(tpl, raw); !ok {
+					t.Fatalf("%s: w%d-%d: not made from its template", tc.name, w, i)
+				}
+			} else {
+				p = m.prepare(raw)
+			}
+			if got := p.obj.(*v1.Pod); got.Name != fmt.Sprintf("w%d-%d", w, i) || got.Spec.Containers[0].Image != fmt.Sprintf("image-%d", w) {
+				t.Fatalf("%s: w%d-%d prepared as %s with image %s", tc.name, w, i, got.Name, got.Spec.Containers[0].Image)
+			}
+		})
+		if predicted != tc.predicted {
+			t.Errorf("%s: %d pods predicted, want %d", tc.name, predicted, tc.predicted)
+		}
+	}
 }

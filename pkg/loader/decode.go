@@ -402,7 +402,7 @@ func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, 
 	s.reserve(len(items))
 	preps := make([]prepared, len(items))
 	s.parallelEach(len(items), func() func(int) {
-		prep := s.preparer()
+		prep, _ := s.preparer()
 		return func(i int) {
 			preps[i] = prep(items[i])
 			if preps[i].decoded() {
@@ -419,18 +419,20 @@ func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, 
 }
 
 // preparer returns how one goroutine prepares documents: with prepare,
-// or on a lean load through a pod memo of the goroutine's own.
-func (s *Set) preparer() func(raw []byte) prepared {
+// or on a lean load through a pod memo of the goroutine's own, which it
+// also returns (nil without).
+func (s *Set) preparer() (func(raw []byte) prepared, *podMemo) {
 	if s.opts.Lean && !s.noMemo {
 		hits := new(int)
 		s.memosMu.Lock()
 		s.memoHitCounts = append(s.memoHitCounts, hits)
 		s.memosMu.Unlock()
-		return newPodMemo(hits).prepare
+		m := newPodMemo(hits)
+		return m.prepare, m
 	}
 	lean := s.opts.Lean
 	dec := &fastDecoder{}
-	return func(raw []byte) prepared { return prepare(raw, lean, dec) }
+	return func(raw []byte) prepared { return prepare(raw, lean, dec) }, nil
 }
 
 // checkList checks a List without its items (rest) strictly, and returns

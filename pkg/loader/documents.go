@@ -163,7 +163,7 @@ func (s *Set) prepareDocuments(name string, docs []document, duplicates bool) er
 	failed := make([]error, len(docs))
 	s.parallelEach(len(docs), func() func(int) {
 		scratch := yamlScratch{blocks: newYAMLBlocks()}
-		prep := s.preparer()
+		prep, _ := s.preparer()
 		return func(i int) {
 			d := &docs[i]
 			if d.yaml != nil {

@@ -59,8 +59,12 @@ type podMemo struct {
 	// volatile fields of the pod it validated last.
 	pf   v1.Pod
 	pfOf *podTemplate
-	// last is the template of the last pod found.
-	last *podTemplate
+	// last is the template of the last pod found; made is the template
+	// the last pod prepared was made from or became, or nil.
+	last, made *podTemplate
+	// values are the JSON of a YAML item's volatile values
+	// (matchesYAML).
+	values []byte
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []v1.Pod
@@ -82,7 +86,12 @@ type podTemplate struct {
 	fields []volatileField
 	// next is the template of the pod that came after one of this
 	// template's the last time (podMemo.predict).
-	next       *podTemplate
+	next *podTemplate
+	// yaml is the template's YAML key, once a pod of its shape was read
+	// from a YAML List (yamlmemo.go); yamlTried says one was made or
+	// could not be.
+	yaml       *yamlKey
+	yamlTried  bool
 	full, lean *v1.Pod
 	p          prepared
 }
@@ -136,6 +145,7 @@ func newPodMemo(hits *int) *podMemo {
 
 // prepare is prepare(raw, true) through the memo.
 func (m *podMemo) prepare(raw []byte) prepared {
+	m.made = nil
 	if m.off {
 		return prepare(raw, true, &m.dec)
 	}
@@ -147,6 +157,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 		m.lookups++
 		if p, ok := m.fromTemplate(t, raw); ok {
 			*m.hits++
+			m.made = t
 			return p
 		}
 		return prepare(raw, true, &m.dec)
@@ -160,6 +171,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 		m.follow(t)
 		if p, ok := m.fromTemplate(t, raw); ok {
 			*m.hits++
+			m.made = t
 			return p
 		}
 		return prepare(raw, true, &m.dec)
@@ -187,6 +199,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 		t := &podTemplate{key: key, fields: fields, full: full, lean: lean, p: p}
 		m.templates[key] = t
 		m.follow(t)
+		m.made = t
 	}
 	return p
 }

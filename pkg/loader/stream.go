@@ -73,14 +73,14 @@ type streamer struct {
 
 // newStreamer starts workers, each preparing with a function preparer
 // returns (Set.preparer).
-func newStreamer(workers int, yaml, duplicates bool, preparer func() func([]byte) prepared) *streamer {
+func newStreamer(workers int, yaml, duplicates bool, preparer func() (func([]byte) prepared, *podMemo)) *streamer {
 	st := &streamer{yaml: yaml, duplicates: duplicates, work: make(chan *itemBatch, 2*workers)}
 	for range workers {
 		st.wg.Go(func() {
 			scratch := yamlScratch{blocks: newYAMLBlocks()}
-			prep := preparer()
+			prep, memo := preparer()
 			for b := range st.work {
-				st.prepareBatch(b, &scratch, prep)
+				st.prepareBatch(b, &scratch, prep, memo)
 			}
 		})
 	}
@@ -88,25 +88,42 @@ func newStreamer(workers int, yaml, duplicates bool, preparer func() func([]byte
 }
 
 // prepareBatch converts (YAML, with the worker's scratch) and prepares
-// (with the worker's prep) every item of b.
-func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([]byte) prepared) {
+// (with the worker's prep) every item of b; memo, when set, is prep's,
+// which reads a loose YAML item of a pod of a shape it knows without
+// converting all of it (yamlmemo.go).
+func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([]byte) prepared, memo *podMemo) {
 	b.preps = make([]prepared, len(b.raw))
 	for i, raw := range b.raw {
 		if st.declined.Load() {
 			return
 		}
+		var item []byte // a loose YAML item the fast converter read
 		if st.yaml {
-			convert := convertYAMLItem
-			if b.loose[i] {
-				convert = convertLooseYAMLItem
+			if b.loose[i] && memo != nil {
+				if p, ok := memo.prepareYAMLItem(raw, scratch); ok {
+					b.preps[i], b.raw[i] = p, nil
+					continue
+				}
 			}
-			var ok bool
-			if raw, ok = convert(raw, st.duplicates, scratch); !ok {
+			var ok, fast bool
+			if b.loose[i] {
+				item = raw
+				raw, fast, ok = convertLooseYAMLItem(raw, st.duplicates, scratch)
+				if !fast {
+					item = nil
+				}
+			} else {
+				raw, ok = convertYAMLItem(raw, st.duplicates, scratch)
+			}
+			if !ok {
 				st.declined.Store(true)
 				return
 			}
 		}
 		b.preps[i] = prep(raw)
+		if item != nil && memo != nil {
+			memo.noteYAMLItem(item)
+		}
 		if !st.yaml && b.loose[i] && !b.preps[i].decoded() && !oneValue(raw) {
 			// Cut wrongly (a decoded object is one value): the file is
 			// read whole instead, which reads it right or words the error.
@@ -619,22 +636,24 @@ func cutYAMLItems(c *yamlListCutter, r io.Reader, first []byte, item func([]byte
 // convertLooseYAMLItem is convertYAMLItem of yamlItemLines(piece): it
 // converts the item of a YAML List that piece holds, cut by cutYAMLItems,
 // or returns false when the List cutter would not have taken piece's lines
-// as one item or it does not convert to an object. The fast converter
+// as one item or it does not convert to an object; fast says the fast
+// converter converted it. The fast converter
 // reads the item as it lies (fastLooseYAMLItem); anything it does not read
 // goes the way of yamlItemLines and convertYAMLItem.
-func convertLooseYAMLItem(piece []byte, duplicates bool, scratch *yamlScratch) ([]byte, bool) {
+func convertLooseYAMLItem(piece []byte, duplicates bool, scratch *yamlScratch) (raw []byte, fast, ok bool) {
 	raw, refused, ok := fastLooseYAMLItem(piece, scratch)
 	if refused {
-		return nil, false
+		return nil, false, false
 	}
 	if ok {
-		return raw, bytes.HasPrefix(raw, []byte("{"))
+		return raw, true, bytes.HasPrefix(raw, []byte("{"))
 	}
 	item, ok := yamlItemLines(piece)
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
-	return convertYAMLItem(item, duplicates, scratch)
+	raw, ok = convertYAMLItem(item, duplicates, scratch)
+	return raw, false, ok
 }
 
 // fastLooseYAMLItem converts a loose item of a YAML List with the fast

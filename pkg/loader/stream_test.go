@@ -419,7 +419,7 @@ func TestConvertLooseYAMLItem(t *testing.T) {
 	}
 	for name, piece := range pieces {
 		var scratch, oldScratch yamlScratch
-		got, ok := convertLooseYAMLItem([]byte(piece), true, &scratch)
+		got, _, ok := convertLooseYAMLItem([]byte(piece), true, &scratch)
 		var want []byte
 		item, wantOK := yamlItemLines([]byte(piece))
 		if wantOK {

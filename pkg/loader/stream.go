@@ -57,7 +57,10 @@ type itemBatch struct {
 	// loose marks the items cut by their lines (cutJSONItems), not yet
 	// known to be one value each.
 	loose []bool
-	preps []prepared
+	// chunks are the chunks the items are slices of (nil for an item
+	// of its own), held until each is prepared.
+	chunks []*chunk
+	preps  []prepared
 }
 
 // streamer prepares the items of a List on worker goroutines, batch by
@@ -69,12 +72,14 @@ type streamer struct {
 	work             chan *itemBatch
 	wg               sync.WaitGroup
 	declined         atomic.Bool
+	// pool is the buffers the file is read into.
+	pool *chunks
 }
 
 // newStreamer starts workers, each preparing with a function preparer
 // returns (Set.preparer).
 func newStreamer(workers int, yaml, duplicates bool, preparer func() (func([]byte) prepared, *podMemo)) *streamer {
-	st := &streamer{yaml: yaml, duplicates: duplicates, work: make(chan *itemBatch, 2*workers)}
+	st := &streamer{yaml: yaml, duplicates: duplicates, work: make(chan *itemBatch, 2*workers), pool: newChunks()}
 	for range workers {
 		st.wg.Go(func() {
 			scratch := yamlScratch{blocks: newYAMLBlocks()}
@@ -102,6 +107,7 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 			if b.loose[i] && memo != nil {
 				if p, ok := memo.prepareYAMLItem(raw, scratch); ok {
 					b.preps[i], b.raw[i] = p, nil
+					b.done(i, true)
 					continue
 				}
 			}
@@ -139,6 +145,20 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 			raw = nil
 		}
 		b.raw[i] = raw
+		b.done(i, st.yaml)
+	}
+}
+
+// done releases item i's chunk, once the item is prepared: commit reads
+// the item again only to word an error, from a copy (a YAML item's JSON
+// is one already).
+func (b *itemBatch) done(i int, yaml bool) {
+	if c := b.chunks[i]; c != nil {
+		if b.raw[i] != nil && !yaml {
+			b.raw[i] = bytes.Clone(b.raw[i])
+		}
+		b.chunks[i] = nil
+		c.release()
 	}
 }
 
@@ -146,10 +166,17 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 // loose says it was cut by its lines and may not be one value.
 func (st *streamer) add(data []byte, loose bool) {
 	if st.cur == nil {
-		st.cur = &itemBatch{raw: make([][]byte, 0, streamBatch), loose: make([]bool, 0, streamBatch)}
+		st.cur = &itemBatch{raw: make([][]byte, 0, streamBatch), loose: make([]bool, 0, streamBatch), chunks: make([]*chunk, 0, streamBatch)}
+	}
+	// The item is a slice of the chunk read into now, if any (the YAML
+	// List cutter's first items are copies).
+	c := st.pool.cur
+	if c != nil {
+		c.hold()
 	}
 	st.cur.raw = append(st.cur.raw, data)
 	st.cur.loose = append(st.cur.loose, loose)
+	st.cur.chunks = append(st.cur.chunks, c)
 	if len(st.cur.raw) == streamBatch {
 		st.flush()
 	}
@@ -211,10 +238,11 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.preparer)
 	var rest []byte
 	if isJSON {
-		rest, err = cutJSONList(r, st.add)
+		rest, err = cutJSONList(r, st.pool, st.add)
 	} else {
-		rest, err = cutYAMLList(r, st.add)
+		rest, err = cutYAMLList(r, st.pool, st.add)
 	}
+	st.pool.done()
 	converted := st.wait()
 	var readErr *readError
 	switch {
@@ -265,6 +293,21 @@ type window struct {
 	r   io.Reader
 	buf []byte
 	eof bool
+	// pool, when set, gives the buffers and tracks which is read into.
+	pool *chunks
+}
+
+// newWindow returns a window on r holding first, reading into pool's
+// buffers (nil: buffers of its own).
+func newWindow(r io.Reader, pool *chunks, first []byte) *window {
+	w := &window{r: r, pool: pool}
+	if pool == nil {
+		w.buf = append(make([]byte, 0, max(streamChunk, len(first))), first...)
+		return w
+	}
+	w.buf = append(pool.get(0, max(streamChunk, len(first))), first...)
+	pool.use(w.buf)
+	return w
 }
 
 // more reads the next chunk, keeping buf[keep:] (which moves to the front
@@ -276,9 +319,17 @@ func (w *window) more(keep int) (int, error) {
 		return 0, io.EOF
 	}
 	n := len(w.buf) - keep
-	next := make([]byte, n, max(n+streamChunk, 2*n))
+	var next []byte
+	if w.pool != nil {
+		next = w.pool.get(n, max(n+streamChunk, 2*n))
+	} else {
+		next = make([]byte, n, max(n+streamChunk, 2*n))
+	}
 	copy(next, w.buf[keep:])
 	w.buf = next
+	if w.pool != nil {
+		w.pool.use(next)
+	}
 	m, err := io.ReadFull(w.r, w.buf[n:cap(w.buf)])
 	w.buf = w.buf[:n+m]
 	switch {
@@ -295,8 +346,8 @@ func (w *window) more(keep int) (int, error) {
 // and returns the object with "null" for the items, byte for byte as
 // addList cuts it. It returns errDecline for anything else: another
 // shape, a second document, a structure the scanner does not walk.
-func cutJSONList(r io.Reader, item func(data []byte, loose bool)) ([]byte, error) {
-	w := &window{r: r, buf: make([]byte, 0, streamChunk)}
+func cutJSONList(r io.Reader, pool *chunks, item func(data []byte, loose bool)) ([]byte, error) {
+	w := newWindow(r, pool, nil)
 	var rest []byte
 	i := 0    // the next byte to read
 	mark := 0 // the first byte not yet copied to rest
@@ -542,7 +593,7 @@ func oneValue(data []byte) bool { return onlySpaceAfter(data, skipValue(data, 0)
 // line starts an item, or the cutter declines) and is handed over loose,
 // for the worker to check its lines as the cutter would (yamlItemLines);
 // the last, with no such line after it, goes through the cutter.
-func cutYAMLList(r *bufio.Reader, item func([]byte, bool)) ([]byte, error) {
+func cutYAMLList(r *bufio.Reader, pool *chunks, item func([]byte, bool)) ([]byte, error) {
 	c := yamlListCutter{item: func(b []byte) { item(b, false) }}
 	items := 0
 	var long []byte
@@ -567,7 +618,7 @@ func cutYAMLList(r *bufio.Reader, item func([]byte, bool)) ([]byte, error) {
 				if items++; items == 2 && err == nil {
 					// The second item has begun: the rest in bulk.
 					c.cur = nil
-					return cutYAMLItems(&c, r, bytes.Clone(line), item)
+					return cutYAMLItems(&c, r, pool, bytes.Clone(line), item)
 				}
 			}
 		}
@@ -598,8 +649,8 @@ func cutterLine(c *yamlListCutter, line []byte) bool {
 // cutYAMLItems cuts the items of a List from the one starting with first
 // (its first line, read already), each to the next line starting with
 // "- ", and gives the rest from the last item on to the cutter c.
-func cutYAMLItems(c *yamlListCutter, r io.Reader, first []byte, item func([]byte, bool)) ([]byte, error) {
-	w := &window{r: r, buf: append(make([]byte, 0, streamChunk), first...)}
+func cutYAMLItems(c *yamlListCutter, r io.Reader, pool *chunks, first []byte, item func([]byte, bool)) ([]byte, error) {
+	w := newWindow(r, pool, first)
 	start := 0 // the item being cut
 	for {
 		if j := bytes.Index(w.buf[start+1:], []byte("\n- ")); j >= 0 {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -288,7 +289,7 @@ func TestCutJSONByLines(t *testing.T) {
 	} {
 		var got [][]byte
 		loose := 0
-		rest, err := cutJSONList(bytes.NewReader(tc.data), func(b []byte, l bool) {
+		rest, err := cutJSONList(bytes.NewReader(tc.data), nil, func(b []byte, l bool) {
 			got = append(got, b)
 			if l {
 				loose++
@@ -334,7 +335,7 @@ func TestCutYAMLInBulk(t *testing.T) {
 	}
 	var got [][]byte
 	loose := 0
-	rest, err := cutYAMLList(bufio.NewReaderSize(bytes.NewReader(data), 4096), func(b []byte, l bool) {
+	rest, err := cutYAMLList(bufio.NewReaderSize(bytes.NewReader(data), 4096), nil, func(b []byte, l bool) {
 		if l {
 			loose++
 			var ok bool
@@ -427,6 +428,58 @@ func TestConvertLooseYAMLItem(t *testing.T) {
 		}
 		if ok != wantOK || !bytes.Equal(got, want) {
 			t.Errorf("%s: converted to %q, %v; want %q, %v", name, got, ok, want, wantOK)
+		}
+	}
+}
+
+// TestStreamReusesChunks: a List of many megabytes, read into chunks that
+// are reused once their items are prepared, loads as it does read whole:
+// its objects, and a Simulation early in the file, which the set keeps as
+// its bytes (copied out of a chunk that is reused long before the List
+// is committed).
+func TestStreamReusesChunks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes lists of 6 MB")
+	}
+	dir := t.TempDir()
+	var objs []map[string]any
+	for i := range 12000 {
+		p := map[string]any{"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": fmt.Sprintf("p-%05d", i), "namespace": "default", "labels": map[string]any{"app": fmt.Sprint("a", i%7)},
+				"annotations": map[string]any{"note": strings.Repeat("x", 300)}},
+			"spec": map[string]any{"nodeName": fmt.Sprintf("n-%d", i%50), "containers": []any{map[string]any{"name": "c", "image": fmt.Sprint("i", i%7),
+				"resources": map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "64Mi"}}}}},
+			"status": map[string]any{"phase": "Running", "podIP": fmt.Sprintf("10.0.%d.%d", i/250, i%250)}}
+		if i == 40 {
+			p = map[string]any{"apiVersion": SimulationAPIVersion, "kind": "Simulation", "metadata": map[string]any{"name": "early"},
+				"spec": map[string]any{"note": strings.Repeat("y", 300)}}
+		}
+		objs = append(objs, p)
+	}
+	list := map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}
+	for format, data := range map[string][]byte{"json": mustJSON(t, list, true), "yaml": mustYAML(t, list)} {
+		if len(data) < 6*streamChunk {
+			t.Fatalf("%s: %d bytes, want several chunks", format, len(data))
+		}
+		path := filepath.Join(dir, "list."+format)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, lean := range []bool{false, true} {
+			if streamed, _ := compareLoads(t, format, path, ValidateStrict, lean); streamed != 1 {
+				t.Errorf("%s, lean %v: not streamed", format, lean)
+			}
+		}
+		sims := func(streamMin int64) []RawDocument {
+			s := NewSetWith(Options{Lean: true})
+			s.streamMin = streamMin
+			if err := s.AddPath(path); err != nil {
+				t.Fatal(err)
+			}
+			return s.Simulations
+		}
+		if whole, streamed := sims(math.MaxInt64), sims(1); len(whole) != 1 || !reflect.DeepEqual(whole, streamed) {
+			t.Errorf("%s: Simulations %q streamed, want %q", format, streamed, whole)
 		}
 	}
 }

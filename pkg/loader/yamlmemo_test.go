@@ -3,6 +3,8 @@ package loader
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,4 +205,77 @@ func FuzzYAMLMemo(f *testing.F) {
 			t.Fatalf("%q after %q: %s", b, a, msg)
 		}
 	})
+}
+
+// TestYAMLMemoEdits: items that differ from a template's in random edits
+// (a byte changed, inserted or removed; a line dropped, doubled or moved
+// in or out) are made by the memo only as converting and preparing them
+// makes them.
+func TestYAMLMemoEdits(t *testing.T) {
+	tplPod, other := kubectlPod(0, 1), kubectlPod(0, 2)
+	items := yamlItems(t, []map[string]any{tplPod, other})
+	rng := rand.New(rand.NewPCG(1, 2))
+	made := 0
+	for n := range 3000 {
+		b := bytes.Clone(items[1])
+		for range 1 + rng.IntN(3) {
+			b = editYAML(rng, b)
+		}
+		hits := 0
+		m := newPodMemo(&hits)
+		scratch := yamlScratch{blocks: newYAMLBlocks()}
+		raw, fast, ok := convertLooseYAMLItem(items[0], true, &scratch)
+		if !ok || !fast {
+			t.Fatal("the template does not convert fast")
+		}
+		m.prepare(raw)
+		m.noteYAMLItem(items[0])
+		if m.last == nil || m.last.yaml == nil {
+			t.Fatal("no YAML key")
+		}
+		if len(b) < 3 || b[len(b)-1] != '\n' {
+			continue
+		}
+		got, ok := m.prepareYAMLItem(b, &scratch)
+		if !ok {
+			continue
+		}
+		made++
+		if msg := sameAsPrepared(b, got); msg != "" {
+			t.Fatalf("edit %d, %q: %s", n, b, msg)
+		}
+	}
+	if made < 100 {
+		t.Errorf("only %d edited items made from the template", made)
+	}
+}
+
+// editYAML makes one random edit to a YAML item.
+func editYAML(rng *rand.Rand, b []byte) []byte {
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	i := 1 + rng.IntN(len(lines)-1)
+	switch rng.IntN(7) {
+	case 0: // a byte changed
+		at := rng.IntN(len(b))
+		b[at] = " -:x\"'{}[]#&*|>0\n"[rng.IntN(17)]
+		return b
+	case 1: // a byte inserted
+		at := rng.IntN(len(b))
+		return slices.Insert(b, at, " -:x\"'{}[]#0\n"[rng.IntN(13)])
+	case 2: // a byte removed
+		at := rng.IntN(len(b) - 1)
+		return slices.Delete(b, at, at+1)
+	case 3: // a line dropped
+		lines = slices.Delete(lines, i, i+1)
+	case 4: // a line doubled
+		lines = slices.Insert(lines, i, lines[i])
+	case 5: // a line moved in
+		lines[i] = append([]byte("  "), lines[i]...)
+	case 6: // a line moved out
+		lines[i] = bytes.TrimPrefix(lines[i], []byte("  "))
+	}
+	return bytes.Join(lines, nil)
 }

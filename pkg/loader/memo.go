@@ -25,6 +25,13 @@ import (
 // containers, labels, owner references, tolerations and the rest of its
 // spec: nothing that reads a lean snapshot writes to a pod.
 //
+// A pod is first read along the keys of the two templates most likely to
+// be its own (predict: the last one, and the one that came after it the
+// time before), comparing its bytes with each key and skipping only its
+// volatile values (matches); only a pod neither fits is walked whole and
+// its key looked up. A pod of a YAML List is read from its YAML the same
+// way, before it is converted (yamlmemo.go).
+//
 // Anything the memo does not handle for certain — a key the structural
 // scanner does not walk, one of those fields twice or not plainly written,
 // an error or an unknown field in them, a number checkQuantities could

@@ -45,23 +45,29 @@ const maxTemplates = 1024
 // maxManagedSize bounds the text of the managed fields a memo remembers.
 const maxManagedSize = 64 << 10
 
-// memoTrial is how many pods a memo looks up before it turns itself off
-// if fewer than one in eight came from a template (a List as kubectl
-// writes it holds a workload's pods one after the other).
-const memoTrial = 512
+// A memo looks pods up in trials of memoTrial pods; after a trial in which
+// fewer than one in eight came from a template, it prepares the next
+// memoPause pods without looking them up, then tries again. So a List of
+// pods that share nothing costs little, and one whose shapes change (the
+// pods of DaemonSets, each with its node in its affinity, before those of
+// Deployments) loses the memo only for a while.
+const (
+	memoTrial = 512
+	memoPause = 8 * memoTrial
+)
 
 // podMemo is one worker's templates, for one load.
 type podMemo struct {
 	templates map[string]*podTemplate
-	// lookups counts the pods looked up and hits those found (its own
-	// counter, which the set reads once the load is done); a memo that
-	// finds little turns itself off.
-	lookups int
-	hits    *int
-	off     bool
-	key     []byte
-	spans   []span
-	dec     fastDecoder
+	// hits counts the pods made from a template (its own counter, which
+	// the set reads once the load is done); trial and found count the
+	// pods looked up in this trial and those found, and pause the pods
+	// to prepare without looking them up.
+	hits                *int
+	trial, found, pause int
+	key                 []byte
+	spans               []span
+	dec                 fastDecoder
 	// pf is the pod fromTemplate validates: pfOf's full pod, but for the
 	// volatile fields of the pod it validated last.
 	pf   v1.Pod
@@ -153,7 +159,8 @@ func newPodMemo(hits *int) *podMemo {
 // prepare is prepare(raw, true) through the memo.
 func (m *podMemo) prepare(raw []byte) prepared {
 	m.made = nil
-	if m.off {
+	if m.pause > 0 {
+		m.pause--
 		return prepare(raw, true, &m.dec)
 	}
 	// The pods of a workload most often come one after the other, or the
@@ -161,9 +168,9 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	// template that came after the last one the time before, and the last
 	// one, are tried first, by their keys alone.
 	if t := m.predict(raw); t != nil {
-		m.lookups++
-		if p, ok := m.fromTemplate(t, raw); ok {
-			*m.hits++
+		p, ok := m.fromTemplate(t, raw)
+		m.count(ok)
+		if ok {
 			m.made = t
 			return p
 		}
@@ -172,20 +179,18 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	if sniffKind(raw) != "Pod" || !m.cut(raw) {
 		return prepare(raw, true, &m.dec)
 	}
-	m.lookups++
 	t := m.templates[string(m.makeKey(raw))]
 	if t != nil {
 		m.follow(t)
-		if p, ok := m.fromTemplate(t, raw); ok {
-			*m.hits++
+		p, ok := m.fromTemplate(t, raw)
+		m.count(ok)
+		if ok {
 			m.made = t
 			return p
 		}
 		return prepare(raw, true, &m.dec)
 	}
-	if m.lookups >= memoTrial && *m.hits < m.lookups/8 {
-		m.off = true // most pods differ: keys cost and find nothing
-	}
+	m.count(false)
 	if len(m.templates) >= maxTemplates {
 		return prepare(raw, true, &m.dec)
 	}
@@ -320,6 +325,22 @@ func (m *podMemo) makeKey(raw []byte) []byte {
 	key = append(key, raw[prev:]...)
 	m.key = key
 	return key
+}
+
+// count counts a pod looked up, and whether it was made from a template;
+// it ends a trial that found little with a pause.
+func (m *podMemo) count(made bool) {
+	m.trial++
+	if made {
+		m.found++
+		*m.hits++
+	}
+	if m.trial == memoTrial {
+		if m.found < m.trial/8 {
+			m.pause = memoPause // most pods differ: keys cost and find nothing
+		}
+		m.trial, m.found = 0, 0
+	}
 }
 
 // predict returns the template whose key raw has among the two most

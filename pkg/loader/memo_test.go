@@ -292,3 +292,33 @@ func TestMemoPredictsTheNextShape(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoPausesAndResumes: after a trial of pods that share nothing, the
+// memo prepares pods without looking them up for a while, then looks them
+// up again and finds the shapes that came since.
+func TestMemoPausesAndResumes(t *testing.T) {
+	doc := func(i int, image string) []byte {
+		return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p-%d","namespace":"default"},`+
+			`"spec":{"nodeName":"n%d","containers":[{"name":"c","image":%q}]}}`, i, i%9, image)
+	}
+	hits := 0
+	m := newPodMemo(&hits)
+	i := 0
+	for ; i < memoTrial; i++ {
+		m.prepare(doc(i, fmt.Sprint("distinct-", i)))
+	}
+	if hits != 0 || m.pause != memoPause {
+		t.Fatalf("after %d distinct pods: %d hits, pause %d; want 0, %d", i, hits, m.pause, memoPause)
+	}
+	const after = 600
+	for range memoPause + after {
+		p := m.prepare(doc(i, "shared"))
+		if got := p.obj.(*v1.Pod); got.Name != fmt.Sprint("p-", i) || got.Spec.Containers[0].Image != "shared" {
+			t.Fatalf("pod %d prepared as %s, image %s", i, got.Name, got.Spec.Containers[0].Image)
+		}
+		i++
+	}
+	if hits != after-1 {
+		t.Errorf("%d pods made from a template after the pause, want %d", hits, after-1)
+	}
+}

@@ -206,18 +206,17 @@ func makeYAMLKey(item []byte, fields []volatileField) (*yamlKey, bool) {
 // prepared as usual).
 func (m *podMemo) prepareYAMLItem(item []byte, scratch *yamlScratch) (prepared, bool) {
 	last := m.last
-	if m.off || last == nil {
+	if m.pause > 0 || last == nil {
 		return prepared{}, false
 	}
 	for _, t := range [2]*podTemplate{last.next, last} {
 		if t != nil && t.yaml != nil && m.matchesYAML(item, t.yaml, scratch) {
-			m.lookups++
 			p, ok := m.fromTemplate(t, m.values)
 			if !ok {
-				return prepared{}, false
+				return prepared{}, false // prepare counts it
 			}
+			m.count(true)
 			m.follow(t)
-			*m.hits++
 			return p, true
 		}
 		if last.next == last {

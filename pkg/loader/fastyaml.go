@@ -176,15 +176,19 @@ const (
 type yamlBlocks struct {
 	json map[string][]byte
 	key  []byte
-	// lookups and hits count the blocks looked up: blocks that are rarely
-	// alike are no longer looked up (off).
-	lookups, hits int
-	off           bool
+	// lookups and hits count the blocks looked up in this trial: after a
+	// trial in which blocks were rarely alike, the next pause blocks are
+	// not looked up.
+	lookups, hits, pause int
 }
 
-// yamlBlocksTrial is how many blocks are looked up before the lookups stop
-// if fewer than one in eight was found.
-const yamlBlocksTrial = 2048
+// yamlBlocksTrial is how many blocks a trial looks up, and yamlBlocksPause
+// how many blocks are converted without a lookup after one in which fewer
+// than one in eight was found.
+const (
+	yamlBlocksTrial = 2048
+	yamlBlocksPause = 8 * yamlBlocksTrial
+)
 
 func newYAMLBlocks() *yamlBlocks { return &yamlBlocks{json: map[string][]byte{}} }
 
@@ -223,8 +227,11 @@ func (p *yamlParser) block(indent int, inMapping bool) (done, ok bool) {
 		p.i = end
 		return true, true
 	}
-	if b.lookups >= yamlBlocksTrial && b.hits < b.lookups/8 {
-		b.off = true
+	if b.lookups >= yamlBlocksTrial {
+		if b.hits < b.lookups/8 {
+			b.pause = yamlBlocksPause
+		}
+		b.lookups, b.hits = 0, 0
 	}
 	start := len(p.out)
 	if !p.nested(indent, inMapping) {
@@ -323,8 +330,10 @@ func (p *yamlParser) value(indent int, rest []byte, inMapping bool) bool {
 		return p.scalar(rest)
 	}
 	p.skipBlank()
-	if p.blocks != nil && p.depth == 2 && !p.blocks.off {
-		if done, ok := p.block(indent, inMapping); done {
+	if b := p.blocks; b != nil && p.depth == 2 {
+		if b.pause > 0 {
+			b.pause--
+		} else if done, ok := p.block(indent, inMapping); done {
 			return ok
 		}
 	}

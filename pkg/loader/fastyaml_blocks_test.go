@@ -2,6 +2,7 @@ package loader
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,33 @@ func checkYAMLBlocks(t *testing.T, first, second []byte) {
 	}
 	if strings.Contains(string(after), "\x00") {
 		t.Fatalf("NUL in %s", after)
+	}
+}
+
+// TestYAMLBlocksPauseAndResume: after a trial of blocks that were never
+// alike, blocks are converted without a lookup for a while, then looked up
+// again.
+func TestYAMLBlocksPauseAndResume(t *testing.T) {
+	scratch := yamlScratch{blocks: newYAMLBlocks()}
+	convert := func(doc string) {
+		t.Helper()
+		out, ok := fastYAMLToJSONWith([]byte(doc), &scratch)
+		if !ok {
+			t.Fatalf("%q does not convert", doc)
+		}
+		scratch.recycle(out)
+	}
+	for i := range yamlBlocksTrial {
+		convert(fmt.Sprintf("a:\n  b:\n    c: d%d\n", i))
+	}
+	b := scratch.blocks
+	if b.pause != yamlBlocksPause {
+		t.Fatalf("pause %d after a trial of distinct blocks, want %d", b.pause, yamlBlocksPause)
+	}
+	for range yamlBlocksPause + 10 {
+		convert("a:\n  b:\n    c: same\n")
+	}
+	if b.pause != 0 || b.hits != 9 {
+		t.Errorf("after the pause: pause %d, %d blocks found; want 0, 9", b.pause, b.hits)
 	}
 }

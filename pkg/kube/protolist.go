@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,16 +39,20 @@ const (
 var protoMagic = []byte("k8s\x00")
 
 // rawPages fetches a kind's pages as bytes and decodes them itself, so that
-// a page costs no more than its items: the response is read into one of
-// two buffers it owns (one being decoded, one being fetched) rather than a
-// new one per page, the protobuf envelope and the list are walked in place
-// rather than copied, and each item is decoded by its generated decoder
-// without its managed fields (often most of an object as the API server
-// returns it; nothing reads them). The items it makes are those client-go's
-// typed List makes, managed fields aside (TestRawPagesMatchTyped): a
-// response that is not a protobuf list of the kind (JSON, say), or that the
-// walk cannot read, is given to client-go's decoder whole, which gives the
-// same objects or the same error as the typed List.
+// a page costs no more than its items and the next page is asked for
+// early: the continue token is read from the first bytes of a response
+// (the API server writes a list's metadata before its items), so that the
+// API server prepares the next page while this one is still arriving and
+// being decoded; responses are read into buffers it owns (three: one page
+// being decoded, one waiting, one arriving) rather than a new one per page;
+// the protobuf envelope and the list are walked in place rather than
+// copied; and each item is decoded by its generated decoder without its
+// managed fields (often most of an object as the API server returns it;
+// nothing reads them). The items it makes are those client-go's typed List
+// makes, managed fields aside (TestRawPagesMatchTyped): a response that is
+// not a protobuf list of the kind (JSON, say), or that the walk cannot
+// read, is given to client-go's decoder whole, which gives the same
+// objects or the same error as the typed List.
 type rawPages[T any, PT protoItem[T]] struct {
 	client   rest.Interface
 	resource string
@@ -55,66 +61,227 @@ type rawPages[T any, PT protoItem[T]] struct {
 	// return its items.
 	newList func() runtime.Object
 	items   func(runtime.Object) []T
-	free    chan *bytes.Buffer
-	// scratch holds an item without its managed fields; only decode,
+	free    chan *pageBuf
+	// scratch holds an item without its managed fields; only decoding,
 	// which runs on one goroutine at a time, writes it.
 	scratch []byte
 }
 
+// pageBuffers is how many responses a rawPages holds at once.
+const pageBuffers = 3
+
 // newRawPages returns rawPages listing resource (a cluster-wide list of the
 // core API) through client, whose responses are listKind lists.
 func newRawPages[T any, PT protoItem[T]](client rest.Interface, resource, listKind string, newList func() runtime.Object, items func(runtime.Object) []T) *rawPages[T, PT] {
-	r := &rawPages[T, PT]{client: client, resource: resource, listKind: listKind, newList: newList, items: items, free: make(chan *bytes.Buffer, 2)}
-	r.free <- new(bytes.Buffer)
-	r.free <- new(bytes.Buffer)
+	r := &rawPages[T, PT]{client: client, resource: resource, listKind: listKind, newList: newList, items: items, free: make(chan *pageBuf, pageBuffers)}
+	for range pageBuffers {
+		r.free <- new(pageBuf)
+	}
 	return r
 }
 
-// fetch is a fetchPage.
-func (r *rawPages[T, PT]) fetch(ctx context.Context, opts metav1.ListOptions) (func() ([]T, error), string, error) {
-	var buf *bytes.Buffer
+// fetch is a fetchPage: it returns once the response's continue token has
+// arrived, and the page reads the rest.
+func (r *rawPages[T, PT]) fetch(ctx context.Context, opts metav1.ListOptions) (page[T], string, error) {
+	var buf *pageBuf
 	select {
 	case buf = <-r.free:
 	case <-ctx.Done():
-		return nil, "", ctx.Err()
+		return page[T]{}, "", ctx.Err()
 	}
-	if err := r.read(ctx, opts, buf); err != nil {
-		r.free <- buf
-		return nil, "", err
-	}
-	page, ok := splitList(buf.Bytes(), r.listKind)
-	if !ok {
-		// Not for the walk: client-go's decoder decodes it now.
-		items, cont, err := r.decodeWhole(buf.Bytes())
-		r.free <- buf
-		if err != nil {
-			return nil, "", err
-		}
-		return func() ([]T, error) { return items, nil }, cont, nil
-	}
-	return func() ([]T, error) {
-		defer func() { r.free <- buf }()
-		items, err := r.decodeItems(page.items)
-		if err != nil {
-			items, _, err = r.decodeWhole(buf.Bytes())
-		}
-		return items, err
-	}, page.cont, nil
-}
-
-// read sends the list request, as the typed client sends it, and reads the
-// response into buf.
-func (r *rawPages[T, PT]) read(ctx context.Context, opts metav1.ListOptions, buf *bytes.Buffer) error {
+	release := func() { r.free <- buf }
 	body, err := r.client.Get().UseProtobufAsDefault().Resource(r.resource).VersionedParams(&opts, scheme.ParameterCodec).Stream(ctx)
 	if err != nil {
-		return err
+		release()
+		return page[T]{}, "", err
 	}
-	buf.Reset()
-	_, err = buf.ReadFrom(body)
+	buf.b = buf.b[:0]
+	for {
+		cont, st := peekHead(buf.b, r.listKind)
+		if st == headFound {
+			return page[T]{
+				decode: func() ([]T, error) {
+					defer release()
+					err := buf.readAll(body)
+					if cerr := body.Close(); err == nil {
+						err = cerr
+					}
+					if err != nil {
+						return nil, err
+					}
+					items, _, err := r.decode(buf.b)
+					return items, err
+				},
+				drop: func() {
+					_ = body.Close()
+					release()
+				},
+			}, cont, nil
+		}
+		if st == headNone {
+			break
+		}
+		if err := buf.readSome(body); err != nil {
+			if err == io.EOF {
+				break
+			}
+			_ = body.Close()
+			release()
+			return page[T]{}, "", err
+		}
+	}
+	// No token ahead of the items: the page is read and decoded whole.
+	err = buf.readAll(body)
 	if cerr := body.Close(); err == nil {
 		err = cerr
 	}
+	var items []T
+	var cont string
+	if err == nil {
+		items, cont, err = r.decode(buf.b)
+	}
+	release()
+	if err != nil {
+		return page[T]{}, "", err
+	}
+	return page[T]{decode: func() ([]T, error) { return items, nil }}, cont, nil
+}
+
+// decode decodes a whole response: by walking it when it is a protobuf
+// list of the kind, else (or if the walk or an item fails) with
+// client-go's decoder. It returns the items and the continue token.
+func (r *rawPages[T, PT]) decode(body []byte) ([]T, string, error) {
+	if l, ok := splitList(body, r.listKind); ok {
+		if items, err := r.decodeItems(l.items); err == nil {
+			return items, l.cont, nil
+		}
+	}
+	return r.decodeWhole(body)
+}
+
+// pageBuf holds a response's bytes.
+type pageBuf struct{ b []byte }
+
+// readSome appends what one Read of body gives (growing b when full).
+func (p *pageBuf) readSome(body io.Reader) error {
+	if len(p.b) == cap(p.b) {
+		p.b = slices.Grow(p.b, max(cap(p.b), 64<<10))
+	}
+	n, err := body.Read(p.b[len(p.b):cap(p.b)])
+	p.b = p.b[:len(p.b)+n]
 	return err
+}
+
+// readAll appends the rest of body.
+func (p *pageBuf) readAll(body io.Reader) error {
+	for {
+		if err := p.readSome(body); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// headState is what the first bytes of a response say of its continue
+// token.
+type headState int
+
+const (
+	// headIncomplete: more bytes are needed.
+	headIncomplete headState = iota
+	// headFound: the token is known.
+	headFound
+	// headNone: the response is not a protobuf list of the kind with
+	// its metadata ahead of its items; only the whole says.
+	headNone
+)
+
+// peekHead reads the continue token from the start b of a protobuf
+// response holding a list of kind listKind: the envelope's type, then the
+// list's metadata, which the API server writes before the items.
+func peekHead(b []byte, listKind string) (string, headState) {
+	if len(b) < len(protoMagic) {
+		if bytes.HasPrefix(protoMagic, b) {
+			return "", headIncomplete
+		}
+		return "", headNone
+	}
+	b, ok := bytes.CutPrefix(b, protoMagic)
+	if !ok {
+		return "", headNone
+	}
+	kindSeen := false
+	for {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", truncatedOrNone(n)
+		}
+		if typ != protowire.BytesType {
+			return "", headNone
+		}
+		switch {
+		case num == unknownTypeMeta:
+			v, m := protowire.ConsumeBytes(b[n:])
+			if m < 0 {
+				return "", truncatedOrNone(m)
+			}
+			if kindOf(v) != listKind {
+				return "", headNone
+			}
+			kindSeen = true
+			b = b[n+m:]
+		case num == unknownRaw && kindSeen:
+			_, m := protowire.ConsumeVarint(b[n:])
+			if m < 0 {
+				return "", truncatedOrNone(m)
+			}
+			list := b[n+m:]
+			num, typ, k := protowire.ConsumeTag(list)
+			if k < 0 {
+				return "", truncatedOrNone(k)
+			}
+			if num != listMetadata || typ != protowire.BytesType {
+				return "", headNone
+			}
+			v, j := protowire.ConsumeBytes(list[k:])
+			if j < 0 {
+				return "", truncatedOrNone(j)
+			}
+			var lm metav1.ListMeta
+			if lm.Unmarshal(v) != nil {
+				return "", headNone
+			}
+			return lm.Continue, headFound
+		default:
+			return "", headNone
+		}
+	}
+}
+
+// truncatedOrNone is the headState of a protowire error code n: more bytes
+// may complete a truncated field; anything else is not for the walk.
+func truncatedOrNone(n int) headState {
+	if errors.Is(protowire.ParseError(n), io.ErrUnexpectedEOF) {
+		return headIncomplete
+	}
+	return headNone
+}
+
+// kindOf returns the kind of a protobuf runtime.TypeMeta ("" when it has
+// none or cannot be walked).
+func kindOf(typeMeta []byte) string {
+	var kind string
+	if walk(typeMeta, func(num protowire.Number, v []byte) error {
+		if num == typeMetaKind {
+			kind = string(v)
+		}
+		return nil
+	}) != nil {
+		return ""
+	}
+	return kind
 }
 
 // decodeItems decodes each item of a page, without its managed fields.
@@ -174,12 +341,7 @@ func splitList(body []byte, listKind string) (rawList, bool) {
 	err := walk(b, func(num protowire.Number, v []byte) error {
 		switch num {
 		case unknownTypeMeta:
-			return walk(v, func(num protowire.Number, v []byte) error {
-				if num == typeMetaKind {
-					kind = string(v)
-				}
-				return nil
-			})
+			kind = kindOf(v)
 		case unknownRaw:
 			list = v
 		case unknownContentEncoding:

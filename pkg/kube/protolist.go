@@ -122,7 +122,7 @@ func (r *rawPages[T, PT]) fetch(ctx context.Context, opts metav1.ListOptions) (p
 			break
 		}
 		if err := buf.readSome(body); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			_ = body.Close()
@@ -176,7 +176,7 @@ func (p *pageBuf) readSome(body io.Reader) error {
 func (p *pageBuf) readAll(body io.Reader) error {
 	for {
 		if err := p.readSome(body); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err

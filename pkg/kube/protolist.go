@@ -62,9 +62,11 @@ type rawPages[T any, PT protoItem[T]] struct {
 	newList func() runtime.Object
 	items   func(runtime.Object) []T
 	free    chan *pageBuf
-	// scratch holds an item without its managed fields; only decoding,
-	// which runs on one goroutine at a time, writes it.
-	scratch []byte
+	// scratch holds an item without its managed fields while it is
+	// decoded: pageScratch for the pages decoded by listPages' consumer,
+	// wholeScratch for those decoded as they are fetched (fetch), which
+	// runs on the fetcher's goroutine.
+	pageScratch, wholeScratch []byte
 }
 
 // pageBuffers is how many responses a rawPages holds at once.
@@ -109,7 +111,7 @@ func (r *rawPages[T, PT]) fetch(ctx context.Context, opts metav1.ListOptions) (p
 					if err != nil {
 						return nil, err
 					}
-					items, _, err := r.decode(buf.b)
+					items, _, err := r.decode(buf.b, &r.pageScratch)
 					return items, err
 				},
 				drop: func() {
@@ -138,7 +140,7 @@ func (r *rawPages[T, PT]) fetch(ctx context.Context, opts metav1.ListOptions) (p
 	var items []T
 	var cont string
 	if err == nil {
-		items, cont, err = r.decode(buf.b)
+		items, cont, err = r.decode(buf.b, &r.wholeScratch)
 	}
 	release()
 	if err != nil {
@@ -149,10 +151,11 @@ func (r *rawPages[T, PT]) fetch(ctx context.Context, opts metav1.ListOptions) (p
 
 // decode decodes a whole response: by walking it when it is a protobuf
 // list of the kind, else (or if the walk or an item fails) with
-// client-go's decoder. It returns the items and the continue token.
-func (r *rawPages[T, PT]) decode(body []byte) ([]T, string, error) {
+// client-go's decoder. It returns the items and the continue token;
+// scratch is the buffer it may use.
+func (r *rawPages[T, PT]) decode(body []byte, scratch *[]byte) ([]T, string, error) {
 	if l, ok := splitList(body, r.listKind); ok {
-		if items, err := r.decodeItems(l.items); err == nil {
+		if items, err := decodeItems[T, PT](l.items, scratch); err == nil {
 			return items, l.cont, nil
 		}
 	}
@@ -284,14 +287,15 @@ func kindOf(typeMeta []byte) string {
 	return kind
 }
 
-// decodeItems decodes each item of a page, without its managed fields.
-func (r *rawPages[T, PT]) decodeItems(raw [][]byte) ([]T, error) {
+// decodeItems decodes each item of a page, without its managed fields,
+// using scratch.
+func decodeItems[T any, PT protoItem[T]](raw [][]byte, scratch *[]byte) ([]T, error) {
 	items := make([]T, len(raw))
 	for i, b := range raw {
 		var stripped bool
-		r.scratch, stripped = withoutManagedFields(r.scratch[:0], b)
+		*scratch, stripped = withoutManagedFields((*scratch)[:0], b)
 		if stripped {
-			b = r.scratch
+			b = *scratch
 		}
 		if err := PT(&items[i]).Unmarshal(b); err != nil {
 			return nil, err

@@ -319,7 +319,8 @@ func TestDecodeItemsWithoutManagedFields(t *testing.T) {
 		wantItems[i].ManagedFields = nil
 	}
 	r := newRawPages[v1.Pod](nil, "pods", "PodList", func() runtime.Object { return &v1.PodList{} }, func(l runtime.Object) []v1.Pod { return l.(*v1.PodList).Items })
-	got, cont, err := r.decode(body)
+	var scratch []byte
+	got, cont, err := r.decode(body, &scratch)
 	if err != nil || cont != "" {
 		t.Fatalf("decode: %q, %v", cont, err)
 	}
@@ -330,8 +331,8 @@ func TestDecodeItemsWithoutManagedFields(t *testing.T) {
 	for i := range body {
 		body[i] = 'Z'
 	}
-	for i := range r.scratch {
-		r.scratch[i] = 'Z'
+	for i := range scratch {
+		scratch[i] = 'Z'
 	}
 	if diff := cmp.Diff(wantItems, got); diff != "" {
 		t.Errorf("items changed with the buffers (-want +got):\n%s", diff)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protowire"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -45,6 +46,9 @@ type listConfig struct {
 	expireAt int
 	// corruptAt truncates the pods page starting at that index.
 	corruptAt int
+	// metaLastAt writes the pods page starting at that index with the
+	// list's metadata after its items (protobuf allows any order).
+	metaLastAt int
 	// holdFirst, when set, sends the first pods page's first half, then
 	// waits for the request of the second page (or a timeout) before the
 	// rest; second is closed when that request comes.
@@ -112,6 +116,9 @@ func (s *listServer) page(w http.ResponseWriter, limit, cont string, l runtime.O
 	if s.corruptAt > 0 && from == s.corruptAt {
 		body = body[:len(body)-7]
 	}
+	if s.metaLastAt > 0 && from == s.metaLastAt {
+		body = metadataLast(body)
+	}
 	w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
 	if s.holdFirst && from == 0 && s.second != nil && len(s.pods) == n {
 		_, _ = w.Write(body[:len(body)/2])
@@ -124,6 +131,31 @@ func (s *listServer) page(w http.ResponseWriter, limit, cont string, l runtime.O
 		body = body[len(body)/2:]
 	}
 	_, _ = w.Write(body)
+}
+
+// metadataLast rewrites a protobuf list response with the list's metadata
+// after its items.
+func metadataLast(body []byte) []byte {
+	out := append([]byte(nil), protoMagic...)
+	_ = walkRaw(body[len(protoMagic):], func(num protowire.Number, typ protowire.Type, field []byte) {
+		if num != unknownRaw {
+			out = append(out, field...)
+			return
+		}
+		_, _, n := protowire.ConsumeTag(field)
+		list, _ := protowire.ConsumeBytes(field[n:])
+		var items, meta []byte
+		_ = walkRaw(list, func(num protowire.Number, _ protowire.Type, f []byte) {
+			if num == listMetadata {
+				meta = append(meta, f...)
+			} else {
+				items = append(items, f...)
+			}
+		})
+		out = protowire.AppendTag(out, unknownRaw, protowire.BytesType)
+		out = protowire.AppendBytes(out, append(items, meta...))
+	})
+	return out
 }
 
 func writeJSON(w http.ResponseWriter, obj runtime.Object) error {
@@ -206,6 +238,8 @@ func TestRawPagesMatchTyped(t *testing.T) {
 		"continue token expires": {srv: listConfig{expireAt: 1000}, chunk: 500,
 			wantRequests: []string{"limit=500 continue=", "limit=500 continue=500", "limit=500 continue=1000", "limit= continue="}},
 		"corrupt page": {srv: listConfig{corruptAt: 500}, chunk: 500, wantErr: true},
+		"a page with its metadata after its items": {srv: listConfig{metaLastAt: 500}, chunk: 500,
+			wantRequests: []string{"limit=500 continue=", "limit=500 continue=500", "limit=500 continue=1000"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -7,9 +7,10 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
@@ -38,12 +39,17 @@ type ListOptions struct {
 	// Features are the feature gates: with GenericWorkload the PodGroups
 	// are listed too, with CompositePodGroup the CompositePodGroups.
 	Features config.Features
+
+	// typed lists nodes and pods with the typed clients even when a REST
+	// client is at hand (tests compare both ways).
+	typed bool
 }
 
 // ListWith is List with options. The kinds are listed concurrently; nodes
-// and pods page by page, each page decoded and kept as it arrives, without
-// its managed fields (often most of an object as the API server returns
-// it; nothing reads them, and pkg/loader drops them too).
+// and pods page by page, the next page requested while one is decoded,
+// each page kept as it is decoded, without its managed fields (often most
+// of an object as the API server returns it; nothing reads them, and
+// pkg/loader drops them too).
 func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions) (snapshot.Objects, []string, error) {
 	chunk := max(opts.ChunkSize, 0)
 	var (
@@ -91,33 +97,25 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 	}
 	run("nodes", func() error {
 		reset := func() { nodes = nil; nodeCount.Store(0) }
-		return pages(ctx, chunk, reset, func(ctx context.Context, o metav1.ListOptions) (metav1.ListInterface, error) {
-			l, err := client.CoreV1().Nodes().List(ctx, o)
-			if err == nil {
-				for i := range l.Items {
-					l.Items[i].ManagedFields = nil
-					nodes = append(nodes, &l.Items[i])
-				}
-				nodeCount.Add(int64(len(l.Items)))
-				progress()
+		return listPages(ctx, chunk, nodePages(client, opts.typed), func(items []v1.Node) {
+			for i := range items {
+				items[i].ManagedFields = nil
+				nodes = append(nodes, &items[i])
 			}
-			return l, err
-		})
+			nodeCount.Add(int64(len(items)))
+			progress()
+		}, reset)
 	})
 	run("pods", func() error {
 		reset := func() { pods = nil; podCnt.Store(0) }
-		return pages(ctx, chunk, reset, func(ctx context.Context, o metav1.ListOptions) (metav1.ListInterface, error) {
-			l, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
-			if err == nil {
-				for i := range l.Items {
-					l.Items[i].ManagedFields = nil
-					pods = append(pods, &l.Items[i])
-				}
-				podCnt.Add(int64(len(l.Items)))
-				progress()
+		return listPages(ctx, chunk, podPages(client, opts.typed), func(items []v1.Pod) {
+			for i := range items {
+				items[i].ManagedFields = nil
+				pods = append(pods, &items[i])
 			}
-			return l, err
-		})
+			podCnt.Add(int64(len(items)))
+			progress()
+		}, reset)
 	})
 	run("poddisruptionbudgets", func() error {
 		l, err := client.PolicyV1().PodDisruptionBudgets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
@@ -182,25 +180,33 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 	return objs, warnings, nil
 }
 
-// pages calls list for each page of chunk objects (all at once when chunk
-// is 0) until the server has no more. When a continue token expires while
-// paging (410 Gone), reset drops what was read and the kind is listed again
-// in one response, as client-go's pager falls back to a full list.
-func pages(ctx context.Context, chunk int64, reset func(), list func(context.Context, metav1.ListOptions) (metav1.ListInterface, error)) error {
-	opts := metav1.ListOptions{Limit: chunk}
-	for {
-		l, err := list(ctx, opts)
-		if err != nil && opts.Continue != "" && apierrors.IsResourceExpired(err) {
-			reset()
-			opts = metav1.ListOptions{}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if l.GetContinue() == "" {
-			return nil
-		}
-		opts.Continue = l.GetContinue()
+// nodePages fetches the node list's pages: as bytes decoded by rawPages
+// when client has a REST client (unless typed), else with the typed List.
+func nodePages(client kubernetes.Interface, typed bool) fetchPage[v1.Node] {
+	if rc := restClient(client); rc != nil && !typed {
+		return newRawPages[v1.Node](rc, "nodes", "NodeList",
+			func() runtime.Object { return &v1.NodeList{} },
+			func(l runtime.Object) []v1.Node { return l.(*v1.NodeList).Items }).fetch
 	}
+	return typedPages(client.CoreV1().Nodes().List, func(l *v1.NodeList) []v1.Node { return l.Items })
+}
+
+// podPages is nodePages for the pods of every namespace.
+func podPages(client kubernetes.Interface, typed bool) fetchPage[v1.Pod] {
+	if rc := restClient(client); rc != nil && !typed {
+		return newRawPages[v1.Pod](rc, "pods", "PodList",
+			func() runtime.Object { return &v1.PodList{} },
+			func(l runtime.Object) []v1.Pod { return l.(*v1.PodList).Items }).fetch
+	}
+	return typedPages(client.CoreV1().Pods(metav1.NamespaceAll).List, func(l *v1.PodList) []v1.Pod { return l.Items })
+}
+
+// restClient returns client's core REST client, or nil when it has none
+// (a fake clientset's is a nil pointer).
+func restClient(client kubernetes.Interface) rest.Interface {
+	rc, ok := client.CoreV1().RESTClient().(*rest.RESTClient)
+	if !ok || rc == nil {
+		return nil
+	}
+	return rc
 }

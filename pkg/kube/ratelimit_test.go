@@ -17,6 +17,7 @@ type grants struct {
 	mu    sync.Mutex
 	order []int
 	wg    sync.WaitGroup
+	l     *urgentFirstLimiter // the limiter of the last start
 }
 
 // start makes request i wait for a token in a goroutine and returns once it
@@ -29,6 +30,7 @@ func (g *grants) start(ctx context.Context, t *testing.T, l *urgentFirstLimiter,
 		return len(l.queues[urgentQueue]) + len(l.queues[ordinaryQueue])
 	}
 	before := queued()
+	g.l = l
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -43,6 +45,13 @@ func (g *grants) start(ctx context.Context, t *testing.T, l *urgentFirstLimiter,
 	}
 }
 
+// queued is how many requests wait in the limiter of the last start.
+func (g *grants) queued() int {
+	g.l.mu.Lock()
+	defer g.l.mu.Unlock()
+	return len(g.l.queues[urgentQueue]) + len(g.l.queues[ordinaryQueue])
+}
+
 // granted returns the requests granted so far, in order.
 func (g *grants) granted() []int {
 	g.mu.Lock()
@@ -51,10 +60,20 @@ func (g *grants) granted() []int {
 }
 
 // step advances the clock by d and waits until n requests were granted.
+// It first waits until the limiter, if requests still queue, has armed its
+// timer on clk: a grant is seen (its request returns) before the limiter,
+// still serving, arms the timer for the next token, which a step taken in
+// between would then never reach.
 func (g *grants) step(t *testing.T, clk *testingclock.FakeClock, d time.Duration, n int) {
 	t.Helper()
-	clk.Step(d)
 	deadline := time.Now().Add(5 * time.Second)
+	for g.l != nil && !clk.HasWaiters() && g.queued() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("requests queue but the limiter has armed no timer")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(d)
 	for len(g.granted()) < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v: %d granted (%v), want %d", d, len(g.granted()), g.granted(), n)

@@ -6,6 +6,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +23,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -679,4 +685,165 @@ func admitLike(p, template *v1.Pod) {
 	p.Spec.Priority = &prio
 	p.Spec.PreemptionPolicy = template.Spec.PreemptionPolicy
 	p.Spec.Tolerations = template.Spec.Tolerations
+}
+
+// TestListPagedLive lists a real API server's nodes and pods with
+// kube.ListWith in small pages (protobuf, the next page asked for while one
+// is read and decoded, managed fields dropped before decoding) and wants
+// the objects client-go's typed List returns in one response, without their
+// managed fields; and the same when the API server's continue token expires
+// midway (410 Gone, here from a proxy in front of it), after which the pods
+// are listed again in one response.
+func TestListPagedLive(t *testing.T) {
+	e := newEnv(t, envOptions{noKubelet: true})
+	direct := e.directConfig()
+	const numNodes, numPods, chunk = 3, 130, 40
+	client := kubernetes.NewForConfigOrDie(direct)
+	ctx := context.Background()
+	now := metav1.Now()
+	for i := range numNodes {
+		if _, err := client.CoreV1().Nodes().Create(ctx, benchNode(i, now), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-00"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	parallel(t, numPods, 8, func(i int) error {
+		p := benchPod(i, numNodes, 30, "team-00")
+		status := p.Status
+		created, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		created.Status = status
+		_, err = client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		return err
+	})
+	typedPods, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typedNodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantPods []*v1.Pod
+	for i := range typedPods.Items {
+		if typedPods.Items[i].ManagedFields == nil {
+			t.Fatalf("pod %s has no managed fields: the test would not see them dropped", typedPods.Items[i].Name)
+		}
+		typedPods.Items[i].ManagedFields = nil
+		wantPods = append(wantPods, &typedPods.Items[i])
+	}
+	var wantNodes []*v1.Node
+	for i := range typedNodes.Items {
+		typedNodes.Items[i].ManagedFields = nil
+		wantNodes = append(wantNodes, &typedNodes.Items[i])
+	}
+
+	expiring := &expireOnce{}
+	proxy := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(mustParseURL(t, direct.Host)) },
+		Transport: &expireOnceRT{expire: expiring, base: mustTransport(t, direct)},
+	})
+	defer proxy.Close()
+	tests := map[string]struct {
+		cfg          *rest.Config
+		wantRequests []string
+	}{
+		"straight to the API server": {cfg: direct},
+		"a continue token expires": {cfg: &rest.Config{Host: proxy.URL},
+			wantRequests: []string{"limit=40 continue=false", "limit=40 continue=true", "limit= continue=false"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg := rest.CopyConfig(tc.cfg)
+			cfg.ContentType = runtime.ContentTypeProtobuf
+			cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+			cfg.QPS = -1
+			objs, warnings, err := kube.ListWith(ctx, kubernetes.NewForConfigOrDie(cfg), kube.ListOptions{ChunkSize: chunk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warnings) != 0 {
+				t.Errorf("warnings: %v", warnings)
+			}
+			if diff := cmp.Diff(wantPods, objs.Pods); diff != "" {
+				t.Errorf("pods: typed List vs kube.ListWith (-typed +paged):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantNodes, objs.Nodes); diff != "" {
+				t.Errorf("nodes: typed List vs kube.ListWith (-typed +paged):\n%s", diff)
+			}
+			if tc.wantRequests != nil {
+				if diff := cmp.Diff(tc.wantRequests, expiring.requests()); diff != "" {
+					t.Errorf("pods requests through the proxy (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// expireOnce answers the first pods list request with a continue token
+// with 410 Gone, as an API server whose token has expired, and records
+// every pods list request ("limit=L continue=whether one was given").
+type expireOnce struct {
+	mu      sync.Mutex
+	expired bool
+	log     []string
+}
+
+func (e *expireOnce) requests() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.log)
+}
+
+// expireOnceRT is the proxy's transport.
+type expireOnceRT struct {
+	expire *expireOnce
+	base   http.RoundTripper
+}
+
+func (rt *expireOnceRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Path != "/api/v1/pods" {
+		return rt.base.RoundTrip(req)
+	}
+	q := req.URL.Query()
+	hasContinue := q.Get("continue") != ""
+	e := rt.expire
+	e.mu.Lock()
+	e.log = append(e.log, fmt.Sprintf("limit=%s continue=%v", q.Get("limit"), hasContinue))
+	expire := hasContinue && !e.expired
+	e.expired = e.expired || expire
+	e.mu.Unlock()
+	if !expire {
+		return rt.base.RoundTrip(req)
+	}
+	status := apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result.").ErrStatus
+	status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	body, err := json.Marshal(&status)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{StatusCode: http.StatusGone, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req}, nil
+}
+
+func mustParseURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func mustTransport(t *testing.T, cfg *rest.Config) http.RoundTripper {
+	t.Helper()
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }

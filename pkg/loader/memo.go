@@ -42,6 +42,10 @@ import (
 // maxTemplates bounds the templates a memo keeps.
 const maxTemplates = 1024
 
+// maxKeySize bounds a template's keys (JSON and YAML: its text without the
+// volatile values).
+const maxKeySize = 64 << 10
+
 // maxManagedSize bounds the text of the managed fields a memo remembers.
 const maxManagedSize = 64 << 10
 
@@ -202,8 +206,8 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	lean := full.DeepCopy()
 	leanPod(lean)
 	p.obj = lean
-	if len(p.unknown) == 0 && !suspiciousNumbers(raw) {
-		key := string(m.makeKey(raw))
+	if key := m.makeKey(raw); len(p.unknown) == 0 && !suspiciousNumbers(raw) && len(key) <= maxKeySize {
+		key := string(key)
 		fields := make([]volatileField, len(m.spans))
 		for i, sp := range m.spans {
 			fields[i] = sp.field

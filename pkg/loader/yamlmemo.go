@@ -42,10 +42,6 @@ type yamlValue struct {
 	prefix  string
 }
 
-// maxYAMLKeySize bounds a template's YAML key (its text without the
-// volatile values): a memo keeps maxTemplates at most.
-const maxYAMLKeySize = 64 << 10
-
 // yamlVolatile are the volatile fields of a pod's YAML, by the keys they
 // are under (at the top, in metadata, in spec, in a container) and key.
 var yamlVolatile = map[string]volatileField{
@@ -198,7 +194,7 @@ func makeYAMLKey(item []byte, fields []volatileField) (*yamlKey, bool) {
 		prev, at = stop, blockTo
 	}
 	key = append(key, item[prev:]...)
-	if len(key) > maxYAMLKeySize {
+	if len(key) > maxKeySize {
 		return nil, false
 	}
 	if !slices.EqualFunc(values, fields, func(v yamlValue, f volatileField) bool { return v.field == f }) {

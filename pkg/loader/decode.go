@@ -311,7 +311,9 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 		}
 	}
 	obj := p.obj
-	s.origin[obj] = at
+	if !s.opts.Lean || !isPodOrNode(obj) {
+		s.origin[obj] = at
+	}
 	if p.namespaced && h.Namespace == "" {
 		s.defaulted[obj] = true
 	}
@@ -482,6 +484,17 @@ func (o source) String() string {
 
 // objectKey is an object's kind, namespace and name.
 type objectKey struct{ kind, namespace, name string }
+
+// isPodOrNode reports whether obj is a pod or a node: a lean set does not
+// record where those were read from (a snapshot holds most of its objects
+// in them, and nothing that reads a lean set asks).
+func isPodOrNode(obj any) bool {
+	switch obj.(type) {
+	case *v1.Pod, *v1.Node:
+		return true
+	}
+	return false
+}
 
 // isListKind reports whether kind names a list (List, PodList, ...).
 func isListKind(kind string) bool { return strings.HasSuffix(kind, "List") }

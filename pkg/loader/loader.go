@@ -67,9 +67,9 @@ type Options struct {
 	Parallelism int
 	// Lean drops, once a pod is admitted, the fields of pods that no
 	// scheduling or preemption decision reads (see leanPod): a snapshot of
-	// a large cluster then holds much less. For commands that only
-	// evaluate (whatif); whoever writes objects back or runs them
-	// (simulate, snapshot) leaves it off.
+	// a large cluster then holds much less, and Origin does not know its
+	// pods and nodes. For commands that only evaluate (whatif); whoever
+	// writes objects back or runs them (simulate, snapshot) leaves it off.
 	Lean bool
 }
 
@@ -192,12 +192,16 @@ func (s *Set) reserve(n int) {
 	}
 	seen := make(map[objectKey]source, len(s.seen)+n)
 	maps.Copy(seen, s.seen)
-	origin := make(map[any]source, len(s.origin)+n)
-	maps.Copy(origin, s.origin)
-	s.seen, s.origin = seen, origin
+	s.seen = seen
+	if !s.opts.Lean {
+		origin := make(map[any]source, len(s.origin)+n)
+		maps.Copy(origin, s.origin)
+		s.origin = origin
+	}
 }
 
-// Origin returns where obj was read from ("" if unknown).
+// Origin returns where obj was read from ("" if unknown, and for the pods
+// and nodes of a lean set).
 func (s *Set) Origin(obj any) string { return s.origin[obj].String() }
 
 // Load reads every path (file or directory) into a new Set.

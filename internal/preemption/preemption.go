@@ -473,6 +473,7 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 	clear(out)
 	workers := e.workers
 	if len(workers) <= 1 || count < d.parallelMin() {
+		workers[0].slab.expect(count)
 		for i := range count {
 			out[i] = d.selectVictims(&workers[0], nodes[(offset+start+i)%len(nodes)])
 		}
@@ -483,6 +484,10 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 	b := &d.batch
 	b.nodes, b.first, b.out = nodes, offset+start, out
 	b.next.Store(0)
+	share := (count + len(workers) - 1) / len(workers)
+	for k := range workers {
+		workers[k].slab.expect(share)
+	}
 	for k := range min(len(workers), count) - 1 {
 		b.wg.Add(1)
 		go d.work(&workers[k+1], true)

@@ -246,7 +246,15 @@ func (e *Evaluator) Evaluate(c *filter.Cycle, fr filter.Result, opts Options) (*
 	res.Eligible = true
 
 	// 2) The nodes where removing pods may help: filter status Unschedulable.
-	res.PotentialNodes = e.potential[:0]
+	// They are counted first, so that a fresh evaluator's list is made
+	// once at its size.
+	numPotential := 0
+	for i := range fr.Statuses {
+		if fr.Statuses[i].Code == filter.Unschedulable {
+			numPotential++
+		}
+	}
+	res.PotentialNodes = reserve(&e.potential, numPotential)
 	for i, n := range snap.Nodes {
 		if fr.Statuses[i].Code == filter.Unschedulable {
 			res.PotentialNodes = append(res.PotentialNodes, n)
@@ -334,6 +342,15 @@ func numCandidates(numNodes int, opts Options) int {
 	return min(n, numNodes)
 }
 
+// reserve returns *buf emptied, with room for n elements: reallocated
+// (and kept in *buf) only when it has less.
+func reserve[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, 0, n)
+	}
+	return (*buf)[:0]
+}
+
 // nodeOutcome is the dry-run result on one node.
 type nodeOutcome struct {
 	cand   *Candidate
@@ -397,13 +414,15 @@ func (d *dryRun) run(res *Result) {
 	e := d.e
 	nodes := res.PotentialNodes
 	n, want := len(nodes), res.NumCandidates
-	nonViolating, violating := e.nonViolating[:0], e.violating[:0]
-	res.Visited = e.visited[:0]
+	// The walk cannot stop before it has visited want nodes, so the first
+	// batch is that many; later batches are what is still missing. The
+	// lists are made for the first batch at once (a fresh evaluator's
+	// would otherwise grow from nothing, one allocation a doubling).
+	batch := max(min(want, n), 1)
+	nonViolating, violating := reserve(&e.nonViolating, batch), e.violating[:0]
+	res.Visited = reserve(&e.visited, batch)
 	res.NodeStatuses = e.statuses[:0]
 	done := false
-	// The walk cannot stop before it has visited want nodes, so the first
-	// batch is that many; later batches are what is still missing.
-	batch := max(min(want, n), 1)
 	for start := 0; start < n && !done; {
 		end := min(start+batch, n)
 		outcomes := d.evaluate(nodes, res.Offset, start, end)
@@ -454,6 +473,7 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 	clear(out)
 	workers := e.workers
 	if len(workers) <= 1 || count < d.parallelMin() {
+		workers[0].slab.expect(count)
 		for i := range count {
 			out[i] = d.selectVictims(&workers[0], nodes[(offset+start+i)%len(nodes)])
 		}
@@ -464,6 +484,10 @@ func (d *dryRun) evaluate(nodes []*snapshot.Node, offset, start, end int) []node
 	b := &d.batch
 	b.nodes, b.first, b.out = nodes, offset+start, out
 	b.next.Store(0)
+	share := (count + len(workers) - 1) / len(workers)
+	for k := range workers {
+		workers[k].slab.expect(share)
+	}
 	for k := range min(len(workers), count) - 1 {
 		b.wg.Add(1)
 		go d.work(&workers[k+1], true)

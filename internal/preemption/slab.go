@@ -1,7 +1,11 @@
 package preemption
 
-// maxSlabBlock bounds the victims in one slab block.
-const maxSlabBlock = 1024
+// maxSlabBlock bounds the victims in one slab block (unless one
+// candidate has more), maxCandidateBlock the candidates.
+const (
+	maxSlabBlock      = 1024
+	maxCandidateBlock = 256
+)
 
 // slab hands out victims and candidates from shared blocks, so that a dry
 // run allocates a few blocks per worker instead of several objects per
@@ -11,11 +15,20 @@ const maxSlabBlock = 1024
 // again (reset), and when an evaluation ends, trim clears what it did not
 // hand out again, so that a slab never keeps pods alive that no result
 // refers to. What is handed out again is overwritten, not cleared first.
+//
+// When the slab is told how many candidates are coming (expect), a block
+// it must make is sized for them instead: the candidates' at once, the
+// victims' by the victims a candidate had so far. A fresh evaluator then
+// makes a block or two of each, about the size the dry run needs, instead
+// of one for every doubling.
 type slab struct {
 	values []Victim // the rest of the current block
 	ptrs   []*Victim
 	cands  []Candidate
 	block  int
+	// expected is how many more candidates expect announced; victims
+	// and made count what was handed out since.
+	expected, victimsMade, candidatesMade int
 	// victimBlocks and candidateBlocks are every block the slab made, in
 	// the order it hands them out; nextVictims and nextCandidates index
 	// the next one to hand out.
@@ -49,6 +62,7 @@ func (s *slab) victims(n int) []*Victim {
 	}
 	values, ptrs := s.values[:n:n], s.ptrs[:n:n]
 	s.values, s.ptrs = s.values[n:], s.ptrs[n:]
+	s.victimsMade += n
 	if n > 0 {
 		s.victimBlocks[s.nextVictims-1].used += n
 	}
@@ -69,26 +83,43 @@ func (s *slab) nextVictimBlock(n int) {
 	}
 	s.block = min(max(2*s.block, 32), maxSlabBlock)
 	k := max(s.block, n)
+	if s.candidatesMade > 1 && s.expected > 0 {
+		// The candidate being filled and those still expected, at the
+		// victims the earlier ones had on average.
+		perCandidate := float64(s.victimsMade) / float64(s.candidatesMade-1)
+		k = max(n, min(int(perCandidate*float64(s.expected+1))+1, maxSlabBlock))
+	}
 	s.victimBlocks = append(s.victimBlocks, victimBlock{values: make([]Victim, k), ptrs: make([]*Victim, k)})
 	s.nextVictims = len(s.victimBlocks)
 	b := &s.victimBlocks[s.nextVictims-1]
 	s.values, s.ptrs = b.values, b.ptrs
 }
 
-// candidate returns a candidate for the caller to fill.
+// candidate returns a candidate for the caller to fill; its victims are
+// to be asked for next.
 func (s *slab) candidate() *Candidate {
 	if len(s.cands) == 0 {
 		if s.nextCandidates == len(s.candidateBlocks) {
-			s.candidateBlocks = append(s.candidateBlocks, candidateBlock{cands: make([]Candidate, min(max(s.block/8, 4), maxSlabBlock/16))})
+			k := min(max(s.block/8, 4), maxSlabBlock/16)
+			if s.expected > 0 {
+				k = min(s.expected, maxCandidateBlock)
+			}
+			s.candidateBlocks = append(s.candidateBlocks, candidateBlock{cands: make([]Candidate, k)})
 		}
 		s.cands = s.candidateBlocks[s.nextCandidates].cands
 		s.nextCandidates++
 	}
 	s.candidateBlocks[s.nextCandidates-1].used++
+	s.candidatesMade++
+	s.expected = max(s.expected-1, 0)
 	c := &s.cands[0]
 	s.cands = s.cands[1:]
 	return c
 }
+
+// expect tells the slab that about k more candidates are coming: those of
+// the nodes the worker dry-runs next.
+func (s *slab) expect(k int) { s.expected = k }
 
 // reset hands every block out again, from the first; what they hold is
 // overwritten as they are, and trim clears the rest.
@@ -103,6 +134,7 @@ func (s *slab) reset() {
 	}
 	s.values, s.ptrs, s.cands = nil, nil, nil
 	s.nextVictims, s.nextCandidates = 0, 0
+	s.expected, s.victimsMade, s.candidatesMade = 0, 0, 0
 }
 
 // trim clears what the blocks hold beyond what the current evaluation

@@ -331,7 +331,8 @@ func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unit
 	// 4) Reprieve as many as possible, the budget-breaking ones first: add
 	// each back, and evict it again only if the preemptor then no longer
 	// fits.
-	evicted := reprieveAll(fit, violating, w.evicted[:0])
+	// (At most n units are evicted: the list is made once at that size.)
+	evicted := reprieveAll(fit, violating, reserve(&w.evicted, n))
 	numViolating := 0
 	for i, j := 0, 0; i < len(evicted); i++ {
 		// The evicted units are a subsequence of violating.

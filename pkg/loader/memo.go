@@ -385,19 +385,29 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 	m.spans = m.spans[:0]
 	key, at := t.key, 0
 	for _, f := range t.fields {
-		n := strings.IndexByte(key, 0)
-		if n < 0 || len(raw)-at < n || string(raw[at:at+n]) != key[:n] {
+		var ok bool
+		if key, at, ok = keySegment(key, raw, at); !ok {
 			return false
 		}
-		at += n
 		end := skipValue(raw, at)
 		if end < 0 {
 			return false
 		}
 		m.spans = append(m.spans, span{start: at, end: end, field: f})
-		key, at = key[n+1:], end
+		at = end
 	}
 	return string(raw[at:]) == key
+}
+
+// keySegment reports whether doc holds at at the text of key up to key's
+// next NUL (where a volatile value was cut out), and returns the rest of
+// key after that NUL and where the value starts in doc.
+func keySegment(key string, doc []byte, at int) (string, int, bool) {
+	n := strings.IndexByte(key, 0)
+	if n < 0 || len(doc)-at < n || string(doc[at:at+n]) != key[:n] {
+		return "", 0, false
+	}
+	return key[n+1:], at + n, true
 }
 
 // fromTemplate prepares raw, whose key is t's, as a copy of t with raw's

@@ -3,7 +3,6 @@ package loader
 import (
 	"bytes"
 	"slices"
-	"strings"
 )
 
 // A pod memo reads the pods of a YAML List (the loose items cutYAMLItems
@@ -251,11 +250,10 @@ func (m *podMemo) matchesYAML(item []byte, yk *yamlKey, scratch *yamlScratch) bo
 	m.spans, m.values = m.spans[:0], m.values[:0]
 	key, at := yk.key, 0
 	for _, v := range yk.values {
-		n := strings.IndexByte(key, 0)
-		if n < 0 || len(item)-at < n || string(item[at:at+n]) != key[:n] {
+		var ok bool
+		if key, at, ok = keySegment(key, item, at); !ok {
 			return false
 		}
-		at += n
 		var end, docEnd int
 		if v.block {
 			if end = blockEnd(item, at, v.indent, false); end < 0 {
@@ -282,7 +280,7 @@ func (m *podMemo) matchesYAML(item []byte, yk *yamlKey, scratch *yamlScratch) bo
 		m.values = append(m.values, out[len(v.prefix):len(out)-1]...)
 		scratch.recycle(out)
 		m.spans = append(m.spans, span{start: start, end: len(m.values), field: v.field})
-		key, at = key[n+1:], end
+		at = end
 	}
 	return string(item[at:]) == key
 }

@@ -386,8 +386,8 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 	key, at := t.key, 0
 	for _, f := range t.fields {
 		var ok bool
-		if key, at, ok = keySegment(key, raw, at); !ok {
-			return false
+		if key, at, ok = keySegment(key, raw, at); !ok || skipSpace(raw, at) != at {
+			return false // cut's values start past the space before them
 		}
 		end := skipValue(raw, at)
 		if end < 0 {

@@ -405,11 +405,17 @@ func (p *yamlParser) sequence(indent int) bool {
 	return true
 }
 
+// maxKeyLen bounds the keys the converter reads: YAML takes a key without
+// "? " only up to 1,024 characters, which the generic converter enforces
+// (and words); the converter leaves a longer key, and one of more than
+// maxKeyLen bytes, to it.
+const maxKeyLen = 512
+
 // splitKey splits "key: rest" or "key:" into the key and the rest.
 func splitKey(content []byte) (key, rest []byte, ok bool) {
 	if content[0] == '"' || content[0] == '\'' {
 		end := bytes.IndexByte(content[1:], content[0])
-		if end < 0 {
+		if end < 0 || end+2 > maxKeyLen {
 			return nil, nil, false
 		}
 		k, ok := quoted(content[:end+2])
@@ -430,7 +436,7 @@ func splitKey(content []byte) (key, rest []byte, ok bool) {
 		i = len(content) - 1
 	}
 	k := content[:i]
-	if len(k) == 0 || k[len(k)-1] == ' ' || !isPlainString(k) {
+	if len(k) == 0 || len(k) > maxKeyLen || k[len(k)-1] == ' ' || !isPlainString(k) {
 		return nil, nil, false
 	}
 	if i+1 < len(content) {
@@ -592,7 +598,7 @@ func appendFlow(out, s []byte, depth int) (_, rest []byte, ok bool) {
 // colon and a space) and returns the key and what follows.
 func flowKey(s []byte) (key string, rest []byte, ok bool) {
 	tok, rest, ok := flowToken(s)
-	if !ok || len(rest) < 2 || rest[0] != ':' || rest[1] != ' ' {
+	if !ok || len(tok) > maxKeyLen || len(rest) < 2 || rest[0] != ':' || rest[1] != ' ' {
 		return "", s, false
 	}
 	if tok[0] == '"' || tok[0] == '\'' {

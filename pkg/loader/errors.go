@@ -28,13 +28,15 @@ type InputError struct {
 func (e *InputError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Source)
+	// The object and field come from the input, which may hold line
+	// breaks in a name: the message is one line whatever they hold.
 	if e.Object != "" {
-		b.WriteString(": " + clip(e.Object, maxMessagePart))
+		b.WriteString(": " + clip(oneLine(e.Object), maxMessagePart))
 	}
 	if e.Field != "" {
-		b.WriteString(": " + clip(e.Field, maxMessagePart))
+		b.WriteString(": " + clip(oneLine(e.Field), maxMessagePart))
 	}
-	b.WriteString(": " + clip(e.Detail, 4*maxMessagePart))
+	b.WriteString(": " + clip(oneLine(e.Detail), 4*maxMessagePart))
 	return b.String()
 }
 

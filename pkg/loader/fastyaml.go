@@ -132,8 +132,8 @@ func splitYAMLLines(doc []byte, lines []yamlLine) []yamlLine {
 			indent++
 		}
 		content := bytes.TrimRight(raw[indent:], " ")
-		if len(content) > 0 && content[0] == '\t' {
-			return nil
+		if len(content) > 0 && (content[0] == '\t' || content[len(content)-1] == '\t') {
+			return nil // YAML trims a tab at a line's end, except in a block scalar
 		}
 		if indent == 0 && len(raw) > 0 && (raw[0] == '-' || raw[0] == '.' || raw[0] == '%') &&
 			(bytes.HasPrefix(raw, []byte("---")) || bytes.HasPrefix(raw, []byte("...")) || raw[0] == '%') {
@@ -436,7 +436,7 @@ func splitKey(content []byte) (key, rest []byte, ok bool) {
 		i = len(content) - 1
 	}
 	k := content[:i]
-	if len(k) == 0 || len(k) > maxKeyLen || k[len(k)-1] == ' ' || !isPlainString(k) {
+	if len(k) == 0 || len(k) > maxKeyLen || k[len(k)-1] == ' ' || k[len(k)-1] == '\t' || !isPlainString(k) {
 		return nil, nil, false
 	}
 	if i+1 < len(content) {

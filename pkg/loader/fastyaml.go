@@ -176,21 +176,20 @@ const (
 type yamlBlocks struct {
 	json map[string][]byte
 	key  []byte
-	// lookups and hits count the blocks looked up in this trial: after a
-	// trial in which blocks were rarely alike, the next pause blocks are
-	// not looked up.
-	lookups, hits, pause int
+	// trials decides when blocks are looked up (trials.go).
+	trials trials
 }
 
-// yamlBlocksTrial is how many blocks a trial looks up, and yamlBlocksPause
-// how many blocks are converted without a lookup after one in which fewer
-// than one in eight was found.
+// A block memo's trials: yamlBlocksTrial blocks, then yamlBlocksPause
+// converted without a lookup after one that found little.
 const (
 	yamlBlocksTrial = 2048
 	yamlBlocksPause = 8 * yamlBlocksTrial
 )
 
-func newYAMLBlocks() *yamlBlocks { return &yamlBlocks{json: map[string][]byte{}} }
+func newYAMLBlocks() *yamlBlocks {
+	return &yamlBlocks{json: map[string][]byte{}, trials: trials{size: yamlBlocksTrial, pause: yamlBlocksPause}}
+}
 
 // block converts the nested block of a key at indent (whose line was the
 // one before p.i) through p.blocks. done is false when there is no such
@@ -220,18 +219,12 @@ func (p *yamlParser) block(indent int, inMapping bool) (done, ok bool) {
 		key = append(key, '\n')
 	}
 	b.key = key
-	b.lookups++
-	if out, hit := b.json[string(key)]; hit {
-		b.hits++
+	out, hit := b.json[string(key)]
+	b.trials.count(hit)
+	if hit {
 		p.out = append(p.out, out...)
 		p.i = end
 		return true, true
-	}
-	if b.lookups >= yamlBlocksTrial {
-		if b.hits < b.lookups/8 {
-			b.pause = yamlBlocksPause
-		}
-		b.lookups, b.hits = 0, 0
 	}
 	start := len(p.out)
 	if !p.nested(indent, inMapping) {
@@ -330,10 +323,8 @@ func (p *yamlParser) value(indent int, rest []byte, inMapping bool) bool {
 		return p.scalar(rest)
 	}
 	p.skipBlank()
-	if b := p.blocks; b != nil && p.depth == 2 {
-		if b.pause > 0 {
-			b.pause--
-		} else if done, ok := p.block(indent, inMapping); done {
+	if b := p.blocks; b != nil && p.depth == 2 && !b.trials.skip() {
+		if done, ok := p.block(indent, inMapping); done {
 			return ok
 		}
 	}

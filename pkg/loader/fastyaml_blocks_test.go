@@ -87,13 +87,13 @@ func TestYAMLBlocksPauseAndResume(t *testing.T) {
 		convert(fmt.Sprintf("a:\n  b:\n    c: d%d\n", i))
 	}
 	b := scratch.blocks
-	if b.pause != yamlBlocksPause {
-		t.Fatalf("pause %d after a trial of distinct blocks, want %d", b.pause, yamlBlocksPause)
+	if b.trials.left != yamlBlocksPause {
+		t.Fatalf("pause %d after a trial of distinct blocks, want %d", b.trials.left, yamlBlocksPause)
 	}
 	for range yamlBlocksPause + 10 {
 		convert("a:\n  b:\n    c: same\n")
 	}
-	if b.pause != 0 || b.hits != 9 {
-		t.Errorf("after the pause: pause %d, %d blocks found; want 0, 9", b.pause, b.hits)
+	if b.trials.left != 0 || b.trials.found != 9 {
+		t.Errorf("after the pause: pause %d, %d blocks found; want 0, 9", b.trials.left, b.trials.found)
 	}
 }

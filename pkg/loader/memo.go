@@ -49,12 +49,8 @@ const maxKeySize = 64 << 10
 // maxManagedSize bounds the text of the managed fields a memo remembers.
 const maxManagedSize = 64 << 10
 
-// A memo looks pods up in trials of memoTrial pods; after a trial in which
-// fewer than one in eight came from a template, it prepares the next
-// memoPause pods without looking them up, then tries again. So a List of
-// pods that share nothing costs little, and one whose shapes change (the
-// pods of DaemonSets, each with its node in its affinity, before those of
-// Deployments) loses the memo only for a while.
+// A pod memo's trials (trials.go): memoTrial pods, then memoPause
+// without lookups after one that found little.
 const (
 	memoTrial = 512
 	memoPause = 8 * memoTrial
@@ -64,14 +60,13 @@ const (
 type podMemo struct {
 	templates map[string]*podTemplate
 	// hits counts the pods made from a template (its own counter, which
-	// the set reads once the load is done); trial and found count the
-	// pods looked up in this trial and those found, and pause the pods
-	// to prepare without looking them up.
-	hits                *int
-	trial, found, pause int
-	key                 []byte
-	spans               []span
-	dec                 fastDecoder
+	// the set reads once the load is done); trials decides when pods are
+	// looked up.
+	hits   *int
+	trials trials
+	key    []byte
+	spans  []span
+	dec    fastDecoder
 	// pf is the pod fromTemplate validates: pfOf's full pod, but for the
 	// volatile fields of the pod it validated last.
 	pf   v1.Pod
@@ -157,14 +152,13 @@ func (s *Set) memoHits() int {
 
 // newPodMemo returns an empty memo that counts its hits in hits.
 func newPodMemo(hits *int) *podMemo {
-	return &podMemo{templates: map[string]*podTemplate{}, hits: hits}
+	return &podMemo{templates: map[string]*podTemplate{}, hits: hits, trials: trials{size: memoTrial, pause: memoPause}}
 }
 
 // prepare is prepare(raw, true) through the memo.
 func (m *podMemo) prepare(raw []byte) prepared {
 	m.made = nil
-	if m.pause > 0 {
-		m.pause--
+	if m.trials.skip() {
 		return prepare(raw, true, &m.dec)
 	}
 	// The pods of a workload most often come one after the other, or the
@@ -331,20 +325,12 @@ func (m *podMemo) makeKey(raw []byte) []byte {
 	return key
 }
 
-// count counts a pod looked up, and whether it was made from a template;
-// it ends a trial that found little with a pause.
+// count counts a pod looked up, and whether it was made from a template.
 func (m *podMemo) count(made bool) {
-	m.trial++
 	if made {
-		m.found++
 		*m.hits++
 	}
-	if m.trial == memoTrial {
-		if m.found < m.trial/8 {
-			m.pause = memoPause // most pods differ: keys cost and find nothing
-		}
-		m.trial, m.found = 0, 0
-	}
+	m.trials.count(made)
 }
 
 // predict returns the template whose key raw has among the two most

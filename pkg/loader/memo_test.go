@@ -307,8 +307,8 @@ func TestMemoPausesAndResumes(t *testing.T) {
 	for ; i < memoTrial; i++ {
 		m.prepare(doc(i, fmt.Sprint("distinct-", i)))
 	}
-	if hits != 0 || m.pause != memoPause {
-		t.Fatalf("after %d distinct pods: %d hits, pause %d; want 0, %d", i, hits, m.pause, memoPause)
+	if hits != 0 || m.trials.left != memoPause {
+		t.Fatalf("after %d distinct pods: %d hits, pause %d; want 0, %d", i, hits, m.trials.left, memoPause)
 	}
 	const after = 600
 	for range memoPause + after {

@@ -208,7 +208,7 @@ func makeYAMLKey(item []byte, fields []volatileField) (*yamlKey, bool) {
 // prepared as usual).
 func (m *podMemo) prepareYAMLItem(item []byte, scratch *yamlScratch) (prepared, bool) {
 	last := m.last
-	if m.pause > 0 || last == nil {
+	if m.trials.pausing() || last == nil {
 		return prepared{}, false
 	}
 	for _, t := range [2]*podTemplate{last.next, last} {

@@ -45,14 +45,17 @@ func (c *chunk) release() {
 
 // get returns a buffer of length n and capacity size or more: one handed
 // back, else a new one, with room for the part of an item a read keeps
-// (so that it serves the next reads too).
+// (so that it serves the next reads too). Nil chunks hand out new buffers
+// only, which nothing reuses: what is cut from them stays as it was read.
 func (cs *chunks) get(n, size int) []byte {
-	select {
-	case b := <-cs.free:
-		if cap(b) >= size {
-			return b[:n]
+	if cs != nil {
+		select {
+		case b := <-cs.free:
+			if cap(b) >= size {
+				return b[:n]
+			}
+		default:
 		}
-	default:
 	}
 	return make([]byte, n, max(size, streamChunk+chunkSlack))
 }
@@ -60,8 +63,12 @@ func (cs *chunks) get(n, size int) []byte {
 // chunkSlack is the room a new chunk has beyond a read's.
 const chunkSlack = streamChunk / 8
 
-// use makes buf the chunk read into, releasing the one before.
+// use makes buf the chunk read into, releasing the one before; nil chunks
+// track nothing.
 func (cs *chunks) use(buf []byte) {
+	if cs == nil {
+		return
+	}
 	c := &chunk{buf: buf, free: cs.free}
 	c.refs.Store(1)
 	if cs.cur != nil {

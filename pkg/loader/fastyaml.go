@@ -127,10 +127,7 @@ func splitYAMLLines(doc []byte, lines []yamlLine) []yamlLine {
 				return nil
 			}
 		}
-		indent := 0
-		for indent < len(raw) && raw[indent] == ' ' {
-			indent++
-		}
+		indent := indentOf(raw)
 		content := bytes.TrimRight(raw[indent:], " ")
 		if len(content) > 0 && (content[0] == '\t' || content[len(content)-1] == '\t') {
 			return nil // YAML trims a tab at a line's end, except in a block scalar
@@ -142,6 +139,15 @@ func splitYAMLLines(doc []byte, lines []yamlLine) []yamlLine {
 		lines = append(lines, yamlLine{indent: indent, content: content, raw: raw})
 	}
 	return lines
+}
+
+// indentOf returns how many spaces line starts with.
+func indentOf(line []byte) int {
+	n := 0
+	for n < len(line) && line[n] == ' ' {
+		n++
+	}
+	return n
 }
 
 type yamlParser struct {

@@ -166,13 +166,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	// template that came after the last one the time before, and the last
 	// one, are tried first, by their keys alone.
 	if t := m.predict(raw); t != nil {
-		p, ok := m.fromTemplate(t, raw)
-		m.count(ok)
-		if ok {
-			m.made = t
-			return p
-		}
-		return prepare(raw, true, &m.dec)
+		return m.prepareFrom(t, raw)
 	}
 	if sniffKind(raw) != "Pod" || !m.cut(raw) {
 		return prepare(raw, true, &m.dec)
@@ -180,13 +174,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	t := m.templates[string(m.makeKey(raw))]
 	if t != nil {
 		m.follow(t)
-		p, ok := m.fromTemplate(t, raw)
-		m.count(ok)
-		if ok {
-			m.made = t
-			return p
-		}
-		return prepare(raw, true, &m.dec)
+		return m.prepareFrom(t, raw)
 	}
 	m.count(false)
 	if len(m.templates) >= maxTemplates {
@@ -333,21 +321,39 @@ func (m *podMemo) count(made bool) {
 	m.trials.count(made)
 }
 
-// predict returns the template whose key raw has among the two most
-// likely (the one that followed m.last the time before, and m.last), with
-// raw's spans in m.spans, or nil.
-func (m *podMemo) predict(raw []byte) *podTemplate {
+// prepareFrom prepares raw, whose key is t's, from t, or as usual when
+// the template cannot make it, and counts the lookup.
+func (m *podMemo) prepareFrom(t *podTemplate, raw []byte) prepared {
+	p, ok := m.fromTemplate(t, raw)
+	m.count(ok)
+	if !ok {
+		return prepare(raw, true, &m.dec)
+	}
+	m.made = t
+	return p
+}
+
+// candidates returns the two templates most likely to come next: the one
+// that followed m.last the time before, and m.last; either may be nil, and
+// the second is nil when it is the first.
+func (m *podMemo) candidates() [2]*podTemplate {
 	last := m.last
 	if last == nil {
-		return nil
+		return [2]*podTemplate{}
 	}
-	for _, t := range [2]*podTemplate{last.next, last} {
+	if last.next == last {
+		return [2]*podTemplate{last}
+	}
+	return [2]*podTemplate{last.next, last}
+}
+
+// predict returns the template, of the candidates, whose key raw has, with
+// raw's spans in m.spans, or nil.
+func (m *podMemo) predict(raw []byte) *podTemplate {
+	for _, t := range m.candidates() {
 		if t != nil && m.matches(raw, t) {
 			m.follow(t)
 			return t
-		}
-		if last.next == last {
-			break
 		}
 	}
 	return nil

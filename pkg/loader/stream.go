@@ -293,18 +293,15 @@ type window struct {
 	r   io.Reader
 	buf []byte
 	eof bool
-	// pool, when set, gives the buffers and tracks which is read into.
+	// pool gives the buffers and tracks which is read into (nil: buffers
+	// of the window's own, not reused).
 	pool *chunks
 }
 
 // newWindow returns a window on r holding first, reading into pool's
-// buffers (nil: buffers of its own).
+// buffers.
 func newWindow(r io.Reader, pool *chunks, first []byte) *window {
 	w := &window{r: r, pool: pool}
-	if pool == nil {
-		w.buf = append(make([]byte, 0, max(streamChunk, len(first))), first...)
-		return w
-	}
 	w.buf = append(pool.get(0, max(streamChunk, len(first))), first...)
 	pool.use(w.buf)
 	return w
@@ -319,17 +316,10 @@ func (w *window) more(keep int) (int, error) {
 		return 0, io.EOF
 	}
 	n := len(w.buf) - keep
-	var next []byte
-	if w.pool != nil {
-		next = w.pool.get(n, max(n+streamChunk, 2*n))
-	} else {
-		next = make([]byte, n, max(n+streamChunk, 2*n))
-	}
+	next := w.pool.get(n, max(n+streamChunk, 2*n))
 	copy(next, w.buf[keep:])
 	w.buf = next
-	if w.pool != nil {
-		w.pool.use(next)
-	}
+	w.pool.use(next)
 	m, err := io.ReadFull(w.r, w.buf[n:cap(w.buf)])
 	w.buf = w.buf[:n+m]
 	switch {

@@ -71,10 +71,7 @@ type yamlItemLine struct {
 func itemLine(item []byte, at int) yamlItemLine {
 	end := at + bytes.IndexByte(item[at:], '\n')
 	l := yamlItemLine{start: at, end: end}
-	n := at
-	for n < end && item[n] == ' ' {
-		n++
-	}
+	n := at + indentOf(item[at:end])
 	if at == 0 {
 		n = 0 // the item's "- ", read as an entry below
 	}
@@ -93,10 +90,7 @@ func itemLine(item []byte, at int) yamlItemLine {
 func blockEnd(item []byte, from, indent int, scalar bool) int {
 	for from < len(item) {
 		e := from + bytes.IndexByte(item[from:], '\n')
-		n := from
-		for n < e && item[n] == ' ' {
-			n++
-		}
+		n := from + indentOf(item[from:e])
 		if n == e {
 			return -1 // a blank line: not read here
 		}
@@ -203,15 +197,14 @@ func makeYAMLKey(item []byte, fields []volatileField) (*yamlKey, bool) {
 }
 
 // prepareYAMLItem prepares a loose item of a YAML List through the
-// template its text fits, of the two predict would try; false when it
+// template its text fits, of the memo's candidates; false when it
 // fits neither or the pod is not made so (the item is then converted and
 // prepared as usual).
 func (m *podMemo) prepareYAMLItem(item []byte, scratch *yamlScratch) (prepared, bool) {
-	last := m.last
-	if m.trials.pausing() || last == nil {
+	if m.trials.pausing() {
 		return prepared{}, false
 	}
-	for _, t := range [2]*podTemplate{last.next, last} {
+	for _, t := range m.candidates() {
 		if t != nil && t.yaml != nil && m.matchesYAML(item, t.yaml, scratch) {
 			p, ok := m.fromTemplate(t, m.values)
 			if !ok {
@@ -220,9 +213,6 @@ func (m *podMemo) prepareYAMLItem(item []byte, scratch *yamlScratch) (prepared, 
 			m.count(true)
 			m.follow(t)
 			return p, true
-		}
-		if last.next == last {
-			break
 		}
 	}
 	return prepared{}, false

@@ -298,6 +298,9 @@ func (d *fastDecoder) stringMap(data []byte, i int, v reflect.Value, ti *typeInf
 	if !ti.plainKey {
 		return d.strictAt(data, i, skipValue(data, i), v)
 	}
+	if ti.t == stringsMapType {
+		return d.stringsMap(data, i, v)
+	}
 	t, elem := ti.t, d.elemInfo(ti)
 	m := reflect.MakeMap(t)
 	end := walkObject(data, i, func(key []byte, vi int) int {
@@ -330,6 +333,36 @@ func (d *fastDecoder) stringMap(data []byte, i int, v reflect.Value, ti *typeInf
 	})
 	if end >= 0 {
 		v.Set(m)
+	}
+	return end
+}
+
+// stringsMapType is map[string]string (labels, annotations, selectors).
+var stringsMapType = reflect.TypeFor[map[string]string]()
+
+// stringsMap is stringMap for a map[string]string, without reflection.
+func (d *fastDecoder) stringsMap(data []byte, i int, v reflect.Value) int {
+	m := map[string]string{}
+	end := walkObject(data, i, func(key []byte, vi int) int {
+		if !plainJSONContents(key) || vi >= len(data) || data[vi] != '"' {
+			return -1
+		}
+		if _, dup := m[string(key)]; dup {
+			return -1
+		}
+		end := skipString(data, vi)
+		if end < 0 {
+			return -1
+		}
+		s, plain := plainJSONString(data[vi:end])
+		if !plain {
+			return -1
+		}
+		m[string(key)] = s
+		return end
+	})
+	if end >= 0 {
+		v.Set(reflect.ValueOf(m))
 	}
 	return end
 }

@@ -46,8 +46,8 @@ const maxTemplates = 1024
 // volatile values).
 const maxKeySize = 64 << 10
 
-// maxManagedSize bounds the text of the managed fields a memo remembers.
-const maxManagedSize = 64 << 10
+// maxKnownSize bounds the text of a value a memo remembers (podMemo.known).
+const maxKnownSize = 64 << 10
 
 // A pod memo's trials (trials.go): memoTrial pods, then memoPause
 // without lookups after one that found little.
@@ -80,9 +80,23 @@ type podMemo struct {
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []v1.Pod
-	// managed are the managed fields decoded, by their text: often
-	// alike in a workload's pods.
-	managed map[string][]metav1.ManagedFieldsEntry
+	// managed and annotations are the values of those fields decoded,
+	// by their text (remember): often alike in a workload's pods, and
+	// read only to be validated (a lean pod drops them).
+	managed     map[string][]metav1.ManagedFieldsEntry
+	annotations map[string]map[string]string
+}
+
+// remember records in *known the value v decoded from text, up to
+// maxTemplates values of up to maxKnownSize bytes.
+func remember[V any](known *map[string]V, text []byte, v V) {
+	if len(*known) >= maxTemplates || len(text) > maxKnownSize {
+		return
+	}
+	if *known == nil {
+		*known = map[string]V{}
+	}
+	(*known)[string(text)] = v
 }
 
 // podSlab is how many pods a memo allocates at once.
@@ -423,9 +437,15 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	var mounts []v1.VolumeMount
 	for _, s := range m.spans {
 		value := raw[s.start:s.end]
-		if s.field == fieldManagedFields {
-			if mf, ok := m.managed[string(value)]; ok {
-				pf.ManagedFields = mf
+		switch s.field {
+		case fieldManagedFields:
+			if v, ok := m.managed[string(value)]; ok {
+				pf.ManagedFields = v
+				continue
+			}
+		case fieldAnnotations:
+			if v, ok := m.annotations[string(value)]; ok {
+				pf.Annotations = v
 				continue
 			}
 		}
@@ -466,13 +486,11 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		if !m.dec.decode(value, target) {
 			return prepared{}, false
 		}
-		if s.field == fieldManagedFields && len(m.managed) < maxTemplates && len(value) <= maxManagedSize {
-			// Decoded alike the next time; read only to be validated,
-			// and dropped.
-			if m.managed == nil {
-				m.managed = map[string][]metav1.ManagedFieldsEntry{}
-			}
-			m.managed[string(value)] = pf.ManagedFields
+		switch s.field {
+		case fieldManagedFields:
+			remember(&m.managed, value, pf.ManagedFields)
+		case fieldAnnotations:
+			remember(&m.annotations, value, pf.Annotations)
 		}
 	}
 	if pf.Name == "" {

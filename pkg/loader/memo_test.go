@@ -109,6 +109,9 @@ func TestPodMemo(t *testing.T) {
 		"managed fields everywhere": {every: func(o map[string]any) { set(o, "metadata.managedFields", managed("Update")) }},
 		"bad managed fields in one": {every: func(o map[string]any) { set(o, "metadata.managedFields", managed("Update")) },
 			mutate: func(o map[string]any) { set(o, "metadata.managedFields", managed("Dance")) }},
+		"annotations everywhere": {every: func(o map[string]any) { set(o, "metadata.annotations", map[string]any{"a": "b"}) }},
+		"bad annotation key in one": {every: func(o map[string]any) { set(o, "metadata.annotations", map[string]any{"a": "b"}) },
+			mutate: func(o map[string]any) { set(o, "metadata.annotations", map[string]any{"-a-": "b"}) }},
 		"token volumes": {every: token},
 		"bad volume in one": {every: token, mutate: func(o map[string]any) {
 			set(o, "spec.volumes", []any{map[string]any{"name": "v", "projected": map[string]any{"sourcez": []any{}}}})

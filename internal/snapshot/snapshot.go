@@ -163,6 +163,7 @@ func New(objs Objects) (*Snapshot, error) { return NewParallel(objs, 1) }
 // are added in order; the snapshot and any error are New's.
 func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	s := Empty()
+	s.podsByKey = make(map[string]*Pod, len(objs.Pods))
 	for _, ns := range objs.Namespaces {
 		if _, dup := s.namespaces[ns.Name]; dup {
 			return nil, &ObjectError{Kind: "Namespace", Name: ns.Name, Field: "metadata.name", Detail: "duplicate object", Obj: ns}

@@ -238,8 +238,13 @@ func (d *fastDecoder) strictAt(data []byte, i, end int, v reflect.Value) int {
 func (d *fastDecoder) self(data []byte, v reflect.Value) bool {
 	t := v.Type()
 	if t == timeType {
+		// A time's UnmarshalJSON makes null the zero time, which v holds
+		// (kubectl writes a pod condition's lastProbeTime as null).
+		if string(data) == "null" {
+			return true
+		}
 		if tm, ok := d.times[string(data)]; ok {
-			v.Set(reflect.ValueOf(tm))
+			*v.Addr().Interface().(*metav1.Time) = tm
 			return true
 		}
 	}
@@ -275,7 +280,7 @@ func (d *fastDecoder) self(data []byte, v reflect.Value) bool {
 			if len(d.times) < maxTimes {
 				d.times[string(data)] = tm
 			}
-			v.Set(reflect.ValueOf(tm))
+			*v.Addr().Interface().(*metav1.Time) = tm
 			return true
 		}
 		// As the reflection decoder hands it a valid literal; but a

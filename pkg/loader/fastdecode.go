@@ -154,14 +154,7 @@ func (d *fastDecoder) value(data []byte, i int, v reflect.Value, ti *typeInfo) i
 	}
 	switch ti.kind {
 	case reflect.String:
-		if data[i] != '"' {
-			return -1
-		}
-		end := skipString(data, i)
-		if end < 0 {
-			return -1
-		}
-		s, ok := plainJSONString(data[i:end])
+		s, end, ok := plainStringAt(data, i)
 		if !ok {
 			return d.strictAt(data, i, end, v)
 		}
@@ -317,14 +310,9 @@ func (d *fastDecoder) stringMap(data []byte, i int, v reflect.Value, ti *typeInf
 		e := reflect.New(elem.t).Elem()
 		var end int
 		if ti.plainElem {
-			if vi >= len(data) || data[vi] != '"' {
-				return -1
-			}
-			if end = skipString(data, vi); end < 0 {
-				return -1
-			}
-			s, plain := plainJSONString(data[vi:end])
-			if !plain {
+			var s string
+			var plain bool
+			if s, end, plain = plainStringAt(data, vi); !plain {
 				return -1
 			}
 			e.SetString(s)
@@ -349,17 +337,10 @@ var stringsMapType = reflect.TypeFor[map[string]string]()
 func (d *fastDecoder) stringsMap(data []byte, i int, v reflect.Value) int {
 	m := map[string]string{}
 	end := walkObject(data, i, func(key []byte, vi int) int {
-		if !plainJSONContents(key) || vi >= len(data) || data[vi] != '"' {
+		if _, dup := m[string(key)]; dup || !plainJSONContents(key) {
 			return -1
 		}
-		if _, dup := m[string(key)]; dup {
-			return -1
-		}
-		end := skipString(data, vi)
-		if end < 0 {
-			return -1
-		}
-		s, plain := plainJSONString(data[vi:end])
+		s, end, plain := plainStringAt(data, vi)
 		if !plain {
 			return -1
 		}
@@ -459,6 +440,21 @@ func addFields(ft fieldTable, t reflect.Type, outer int) bool {
 		ft[name] = ref
 	}
 	return true
+}
+
+// plainStringAt reads the string at data[i] (plainJSONString), and returns
+// the offset past it; false for a string that is not plain, with that
+// offset, or for no string at all, with -1.
+func plainStringAt(data []byte, i int) (string, int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return "", -1, false
+	}
+	end := skipString(data, i)
+	if end < 0 {
+		return "", -1, false
+	}
+	s, ok := plainJSONString(data[i:end])
+	return s, end, ok
 }
 
 // plainJSONString is plainString for a string JSON accepts as it is: no

@@ -67,7 +67,8 @@ type yamlItemLine struct {
 	content []byte
 }
 
-// itemLine reads the line of item that starts at at.
+// itemLine reads the line of item that starts at at (item ends with a line
+// break).
 func itemLine(item []byte, at int) yamlItemLine {
 	end := at + bytes.IndexByte(item[at:], '\n')
 	l := yamlItemLine{start: at, end: end}
@@ -86,13 +87,18 @@ func itemLine(item []byte, at int) yamlItemLine {
 // blockEnd returns where the block of lines after a key at indent ends,
 // the key's line ending at from: at the first line indented less, or as
 // much and no sequence entry (any line, after a literal block scalar's
-// key), or blank.
+// key), or blank; -1 when it meets a blank line or one without a line
+// break (not read here).
 func blockEnd(item []byte, from, indent int, scalar bool) int {
 	for from < len(item) {
-		e := from + bytes.IndexByte(item[from:], '\n')
+		nl := bytes.IndexByte(item[from:], '\n')
+		if nl < 0 {
+			return -1
+		}
+		e := from + nl
 		n := from + indentOf(item[from:e])
 		if n == e {
-			return -1 // a blank line: not read here
+			return -1
 		}
 		if in := n - from; in < indent || in == indent && (scalar || !bytes.HasPrefix(item[n:e], []byte("- "))) {
 			break
@@ -120,6 +126,9 @@ func makeYAMLKey(item []byte, fields []volatileField) (*yamlKey, bool) {
 		key    []byte
 		prev   int // where the text not yet in key starts
 	)
+	if len(item) == 0 || item[len(item)-1] != '\n' {
+		return nil, false
+	}
 	for at := 0; at < len(item); {
 		l := itemLine(item, at)
 		next := l.end + 1

@@ -106,15 +106,27 @@ func skipValue(data []byte, i int) int {
 	case '}', ']', ',', ':':
 		return -1
 	}
-	// A number or a literal: up to the next delimiter.
+	// A number or a literal (true, false, null): up to the first byte
+	// that can be in neither, which the caller then reads as what
+	// follows the value (a quote there is no part of it).
+	if !literalByte[data[i]] {
+		return -1
+	}
 	for ; i < len(data); i++ {
-		switch data[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
+		if !literalByte[data[i]] {
 			return i
 		}
 	}
 	return i
 }
+
+// literalByte holds the bytes of JSON numbers and literals.
+var literalByte = func() (t [256]bool) {
+	for _, c := range "0123456789+-.eEtrufalsn" {
+		t[c] = true
+	}
+	return t
+}()
 
 // objectMembers calls f with each member's key (raw, without quotes),
 // value bytes and the value's offset in data, for the JSON object data. It

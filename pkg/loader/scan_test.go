@@ -541,9 +541,11 @@ func skipValueByByte(data []byte, i int) int {
 	case '}', ']', ',', ':':
 		return -1
 	}
+	if !literalByte[data[i]] {
+		return -1
+	}
 	for ; i < len(data); i++ {
-		switch data[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
+		if !literalByte[data[i]] {
 			return i
 		}
 	}

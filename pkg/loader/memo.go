@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -218,7 +219,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 
 // cut records in m.spans where the values of raw's volatile fields are.
 // It returns false for a document it does not walk, or that holds a
-// volatile field twice.
+// volatile field twice or a NUL byte outside the values.
 func (m *podMemo) cut(raw []byte) bool {
 	m.spans = m.spans[:0]
 	ok := true
@@ -308,7 +309,22 @@ func (m *podMemo) cut(raw []byte) bool {
 		}
 		return skipValue(raw, v)
 	})
-	return onlySpaceAfter(raw, end) && ok
+	return onlySpaceAfter(raw, end) && ok && !nulOutsideSpans(raw, m.spans)
+}
+
+// nulOutsideSpans reports whether raw holds a NUL byte outside the spans:
+// a key marks each cut value with one (JSON can hold none), so a document
+// with one in its key's text is no template's, nor read along one
+// (matches compares that text with a template's, which holds none).
+func nulOutsideSpans(raw []byte, spans []span) bool {
+	prev := 0
+	for _, s := range spans {
+		if bytes.IndexByte(raw[prev:s.start], 0) >= 0 {
+			return true
+		}
+		prev = s.end
+	}
+	return bytes.IndexByte(raw[prev:], 0) >= 0
 }
 
 // makeKey returns raw's key (in m's buffer): raw without the values of the

@@ -659,9 +659,10 @@ func flowToken(s []byte) (tok, rest []byte, ok bool) {
 	if i < 0 {
 		i = len(s)
 	}
-	// A "?" in a flow scalar is left to the generic converter, which
-	// refuses some (FuzzFastYAML: "[0?]").
-	return s[:i], s[i:], i > 0 && bytes.IndexByte(s[:i], '?') < 0
+	// A flow scalar holding a "?" is left to the generic converter, which
+	// refuses some (FuzzFastYAML: "[0?]"), and one holding a tab, which
+	// it trims ("[0\t]" is [0]).
+	return s[:i], s[i:], i > 0 && bytes.IndexAny(s[:i], "?\t") < 0
 }
 
 // trimFlowSpace drops the spaces at the start of s.

@@ -84,9 +84,10 @@ func isPlainString(s []byte) bool {
 	if s[len(s)-1] == ':' {
 		return false
 	}
-	// No ": " (a mapping) nor " #" (a comment) inside.
+	// No ": " (a mapping) nor " #" (a comment) inside, nor either with a
+	// tab for the space (YAML's white space is both).
 	for i := 0; i+1 < len(s); i++ {
-		if s[i] == ':' && s[i+1] == ' ' || s[i] == ' ' && s[i+1] == '#' {
+		if s[i] == ':' && isYAMLWhite(s[i+1]) || isYAMLWhite(s[i]) && s[i+1] == '#' {
 			return false
 		}
 	}
@@ -259,3 +260,6 @@ func printable(doc []byte) bool {
 	}
 	return true
 }
+
+// isYAMLWhite reports whether c is YAML white space (a space or a tab).
+func isYAMLWhite(c byte) bool { return c == ' ' || c == '\t' }

@@ -83,16 +83,21 @@ func (s *Set) splitDocuments(name string, data []byte, duplicates bool) ([]docum
 	return slices.DeleteFunc(docs, func(d document) bool { return d.blank }), nil
 }
 
+// yamlReaderBuffer is the size of the bufio.Reader YAMLReader reads through.
+const yamlReaderBuffer = 4096
+
 // cutYAMLDocuments returns a reader of the documents of a YAML stream,
 // and about how many there are. The reader gives what utilyaml.YAMLReader
 // gives — each document's lines, with a line break after the last (a
 // separator line that starts a document is its first line) — as slices
 // of data instead of copies. It returns nil, for YAMLReader to read data,
 // when data holds a carriage return (YAMLReader drops it before line
-// breaks) or a separator line other than "---" with spaces, tabs or a
-// comment after it (YAMLReader words the error).
+// breaks), a separator line other than "---" with spaces, tabs or a
+// comment after it (YAMLReader words the error), or a last line without
+// its line break of yamlReaderBuffer bytes or more (YAMLReader, reading
+// through a bufio.Reader of that size, drops some: FuzzCutYAMLDocuments).
 func cutYAMLDocuments(data []byte) (next func() ([]byte, error), docs int) {
-	if bytes.IndexByte(data, '\r') >= 0 {
+	if bytes.IndexByte(data, '\r') >= 0 || len(data)-1-bytes.LastIndexByte(data, '\n') >= yamlReaderBuffer {
 		return nil, 0
 	}
 	// Every separator line first, for what YAMLReader would refuse.

@@ -630,6 +630,9 @@ func cutterLine(c *yamlListCutter, line []byte) bool {
 		return false
 	}
 	if line[len(line)-1] != '\n' {
+		if len(line) >= yamlReaderBuffer {
+			return false // the YAML reader may drop it (cutYAMLDocuments)
+		}
 		// As the YAML reader ends a document's last line.
 		line = append(line, '\n')
 	}

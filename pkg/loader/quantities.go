@@ -30,7 +30,7 @@ const maxExponent = 1000
 // suffix's few letters, or an exponent of four digits or more. Documents
 // without one need no closer look.
 func suspiciousNumbers(raw []byte) bool {
-	run, expDigits, inExp, prevDigit := 0, 0, false, false
+	run, expDigits, inExp := 0, 0, false
 	for _, c := range raw {
 		digit := c >= '0' && c <= '9'
 		switch {
@@ -41,17 +41,16 @@ func suspiciousNumbers(raw []byte) bool {
 					return true
 				}
 			}
-		case (c == 'e' || c == 'E') && prevDigit:
-			// An exponent: e right after a digit, as in 1e3.
+		case (c == 'e' || c == 'E') && run > 0:
+			// An exponent: e in a run of number characters, as in 1e3,
+			// or -e3, which resource.ParseQuantity also reads.
 			run++
 			inExp, expDigits = true, 0
 		case c == '.' || c == '+' || c == '-':
 			run++
 		default:
-			run, inExp, expDigits, prevDigit = 0, false, 0, false
-			continue
+			run, inExp, expDigits = 0, false, 0
 		}
-		prevDigit = digit
 		if run > maxQuantityLen-4 {
 			return true
 		}

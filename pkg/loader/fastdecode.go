@@ -301,13 +301,15 @@ func (d *fastDecoder) stringMap(data []byte, i int, v reflect.Value, ti *typeInf
 	}
 	t, elem := ti.t, d.elemInfo(ti)
 	m := reflect.MakeMap(t)
+	// One key and one element, set for each member: SetMapIndex copies
+	// them.
+	k, e := reflect.New(t.Key()).Elem(), reflect.New(elem.t).Elem()
 	end := walkObject(data, i, func(key []byte, vi int) int {
-		k := reflect.New(t.Key()).Elem()
 		k.SetString(string(key))
 		if !plainJSONContents(key) || m.MapIndex(k).IsValid() {
 			return -1
 		}
-		e := reflect.New(elem.t).Elem()
+		e.SetZero()
 		var end int
 		if ti.plainElem {
 			var s string

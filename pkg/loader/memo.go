@@ -1,7 +1,6 @@
 package loader
 
 import (
-	"bytes"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -219,7 +218,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 
 // cut records in m.spans where the values of raw's volatile fields are.
 // It returns false for a document it does not walk, or that holds a
-// volatile field twice or a NUL byte outside the values.
+// volatile field twice.
 func (m *podMemo) cut(raw []byte) bool {
 	m.spans = m.spans[:0]
 	ok := true
@@ -309,27 +308,13 @@ func (m *podMemo) cut(raw []byte) bool {
 		}
 		return skipValue(raw, v)
 	})
-	return onlySpaceAfter(raw, end) && ok && !nulOutsideSpans(raw, m.spans)
-}
-
-// nulOutsideSpans reports whether raw holds a NUL byte outside the spans:
-// a key marks each cut value with one (JSON can hold none), so a document
-// with one in its key's text is no template's, nor read along one
-// (matches compares that text with a template's, which holds none).
-func nulOutsideSpans(raw []byte, spans []span) bool {
-	prev := 0
-	for _, s := range spans {
-		if bytes.IndexByte(raw[prev:s.start], 0) >= 0 {
-			return true
-		}
-		prev = s.end
-	}
-	return bytes.IndexByte(raw[prev:], 0) >= 0
+	return onlySpaceAfter(raw, end) && ok
 }
 
 // makeKey returns raw's key (in m's buffer): raw without the values of the
 // volatile fields m.spans holds, each replaced by a NUL byte, which JSON
-// cannot hold.
+// cannot hold (a template is made only of a document that decodes, whose
+// key's text holds none: matches reads the NULs as the cut values).
 func (m *podMemo) makeKey(raw []byte) []byte {
 	key := m.key[:0]
 	prev := 0

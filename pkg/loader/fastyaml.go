@@ -433,7 +433,7 @@ func splitKey(content []byte) (key, rest []byte, ok bool) {
 		i = len(content) - 1
 	}
 	k := content[:i]
-	if len(k) == 0 || len(k) > maxKeyLen || k[len(k)-1] == ' ' || k[len(k)-1] == '\t' || !isPlainString(k) {
+	if len(k) == 0 || len(k) > maxKeyLen || isYAMLWhite(k[len(k)-1]) || !isPlainString(k) {
 		return nil, nil, false
 	}
 	if i+1 < len(content) {

@@ -46,7 +46,7 @@ const maxTemplates = 1024
 // volatile values).
 const maxKeySize = 64 << 10
 
-// maxKnownSize bounds the text of a value a memo remembers (podMemo.known).
+// maxKnownSize bounds the text of a value a memo remembers (remember).
 const maxKnownSize = 64 << 10
 
 // A pod memo's trials (trials.go): memoTrial pods, then memoPause

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -243,7 +244,10 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 	// whatif only evaluates: the snapshot's pods need only what decisions
-	// read.
+	// read. Until the snapshot is built, almost nothing allocated is
+	// garbage: the collector waits.
+	release := deferCollection(os.Getenv, filesBytes(o.Snapshots))
+	defer release()
 	set, err := o.loadSet(ctx, true)
 	if err != nil {
 		return err
@@ -255,6 +259,7 @@ func (o *Options) Run(ctx context.Context) error {
 		fmt.Fprintln(o.errOut, "warning: the snapshot has no nodes: every pod is unschedulable")
 	}
 	snap, err := set.Build()
+	release()
 	if err != nil {
 		return err
 	}

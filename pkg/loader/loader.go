@@ -232,8 +232,21 @@ func (s *Set) AddPath(path string) error {
 	if !info.IsDir() {
 		return s.addFile(path)
 	}
+	files, err := dirFiles(path)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return &InputError{Source: path, Detail: "directory has no .yaml, .yml or .json files"}
+	}
+	return s.addFiles(files)
+}
+
+// dirFiles returns the .yaml, .yml and .json files under the directory
+// path, in lexical order: the files AddPath reads for it.
+func dirFiles(path string) ([]string, error) {
 	var files []string
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -245,14 +258,31 @@ func (s *Set) AddPath(path string) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
 	slices.Sort(files)
-	if len(files) == 0 {
-		return &InputError{Source: path, Detail: "directory has no .yaml, .yml or .json files"}
+	return files, err
+}
+
+// InputSize returns the size in bytes of the files AddPath reads for
+// paths; standard input, and what cannot be read (which AddPath reports),
+// count nothing.
+func InputSize(paths ...string) int64 {
+	var n int64
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil || !info.IsDir() {
+			if err == nil {
+				n += info.Size()
+			}
+			continue
+		}
+		files, _ := dirFiles(p)
+		for _, f := range files {
+			if info, err := os.Stat(f); err == nil {
+				n += info.Size()
+			}
+		}
 	}
-	return s.addFiles(files)
+	return n
 }
 
 // addFiles adds files in order. Runs of small files (most of a directory

@@ -188,6 +188,47 @@ func TestLoadDirectory(t *testing.T) {
 	}
 }
 
+func TestInputSize(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, size int) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.yaml", 10)
+	write("sub/b.json", 20)
+	write("sub/deeper/c.YML", 5)
+	write("sub/README.md", 1000) // not read by AddPath
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		paths []string
+		want  int64
+	}{
+		{name: "file", paths: []string{a}, want: 10},
+		{name: "directory: its manifests only", paths: []string{filepath.Join(dir, "sub")}, want: 25},
+		{name: "symlink to a file", paths: []string{link}, want: 10},
+		{name: "missing and stdin count nothing", paths: []string{filepath.Join(dir, "missing"), "-", a}, want: 10},
+		{name: "none", want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := InputSize(tt.paths...); got != tt.want {
+				t.Errorf("InputSize = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
 // FuzzLoad feeds arbitrary bytes to the loader and the snapshot builder:
 // they may reject input, never panic, and every rejection is one line.
 func FuzzLoad(f *testing.F) {

@@ -1,11 +1,6 @@
 package whatif
 
-import (
-	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime"
-)
+import "runtime"
 
 // loadBallast is the size of the ballast deferCollection holds during a
 // load. A load keeps nearly all it allocates (150,000 pods decode to about
@@ -37,33 +32,9 @@ func deferCollection(getenv func(string) string, inputBytes int64) (release func
 	}
 	ballast := make([]byte, loadBallast)
 	return func() {
+		// Dropped here, not when release becomes unreachable: a deferred
+		// release lives as long as the command.
 		runtime.KeepAlive(ballast)
 		ballast = nil
 	}
-}
-
-// filesBytes returns the size of the files at paths, directories walked;
-// what cannot be read (and standard input) counts nothing, for the load to
-// report it.
-func filesBytes(paths []string) int64 {
-	var n int64
-	for _, p := range paths {
-		info, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if !info.IsDir() {
-			n += info.Size()
-			continue
-		}
-		_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() {
-				if info, err := d.Info(); err == nil {
-					n += info.Size()
-				}
-			}
-			return nil
-		})
-	}
-	return n
 }

@@ -246,7 +246,7 @@ func (o *Options) Run(ctx context.Context) error {
 	// whatif only evaluates: the snapshot's pods need only what decisions
 	// read. Until the snapshot is built, almost nothing allocated is
 	// garbage: the collector waits.
-	release := deferCollection(os.Getenv, filesBytes(o.Snapshots))
+	release := deferCollection(os.Getenv, loader.InputSize(o.Snapshots...))
 	defer release()
 	set, err := o.loadSet(ctx, true)
 	if err != nil {

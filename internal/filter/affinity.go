@@ -224,7 +224,7 @@ func newAffinityState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, b
 		}
 		s.existingMemo = buf.existing[:len(terms)]
 		for id, t := range terms {
-			s.existingMemo[id] = t != nil && t.Matches(pod.Obj, s.nsLabels)
+			s.existingMemo[id] = t != nil && t.Matches(pod, s.nsLabels)
 		}
 	}
 	if existingAnti || ownTerms {
@@ -359,7 +359,7 @@ func (s *affinityState) matches(e *snapshot.Pod) uint32 {
 		bits = 1
 	}
 	for i := range min(len(s.antiAffinityTerms), maxMemoPredicates-1) {
-		if s.antiAffinityTerms[i].Matches(e.Obj, nil) {
+		if s.antiAffinityTerms[i].Matches(e, nil) {
 			bits |= 2 << i
 		}
 	}
@@ -373,7 +373,7 @@ func (s *affinityState) antiSelects(bits uint32, i int, e *snapshot.Pod) bool {
 	if i < maxMemoPredicates-1 {
 		return bits&(2<<i) != 0
 	}
-	return s.antiAffinityTerms[i].Matches(e.Obj, nil)
+	return s.antiAffinityTerms[i].Matches(e, nil)
 }
 
 // existingSelects reports whether existing pod's anti-affinity term t
@@ -382,7 +382,7 @@ func (s *affinityState) existingSelects(t *snapshot.AffinityTerm) bool {
 	if id := t.ID(); id >= 0 && id < len(s.existingMemo) {
 		return s.existingMemo[id]
 	}
-	return t.Matches(s.pod.Obj, s.nsLabels)
+	return t.Matches(s.pod, s.nsLabels)
 }
 
 // setMatches is AffinityTerm.Matches for the pods of a label set, without
@@ -414,7 +414,7 @@ func matchesAll(terms []snapshot.AffinityTerm, p *snapshot.Pod) bool {
 		return false
 	}
 	for i := range terms {
-		if !terms[i].Matches(p.Obj, nil) {
+		if !terms[i].Matches(p, nil) {
 			return false
 		}
 	}

@@ -21,6 +21,8 @@ import (
 type Cycle struct {
 	snap *snapshot.Snapshot
 	pod  *snapshot.Pod
+	// obj is pod.Obj(), made once for the cycle.
+	obj *v1.Pod
 
 	// preFilter is a rejection by PreFilter; it then applies to every node.
 	preFilter Status
@@ -107,7 +109,8 @@ func statusList(buf *[]Status, n int, zero bool) []Status {
 // NewCycle runs PreFilter for pod over snap. The pod's priority must already
 // be resolved (snapshot.NewPod or a pod of the snapshot).
 func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
-	c := &Cycle{snap: snap, pod: pod, request: snapshot.IncomingPodRequests(pod.Obj), hostPorts: pod.HostPorts(),
+	obj := pod.Obj()
+	c := &Cycle{snap: snap, pod: pod, obj: obj, request: snapshot.IncomingPodRequests(obj), hostPorts: pod.HostPorts(),
 		addedAffinity: opts.AddedAffinity, workers: opts.Parallelism, buffers: opts.Buffers}
 	if c.workers <= 0 {
 		c.workers = runtime.GOMAXPROCS(0)
@@ -127,16 +130,16 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 	var pluginsWithNodes []string
 
 	// NodeName: restrict to spec.nodeName.
-	if name := pod.Obj.Spec.NodeName; name != "" {
+	if name := obj.Spec.NodeName; name != "" {
 		c.allowedNodes = sets.New(name)
 		pluginsWithNodes = append(pluginsWithNodes, NodeName)
 	}
 	// NodeAffinity: metadata.name field requirements restrict the nodes.
-	if names, status, active := nodeAffinityPreFilter(pod.Obj); !status.IsSuccess() {
+	if names, status, active := nodeAffinityPreFilter(obj); !status.IsSuccess() {
 		c.preFilter = status
 		return c
 	} else if active {
-		na := nodeaffinity.GetRequiredNodeAffinity(pod.Obj)
+		na := nodeaffinity.GetRequiredNodeAffinity(obj)
 		c.nodeAffinity = &na
 		if names != nil {
 			pluginsWithNodes = append(pluginsWithNodes, NodeAffinity)
@@ -160,7 +163,7 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 			Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sortedList(pluginsWithNodes))}}
 	}
 
-	if c.vol, c.preFilter = newVolumeState(snap, pod.Obj); !c.preFilter.IsSuccess() {
+	if c.vol, c.preFilter = newVolumeState(snap, obj); !c.preFilter.IsSuccess() {
 		return c
 	}
 	var err error
@@ -172,16 +175,16 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 		c.preFilter = Status{Code: Error, Plugin: InterPodAffinity, Reasons: []string{err.Error()}}
 		return c
 	}
-	if c.buffers.celCache == nil && (len(pod.Obj.Spec.ResourceClaims) > 0 || len(c.request.Scalars) > 0) {
+	if c.buffers.celCache == nil && (len(obj.Spec.ResourceClaims) > 0 || len(c.request.Scalars) > 0) {
 		c.buffers.celCache = newCELCache()
 	}
-	if c.dra, c.preFilter = newDRAState(snap, pod, &c.request, c.buffers.celCache, opts.DRAPreemption); c.preFilter.Code == Error {
+	if c.dra, c.preFilter = newDRAState(snap, pod, obj, &c.request, c.buffers.celCache, opts.DRAPreemption); c.preFilter.Code == Error {
 		c.preFilter.Reasons = []string{fmt.Sprintf("running PreFilter plugin %q: %s", DynamicResources, c.preFilter.Message())}
 	}
 	if !c.preFilter.IsSuccess() {
 		return c
 	}
-	if c.ResourcesOnly() && pod.Obj.Spec.NodeName == "" && c.nodeAffinity == nil && c.addedAffinity == nil && len(c.request.Scalars) == 0 {
+	if c.ResourcesOnly() && obj.Spec.NodeName == "" && c.nodeAffinity == nil && c.addedAffinity == nil && len(c.request.Scalars) == 0 {
 		c.plain, c.sums = true, snap.Sums()
 	}
 	return c
@@ -331,13 +334,13 @@ func (c *Cycle) FilterNode(st *State, nv *NodeView) Status {
 // the node: NodeName, NodeUnschedulable, TaintToleration, NodeAffinity.
 // They only ever answer UnschedulableAndUnresolvable.
 func (c *Cycle) filterStatic(n *snapshot.Node) Status {
-	if s := filterNodeName(c.pod.Obj, n); !s.IsSuccess() {
+	if s := filterNodeName(c.obj, n); !s.IsSuccess() {
 		return s
 	}
-	if s := filterNodeUnschedulable(c.pod.Obj, n); !s.IsSuccess() {
+	if s := filterNodeUnschedulable(c.obj, n); !s.IsSuccess() {
 		return s
 	}
-	if s := filterTaintToleration(c.pod.Obj, n); !s.IsSuccess() {
+	if s := filterTaintToleration(c.obj, n); !s.IsSuccess() {
 		return s
 	}
 	if c.addedAffinity != nil && !c.addedAffinity.Match(n.Obj) {
@@ -384,7 +387,7 @@ func (c *Cycle) filterDynamic(st *State, nv *NodeView) Status {
 		}
 	}
 	if c.dra != nil {
-		return c.dra.filter(c.pod.Obj, nv.Node, &st.dra)
+		return c.dra.filter(c.obj, nv.Node, &st.dra)
 	}
 	return Status{}
 }

@@ -71,8 +71,8 @@ type draState struct {
 
 // newDRAState is the PreFilter of DynamicResources. It returns nil and
 // Success when the plugin has nothing to do for the pod (Skip).
-func newDRAState(snap *snapshot.Snapshot, pod *snapshot.Pod, request *snapshot.Resources, celCache *cel.Cache, draPreemption bool) (*draState, Status) {
-	d, s := newDRAState137(snap, pod.Obj, request, celCache)
+func newDRAState(snap *snapshot.Snapshot, pod *snapshot.Pod, obj *v1.Pod, request *snapshot.Resources, celCache *cel.Cache, draPreemption bool) (*draState, Status) {
+	d, s := newDRAState137(snap, obj, request, celCache)
 	if d != nil && draPreemption && d.allocator != nil {
 		d.preempt = newDRAPreemption(snap, d, pod.Priority, celCache)
 	}

@@ -77,7 +77,7 @@ func (c *Cycle) DRAAllocation(n *snapshot.Node) (*DRAAllocation, error) {
 	if d == nil || (d.numUser == 0 && d.ext == nil) {
 		return nil, nil
 	}
-	pod := c.pod.Obj
+	pod := c.obj
 	toAllocate, ext, mappings, skip, s := d.nodeToAllocateExtended(pod, n.Obj)
 	if !s.IsSuccess() {
 		return nil, fmt.Errorf("node %s: %s", n.Name, s.Message())

@@ -90,7 +90,7 @@ func newDRAPreemption(snap *snapshot.Snapshot, d *draState, priority int32, celC
 
 // update records that p was added (sign 1) or removed (sign -1).
 func (x *draPreemption) update(st *draOverlay, p *snapshot.Pod, sign int) {
-	idx := x.byPod[p.Obj.UID]
+	idx := x.byPod[p.UID()]
 	if len(idx) == 0 {
 		return
 	}
@@ -153,7 +153,7 @@ func (d *draState) resolvable(pod *v1.Pod, node *v1.Node) bool {
 	releasable := func(i int) bool {
 		for _, ref := range x.claims[i].Status.ReservedFor {
 			p := x.snap.Pod(x.claims[i].Namespace + "/" + ref.Name)
-			if p == nil || p.Obj.UID != ref.UID || p.Obj.Spec.NodeName != node.Name || p.Priority >= x.priority {
+			if p == nil || p.UID() != ref.UID || p.NodeName() != node.Name || p.Priority >= x.priority {
 				return false
 			}
 		}
@@ -183,7 +183,7 @@ func (c *Cycle) DeviceHolds(victims []*snapshot.Pod) map[*snapshot.Pod][]*resour
 	}
 	var out map[*snapshot.Pod][]*resourceapi.ResourceClaim
 	for _, v := range victims {
-		for _, i := range x.byPod[v.Obj.UID] {
+		for _, i := range x.byPod[v.UID()] {
 			if st.removed[i] == x.consumers[i] {
 				if out == nil {
 					out = map[*snapshot.Pod][]*resourceapi.ResourceClaim{}

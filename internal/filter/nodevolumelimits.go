@@ -232,9 +232,9 @@ func (vs *volumeState) podVolumesOf(snap *snapshot.Snapshot, p *snapshot.Pod, cs
 		return v.(*podVolumes)
 	}
 	pv := &podVolumes{}
-	if len(p.Obj.Spec.Volumes) > 0 {
+	if len(p.Volumes()) > 0 {
 		pv.vols = map[string]string{}
-		if err := attachableVolumes(snap, p.Obj, csiNode, false, pv.vols); err != nil {
+		if err := attachableVolumes(snap, p.Obj(), csiNode, false, pv.vols); err != nil {
 			pv.status = errorStatus(NodeVolumeLimits, err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/reprieve/reprieve/internal/snapshot"
@@ -116,7 +115,8 @@ func (p *criticalPaths) update(domain string, count int) {
 // newSpreadState is PodTopologySpread's PreFilter. It returns nil when the
 // pod has no DoNotSchedule constraints (the plugin is skipped).
 func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, memoBuf *[]uint32) (*spreadState, error) {
-	cons, err := SpreadConstraints(pod.Obj.Spec.TopologySpreadConstraints, pod.Obj.Labels, v1.DoNotSchedule)
+	obj := pod.Obj()
+	cons, err := SpreadConstraints(obj.Spec.TopologySpreadConstraints, obj.Labels, v1.DoNotSchedule)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, mem
 		numDomains:       make([]int, len(cons)),
 		sorted:           make([][]domainCount, len(cons)),
 		included:         make([]bool, len(snap.Nodes)*len(cons)),
-		requiredAffinity: nodeaffinity.GetRequiredNodeAffinity(pod.Obj),
+		requiredAffinity: nodeaffinity.GetRequiredNodeAffinity(obj),
 		namespace:        pod.Namespace(),
 		self:             make([]bool, len(cons)),
 	}
@@ -143,7 +143,7 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, mem
 		s.counts[i] = make([]int, len(s.doms[i].Values))
 		s.present[i] = make([]bool, len(s.doms[i].Values))
 		sel := cons[i].Selector
-		s.self[i] = sel.Matches(labels.Set(pod.Obj.Labels))
+		s.self[i] = sel.Matches(pod.Labels())
 		preds[i] = func(set *snapshot.LabelSet) bool {
 			return set.Namespace == s.namespace && sel.Matches(set.Labels)
 		}
@@ -168,7 +168,7 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, mem
 				}
 			}
 			for i := range cons {
-				if !cons[i].Includes(pod.Obj, n.Obj, s.requiredAffinity) {
+				if !cons[i].Includes(obj, n.Obj, s.requiredAffinity) {
 					continue
 				}
 				s.included[n.Index*len(cons)+i] = true
@@ -240,7 +240,7 @@ func (s *spreadState) selects(i int, p *snapshot.Pod) bool {
 	if bits, ok := s.memo.lookup(p); ok {
 		return bits&(1<<i) != 0
 	}
-	return p.Obj.Namespace == s.namespace && s.constraints[i].Selector.Matches(labels.Set(p.Obj.Labels))
+	return p.Namespace() == s.namespace && s.constraints[i].Selector.Matches(p.Labels())
 }
 
 // basePaths returns the critical paths of every constraint as upstream's

@@ -119,10 +119,10 @@ func CountMatching(pods []*snapshot.Pod, sel labels.Selector, ns string) int {
 	}
 	n := 0
 	for _, p := range pods {
-		if p.Obj.DeletionTimestamp != nil || p.Obj.Namespace != ns {
+		if p.Terminating() || p.Namespace() != ns {
 			continue
 		}
-		if sel.Matches(labels.Set(p.Obj.Labels)) {
+		if sel.Matches(p.Labels()) {
 			n++
 		}
 	}

@@ -56,7 +56,7 @@ func (c *Cycle) VolumeHolds(n *snapshot.Node, victims []*snapshot.Pod) map[*snap
 			break
 		}
 		var claims []string
-		for _, v := range p.Obj.Spec.Volumes {
+		for _, v := range p.Volumes() {
 			if v.PersistentVolumeClaim != nil && vs.rwopClaims[v.PersistentVolumeClaim.ClaimName] {
 				claims = append(claims, v.PersistentVolumeClaim.ClaimName)
 			}
@@ -65,7 +65,7 @@ func (c *Cycle) VolumeHolds(n *snapshot.Node, victims []*snapshot.Pod) map[*snap
 		for _, name := range slices.Compact(claims) {
 			out[p] = append(out[p], VolumeHold{Kind: HoldRWOPClaim, Plugin: VolumeRestrictions, Claim: name})
 		}
-		if len(vs.inlineDisks) > 0 && vs.diskConflict(p.Obj) {
+		if len(vs.inlineDisks) > 0 && vs.diskConflict(p.Volumes()) {
 			out[p] = append(out[p], VolumeHold{Kind: HoldInlineDisk, Plugin: VolumeRestrictions})
 		}
 	}

@@ -48,10 +48,10 @@ func (vs *volumeState) preFilterRestrictions(snap *snapshot.Snapshot, pod *v1.Po
 func claimUsedByPods(snap *snapshot.Snapshot, namespace, name string) bool {
 	for _, n := range snap.Nodes {
 		for _, p := range n.Pods {
-			if p.Obj.Namespace != namespace {
+			if p.Namespace() != namespace {
 				continue
 			}
-			for _, v := range p.Obj.Spec.Volumes {
+			for _, v := range p.Volumes() {
 				if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
 					return true
 				}
@@ -61,12 +61,12 @@ func claimUsedByPods(snap *snapshot.Snapshot, namespace, name string) bool {
 	return false
 }
 
-// rwopRefs is upstream's conflictingPVCRefCountForPod: how many of p's
+// rwopRefs is upstream's conflictingPVCRefCountForPod: how many of a pod's
 // claim volumes name one of the incoming pod's ReadWriteOncePod claims. As
-// upstream, it compares names only, whatever p's namespace.
-func (vs *volumeState) rwopRefs(p *v1.Pod) int {
+// upstream, it compares names only, whatever the pod's namespace.
+func (vs *volumeState) rwopRefs(volumes []v1.Volume) int {
 	n := 0
-	for _, v := range p.Spec.Volumes {
+	for _, v := range volumes {
 		if v.PersistentVolumeClaim != nil && vs.rwopClaims[v.PersistentVolumeClaim.ClaimName] {
 			n++
 		}
@@ -79,10 +79,10 @@ func needsRestrictionsCheck(v *v1.Volume) bool {
 }
 
 // diskConflict reports whether one of the incoming pod's inline disks
-// conflicts with a volume of p.
-func (vs *volumeState) diskConflict(p *v1.Pod) bool {
+// conflicts with one of a pod's volumes.
+func (vs *volumeState) diskConflict(volumes []v1.Volume) bool {
 	for _, v := range vs.inlineDisks {
-		if isVolumeConflict(v, p) {
+		if isVolumeConflict(v, volumes) {
 			return true
 		}
 	}
@@ -93,8 +93,8 @@ func (vs *volumeState) diskConflict(p *v1.Pod) bool {
 // volumes of a pod on the node: the same GCE PD unless both are read-only,
 // the same EBS volume, the same iSCSI IQN or RBD image (overlapping
 // monitors, same pool) unless both are read-only.
-func isVolumeConflict(v *v1.Volume, p *v1.Pod) bool {
-	for _, ev := range p.Spec.Volumes {
+func isVolumeConflict(v *v1.Volume, volumes []v1.Volume) bool {
+	for _, ev := range volumes {
 		if d, e := v.GCEPersistentDisk, ev.GCEPersistentDisk; d != nil && e != nil {
 			if d.PDName == e.PDName && !(d.ReadOnly && e.ReadOnly) {
 				return true

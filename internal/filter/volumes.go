@@ -108,7 +108,7 @@ func (c *Cycle) newNodeVolumes(n *snapshot.Node) *nodeVolumes {
 	nv := &nodeVolumes{csiNode: c.snap.CSINode(n.Name)}
 	if vs.restrictions && len(vs.inlineDisks) > 0 {
 		for _, p := range n.Pods {
-			if vs.diskConflict(p.Obj) {
+			if vs.diskConflict(p.Volumes()) {
 				nv.diskConflicts++
 			}
 		}
@@ -124,12 +124,12 @@ func (c *Cycle) newNodeVolumes(n *snapshot.Node) *nodeVolumes {
 func (c *Cycle) updateVolumes(st *State, nv *NodeView, p *snapshot.Pod, node *snapshot.Node, sign int) {
 	vs := c.vol
 	if vs.restrictions && len(vs.rwopClaims) > 0 {
-		st.volumes.rwop += sign * vs.rwopRefs(p.Obj)
+		st.volumes.rwop += sign * vs.rwopRefs(p.Volumes())
 	}
 	if nv == nil || nv.Node != node || nv.vol == nil {
 		return
 	}
-	if len(vs.inlineDisks) > 0 && vs.diskConflict(p.Obj) {
+	if len(vs.inlineDisks) > 0 && vs.diskConflict(p.Volumes()) {
 		nv.vol.diskConflicts += sign
 	}
 	if nv.vol.limits != nil && nv.vol.limits.counting {
@@ -168,7 +168,7 @@ func (c *Cycle) filterVolumes(st *State, nv *NodeView) Status {
 func (c *Cycle) filterBindingAndZone(n *snapshot.Node) Status {
 	vs := c.vol
 	if vs.binding != nil {
-		if s := vs.binding.filter(c.snap, c.pod.Obj, n.Obj); !s.IsSuccess() {
+		if s := vs.binding.filter(c.snap, c.obj, n.Obj); !s.IsSuccess() {
 			return s
 		}
 	}

@@ -24,7 +24,7 @@ type ClassStorage struct {
 // has no unbound WaitForFirstConsumer claim, or nothing is grouped.
 func VolumeScoreInputs(snap *snapshot.Snapshot, pod *snapshot.Pod, nodes []*snapshot.Node) []map[string]ClassStorage {
 	out := make([]map[string]ClassStorage, len(nodes))
-	bs, st := bindingPreFilter(snap, pod.Obj)
+	bs, st := bindingPreFilter(snap, pod.Obj())
 	if !st.IsSuccess() || bs == nil || len(bs.delayClaims) == 0 {
 		return out
 	}

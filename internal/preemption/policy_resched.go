@@ -170,7 +170,7 @@ func (pl *placer) changedNodes(cand *Candidate) []*snapshot.Node {
 }
 
 func (pl *placer) nodeOf(p *snapshot.Pod) *snapshot.Node {
-	return pl.d.c.Snapshot().Node(p.Obj.Spec.NodeName)
+	return pl.d.c.Snapshot().Node(p.NodeName())
 }
 
 // cycle is the filter cycle of victim as a new pending pod: not bound,
@@ -180,7 +180,7 @@ func (pl *placer) cycle(victim *snapshot.Pod) (*filter.Cycle, string) {
 		return c, pl.errs[victim]
 	}
 	snap := pl.d.c.Snapshot()
-	obj := victim.Obj.DeepCopy()
+	obj := victim.Obj().DeepCopy()
 	obj.Spec.NodeName = ""
 	obj.Status = v1.PodStatus{Phase: v1.PodPending}
 	var c *filter.Cycle
@@ -204,7 +204,7 @@ func (pl *placer) request(victim *snapshot.Pod) snapshot.Usage {
 	if i >= 0 && i < len(pl.requests) && pl.requests[i].Pods == 1 {
 		return pl.requests[i]
 	}
-	req := snapshot.IncomingPodRequests(victim.Obj)
+	req := snapshot.IncomingPodRequests(victim.Obj())
 	r := snapshot.Usage{MilliCPU: max(req.MilliCPU, 0), Memory: max(req.Memory, 0), EphemeralStorage: max(req.EphemeralStorage, 0), Pods: 1}
 	if i >= 0 {
 		if i >= len(pl.requests) {

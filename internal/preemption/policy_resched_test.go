@@ -128,7 +128,7 @@ func unplaceableOracle(t *testing.T, snap *snapshot.Snapshot, preemptor *v1.Pod,
 	}
 	for _, p := range snap.Pods() {
 		if !evicted[p.Key] {
-			objs.Pods = append(objs.Pods, p.Obj)
+			objs.Pods = append(objs.Pods, p.Obj())
 		}
 	}
 	bound := preemptor.DeepCopy()
@@ -141,7 +141,7 @@ func unplaceableOracle(t *testing.T, snap *snapshot.Snapshot, preemptor *v1.Pod,
 	}
 	count := 0
 	for _, v := range cand.Victims {
-		obj := v.Pod.Obj.DeepCopy()
+		obj := v.Pod.Obj().DeepCopy()
 		obj.Spec.NodeName = ""
 		obj.Status = v1.PodStatus{Phase: v1.PodPending}
 		p, err := after.NewPod(obj)
@@ -150,7 +150,7 @@ func unplaceableOracle(t *testing.T, snap *snapshot.Snapshot, preemptor *v1.Pod,
 		}
 		fits := false
 		for _, n := range filter.NewCycle(after, p, filter.Options{Parallelism: 1}).FilterAll().Feasible {
-			if n.Name != v.Pod.Obj.Spec.NodeName {
+			if n.Name != v.Pod.Obj().Spec.NodeName {
 				fits = true
 			}
 		}

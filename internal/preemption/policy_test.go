@@ -52,7 +52,7 @@ func costOfVictims(victims []snapshot.RankedPod, snap *snapshot.Snapshot) cost {
 		violating := false
 		for _, b := range snap.PDBs {
 			sel := labels.SelectorFromSet(b.Spec.Selector.MatchLabels)
-			if b.Namespace == v.Pod.Namespace() && len(v.Pod.Obj.Labels) > 0 && sel.Matches(labels.Set(v.Pod.Obj.Labels)) {
+			if b.Namespace == v.Pod.Namespace() && len(v.Pod.Obj().Labels) > 0 && sel.Matches(labels.Set(v.Pod.Obj().Labels)) {
 				allowed[b.Name]--
 				if allowed[b.Name] < 0 {
 					violating = true

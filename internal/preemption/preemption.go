@@ -307,7 +307,7 @@ func eligible(snap *snapshot.Snapshot, pod *snapshot.Pod, fr filter.Result, f Fe
 	if pod.PreemptionPolicy() == v1.PreemptNever {
 		return false, MsgPreemptionPolicyNever
 	}
-	nnn := pod.Obj.Status.NominatedNodeName
+	nnn := pod.NominatedNodeName()
 	if nnn == "" {
 		return true, ""
 	}

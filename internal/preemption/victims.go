@@ -1,7 +1,6 @@
 package preemption
 
 import (
-	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -66,24 +65,24 @@ func prepareBudgets(pdbs []*policyv1.PodDisruptionBudget) []budget {
 // matches reports whether evicting p charges the budget: same namespace,
 // selector matched, and p not already among its disrupted pods.
 func (b *budget) matches(p *snapshot.Pod) bool {
-	pod := p.Obj
-	if len(pod.Labels) == 0 || b.selector == nil || b.pdb.Namespace != pod.Namespace || !b.selector.Matches(labels.Set(pod.Labels)) {
+	if len(p.Labels()) == 0 || b.selector == nil || b.pdb.Namespace != p.Namespace() || !b.selector.Matches(p.Labels()) {
 		return false
 	}
-	_, disrupted := b.pdb.Status.DisruptedPods[pod.Name]
+	_, disrupted := b.pdb.Status.DisruptedPods[p.Name()]
 	return !disrupted
 }
 
-func chargeBudgets(pod *v1.Pod, budgets []budget, allowed []int32) *policyv1.PodDisruptionBudget {
-	if len(pod.Labels) == 0 {
+func chargeBudgets(pod *snapshot.Pod, budgets []budget, allowed []int32) *policyv1.PodDisruptionBudget {
+	podLabels := pod.Labels()
+	if len(podLabels) == 0 {
 		return nil
 	}
 	for i := range budgets {
 		b := &budgets[i]
-		if b.selector == nil || b.pdb.Namespace != pod.Namespace || !b.selector.Matches(labels.Set(pod.Labels)) {
+		if b.selector == nil || b.pdb.Namespace != pod.Namespace() || !b.selector.Matches(podLabels) {
 			continue
 		}
-		if _, disrupted := b.pdb.Status.DisruptedPods[pod.Name]; disrupted {
+		if _, disrupted := b.pdb.Status.DisruptedPods[pod.Name()]; disrupted {
 			continue
 		}
 		allowed[i]--

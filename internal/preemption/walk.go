@@ -420,7 +420,7 @@ func (d *dryRun) splitByPDB(w *worker, units *unitList, order []int32) (violatin
 		count := int32(0)
 		for m := lo; m < hi; m++ {
 			p := units.members[m].Pod
-			if pdb := chargeBudgets(p.Obj, d.budgets, allowed); pdb != nil {
+			if pdb := chargeBudgets(p, d.budgets, allowed); pdb != nil {
 				count++
 				if broken == nil {
 					broken = map[*snapshot.Pod][]*policyv1.PodDisruptionBudget{}

@@ -18,7 +18,7 @@ type weightedTerm struct {
 
 // preferredTerms parses a pod's preferred (anti-)affinity terms as upstream's
 // NewPodInfo does.
-func preferredTerms(pod *v1.Pod, terms []v1.WeightedPodAffinityTerm, field string) ([]weightedTerm, error) {
+func preferredTerms(namespace string, terms []v1.WeightedPodAffinityTerm, field string) ([]weightedTerm, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -26,7 +26,7 @@ func preferredTerms(pod *v1.Pod, terms []v1.WeightedPodAffinityTerm, field strin
 	for i := range terms {
 		plain[i] = terms[i].PodAffinityTerm
 	}
-	parsed, err := snapshot.ParseAffinityTerms(pod, plain, field)
+	parsed, err := snapshot.ParseAffinityTerms(namespace, plain, field)
 	if err != nil {
 		return nil, err
 	}
@@ -37,15 +37,15 @@ func preferredTerms(pod *v1.Pod, terms []v1.WeightedPodAffinityTerm, field strin
 	return out, nil
 }
 
-func preferredAffinity(pod *v1.Pod) []v1.WeightedPodAffinityTerm {
-	if a := pod.Spec.Affinity; a != nil && a.PodAffinity != nil {
+func preferredAffinity(a *v1.Affinity) []v1.WeightedPodAffinityTerm {
+	if a != nil && a.PodAffinity != nil {
 		return a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution
 	}
 	return nil
 }
 
-func preferredAntiAffinity(pod *v1.Pod) []v1.WeightedPodAffinityTerm {
-	if a := pod.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+func preferredAntiAffinity(a *v1.Affinity) []v1.WeightedPodAffinityTerm {
+	if a != nil && a.PodAntiAffinity != nil {
 		return a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
 	}
 	return nil
@@ -95,25 +95,25 @@ func (m topologyScores) add(key string, node *snapshot.Node, w int64) {
 // recorded domains it is in; NormalizeScore scales min..max to
 // 0..MaxNodeScore in float64 (all 0 when min equals max).
 func scoreInterPodAffinity(c *cycle) (raw, normalized []int64, skip bool, err error) {
-	pod := c.pod.Obj
-	prefAffinity, prefAnti := preferredAffinity(pod), preferredAntiAffinity(pod)
+	pod := c.pod
+	prefAffinity, prefAnti := preferredAffinity(pod.Affinity()), preferredAntiAffinity(pod.Affinity())
 	hasConstraints := len(prefAffinity) > 0 || len(prefAnti) > 0
 	if c.cfg.IgnorePreferredTermsOfExistingPods && !hasConstraints {
 		return nil, nil, true, nil
 	}
 	hardWeight := c.cfg.HardPodAffinityWeight
 
-	affinityTerms, err := preferredTerms(pod, prefAffinity, fieldPreferredAffinity)
+	affinityTerms, err := preferredTerms(pod.Namespace(), prefAffinity, fieldPreferredAffinity)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	antiTerms, err := preferredTerms(pod, prefAnti, fieldPreferredAntiAffinity)
+	antiTerms, err := preferredTerms(pod.Namespace(), prefAnti, fieldPreferredAntiAffinity)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	resolveNamespaces(c.snap, affinityTerms)
 	resolveNamespaces(c.snap, antiTerms)
-	nsLabels := c.snap.NamespaceLabels(pod.Namespace)
+	nsLabels := c.snap.NamespaceLabels(pod.Namespace())
 
 	scores := topologyScores{}
 	for _, n := range c.snap.Nodes {
@@ -128,12 +128,12 @@ func scoreInterPodAffinity(c *cycle) (raw, normalized []int64, skip bool, err er
 			// The incoming pod's terms have their namespace selectors
 			// resolved: the existing pod's namespace labels are not needed.
 			for i := range affinityTerms {
-				if t := &affinityTerms[i]; t.Matches(e.Obj, nil) {
+				if t := &affinityTerms[i]; t.Matches(e, nil) {
 					scores.add(t.TopologyKey, n, int64(t.weight*1))
 				}
 			}
 			for i := range antiTerms {
-				if t := &antiTerms[i]; t.Matches(e.Obj, nil) {
+				if t := &antiTerms[i]; t.Matches(e, nil) {
 					scores.add(t.TopologyKey, n, int64(t.weight*-1))
 				}
 			}
@@ -149,13 +149,13 @@ func scoreInterPodAffinity(c *cycle) (raw, normalized []int64, skip bool, err er
 			}
 			// Terms that do not parse are dropped, as upstream's PodInfo
 			// keeps none of a list that fails to parse.
-			existingAffinity, _ := preferredTerms(e.Obj, preferredAffinity(e.Obj), fieldPreferredAffinity)
+			existingAffinity, _ := preferredTerms(e.Namespace(), preferredAffinity(e.Affinity()), fieldPreferredAffinity)
 			for i := range existingAffinity {
 				if t := &existingAffinity[i]; t.Matches(pod, nsLabels) {
 					scores.add(t.TopologyKey, n, int64(t.weight*1))
 				}
 			}
-			existingAnti, _ := preferredTerms(e.Obj, preferredAntiAffinity(e.Obj), fieldPreferredAntiAffinity)
+			existingAnti, _ := preferredTerms(e.Namespace(), preferredAntiAffinity(e.Affinity()), fieldPreferredAntiAffinity)
 			for i := range existingAnti {
 				if t := &existingAnti[i]; t.Matches(pod, nsLabels) {
 					scores.add(t.TopologyKey, n, int64(t.weight*-1))

@@ -15,7 +15,7 @@ import (
 // the nodes with the fewest such taints get MaxNodeScore. It never skips.
 func scoreTaintToleration(c *cycle) (raw, normalized []int64, skip bool, err error) {
 	var tolerations []v1.Toleration
-	for _, t := range c.pod.Obj.Spec.Tolerations {
+	for _, t := range c.obj.Spec.Tolerations {
 		if t.Effect == "" || t.Effect == v1.TaintEffectPreferNoSchedule {
 			tolerations = append(tolerations, t)
 		}
@@ -43,7 +43,7 @@ func scoreTaintToleration(c *cycle) (raw, normalized []int64, skip bool, err err
 // list is nil when the profile adds no preferred terms.
 func scoreNodeAffinity(c *cycle) (raw, normalized []int64, skip bool, err error) {
 	var podPreferred []v1.PreferredSchedulingTerm
-	if a := c.pod.Obj.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+	if a := c.obj.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		podPreferred = a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
 	}
 	var terms, added *nodeaffinity.PreferredSchedulingTerms
@@ -91,7 +91,7 @@ const (
 // A node's size for a name is the one it reports (the last, should it list
 // the name twice), as upstream's snapshot builds it.
 func scoreImageLocality(c *cycle) (raw, normalized []int64, skip bool, err error) {
-	spec := &c.pod.Obj.Spec
+	spec := &c.obj.Spec
 	var images []string
 	for _, ctr := range spec.InitContainers {
 		images = append(images, normalizedImageName(ctr.Image))

@@ -103,7 +103,7 @@ func (a *allocation) fill(node *snapshot.Node, resources []ResourceWeight, pod [
 // which also leaves out resources scoring 0.
 func scoreNodeResourcesFit(c *cycle) (raw, normalized []int64, skip bool, err error) {
 	fit := &c.cfg.Fit
-	pod := podScoringRequests(c.pod.Obj, fit.Resources, true)
+	pod := podScoringRequests(c.obj, fit.Resources, true)
 	scorer := resourceScorer(fit)
 	a := newAllocation(len(fit.Resources))
 	raw = make([]int64, len(c.feasible))
@@ -213,7 +213,7 @@ func brokenLinear(shape []ShapePoint, p int64) int64 {
 // 50 and 100. No NormalizeScore.
 func scoreBalancedAllocation(c *cycle) (raw, normalized []int64, skip bool, err error) {
 	resources := c.cfg.BalancedResources
-	pod := podScoringRequests(c.pod.Obj, resources, false)
+	pod := podScoringRequests(c.obj, resources, false)
 	bestEffort := true
 	for _, r := range pod {
 		if r != 0 {

@@ -99,8 +99,10 @@ var runs = map[string]run{
 
 // cycle is the input of one scoring run.
 type cycle struct {
-	snap     *snapshot.Snapshot
-	pod      *snapshot.Pod
+	snap *snapshot.Snapshot
+	pod  *snapshot.Pod
+	// obj is pod.Obj(), made once.
+	obj      *v1.Pod
 	feasible []*snapshot.Node
 	opts     Options
 	cfg      *Config
@@ -123,7 +125,7 @@ func ScorePlugins(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapsh
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	c := &cycle{snap: snap, pod: pod, feasible: feasible, opts: opts, cfg: cfg}
+	c := &cycle{snap: snap, pod: pod, obj: pod.Obj(), feasible: feasible, opts: opts, cfg: cfg}
 	out := make([]PluginScores, 0, len(cfg.Plugins))
 	var firstErr error
 	for _, pl := range cfg.Plugins {

@@ -38,7 +38,7 @@ func setup(t *testing.T, w world, pod *v1.Pod, feasible ...string) *cycle {
 	if err != nil {
 		t.Fatalf("pod: %v", err)
 	}
-	c := &cycle{snap: snap, pod: p, cfg: DefaultConfig()}
+	c := &cycle{snap: snap, pod: p, obj: p.Obj(), cfg: DefaultConfig()}
 	if len(feasible) == 0 {
 		for _, n := range w.nodes {
 			feasible = append(feasible, n.Name)

@@ -29,7 +29,7 @@ func softConstraints(cons []v1.TopologySpreadConstraint, podLabels map[string]st
 // constraints (the system's, or the profile's with defaultingType List)
 // with the pod's default selector (none when that selector is empty).
 func spreadConstraintsForScoring(c *cycle) ([]softConstraint, error) {
-	pod := c.pod.Obj
+	pod := c.obj
 	if len(pod.Spec.TopologySpreadConstraints) > 0 {
 		return softConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels)
 	}
@@ -77,7 +77,7 @@ func scorePodTopologySpread(c *cycle) (raw, normalized []int64, skip bool, err e
 	if len(c.snap.Nodes) == 0 {
 		return nil, nil, true, nil
 	}
-	pod := c.pod.Obj
+	pod := c.obj
 	// Only the system defaults do not require nodes to have every key, so
 	// that nodes without a zone label still get hostname spreading.
 	requireAllTopologies := len(pod.Spec.TopologySpreadConstraints) > 0 || c.cfg.SpreadListDefaulting

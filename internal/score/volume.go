@@ -55,7 +55,7 @@ func scoreVolumeBinding(c *cycle) (raw, normalized []int64, skip bool, err error
 // hasClaims reports whether the pod has a claim or generic ephemeral
 // volume, the only pods VolumeBinding can score above 0.
 func hasClaims(c *cycle) bool {
-	for _, v := range c.pod.Obj.Spec.Volumes {
+	for _, v := range c.obj.Spec.Volumes {
 		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
 			return true
 		}

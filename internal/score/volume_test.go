@@ -105,7 +105,7 @@ func TestScoreVolumeBinding(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := &cycle{snap: snap, pod: p, cfg: DefaultConfig()}
+			c := &cycle{snap: snap, pod: p, obj: p.Obj(), cfg: DefaultConfig()}
 			for _, n := range tc.feasible {
 				c.feasible = append(c.feasible, snap.Node(n))
 			}

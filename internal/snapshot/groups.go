@@ -66,14 +66,14 @@ func (g *Group) Object() any {
 // PodGroupName returns the name of the PodGroup the pod belongs to
 // (spec.schedulingGroup.podGroupName), or "" when it names none.
 func (p *Pod) PodGroupName() string {
-	if sg := p.Obj.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil {
+	if sg := p.obj.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil {
 		return *sg.PodGroupName
 	}
 	return ""
 }
 
 // HasSchedulingGroup reports whether the pod sets spec.schedulingGroup.
-func (p *Pod) HasSchedulingGroup() bool { return p.Obj.Spec.SchedulingGroup != nil }
+func (p *Pod) HasSchedulingGroup() bool { return p.obj.Spec.SchedulingGroup != nil }
 
 // validateSchedulingGroup rejects what the API server would: a scheduling
 // group that names no PodGroup.

@@ -47,8 +47,8 @@ func TestLabelSets(t *testing.T) {
 	for name, id := range ids {
 		set := snap.LabelSets()[id]
 		p := snap.Pod(map[string]string{"a": "default/a", "b": "default/b", "c": "other/c", "d": "default/d", "e": "default/e"}[name])
-		if set == nil || set.Namespace != p.Namespace() || !cmp.Equal(map[string]string(set.Labels), p.Obj.Labels) {
-			t.Errorf("set of %s: %+v, pod %s %v", name, set, p.Namespace(), p.Obj.Labels)
+		if set == nil || set.Namespace != p.Namespace() || !cmp.Equal(map[string]string(set.Labels), p.Obj().Labels) {
+			t.Errorf("set of %s: %+v, pod %s %v", name, set, p.Namespace(), p.Obj().Labels)
 		}
 	}
 

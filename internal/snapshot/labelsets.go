@@ -46,10 +46,10 @@ func (s *Snapshot) LabelSets() []*LabelSet { return s.labelSets.list }
 
 // acquire gives p the interned label set of its namespace and labels.
 func (ls *labelSets) acquire(p *Pod) {
-	key := ls.keyOf(p.Obj.Namespace, p.Obj.Labels)
+	key := ls.keyOf(p.obj.Namespace, p.obj.Labels)
 	set, ok := ls.byKey[string(key)]
 	if !ok {
-		set = &LabelSet{Namespace: p.Obj.Namespace, Labels: p.Obj.Labels}
+		set = &LabelSet{Namespace: p.obj.Namespace, Labels: p.obj.Labels}
 		if n := len(ls.free); n > 0 {
 			set.id = ls.free[n-1]
 			ls.free = ls.free[:n-1]

@@ -7,6 +7,7 @@ import (
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-helpers/resource"
 )
@@ -17,8 +18,11 @@ import (
 // A Pod is immutable once the snapshot is built and is shared by every
 // evaluation; nothing in the engine copies it.
 type Pod struct {
-	// Obj is the pod as loaded. The engine never modifies it.
-	Obj *v1.Pod
+	// obj is the pod as loaded, or for a pod loaded in parts its shape
+	// (parts.Shape): read through obj only what pods of one shape share.
+	obj *v1.Pod
+	// parts is the pod loaded in parts, or nil.
+	parts *PodParts
 	// Key is "namespace/name".
 	Key string
 	// Requests are the pod's requests as an assigned pod occupies a node
@@ -101,20 +105,89 @@ func (p *Pod) PreemptionPolicy() v1.PreemptionPolicy {
 // pod has started at all.
 func (p *Pod) StartNanos() (int64, bool) { return p.startNanos, p.started }
 
+// Obj returns the pod as loaded, which must not be written. For a pod
+// loaded in parts (PodParts) it is made on each call: the engine reads
+// such pods through the methods below, and Obj only where it writes a
+// pod out.
+func (p *Pod) Obj() *v1.Pod {
+	if p.parts != nil {
+		return p.parts.Pod()
+	}
+	return p.obj
+}
+
 // Namespace returns the pod's namespace.
-func (p *Pod) Namespace() string { return p.Obj.Namespace }
+func (p *Pod) Namespace() string { return p.obj.Namespace }
 
 // Name returns the pod's name.
-func (p *Pod) Name() string { return p.Obj.Name }
+func (p *Pod) Name() string {
+	if p.parts != nil {
+		return p.parts.Name
+	}
+	return p.obj.Name
+}
+
+// UID returns the pod's UID.
+func (p *Pod) UID() types.UID {
+	if p.parts != nil {
+		return p.parts.UID
+	}
+	return p.obj.UID
+}
 
 // Labels returns the pod's labels.
-func (p *Pod) Labels() labels.Set { return p.Obj.Labels }
+func (p *Pod) Labels() labels.Set { return p.obj.Labels }
+
+// Affinity returns spec.affinity.
+func (p *Pod) Affinity() *v1.Affinity { return p.obj.Spec.Affinity }
 
 // NodeName returns the node the pod is bound to, or "".
-func (p *Pod) NodeName() string { return p.Obj.Spec.NodeName }
+func (p *Pod) NodeName() string {
+	if p.parts != nil {
+		return p.parts.NodeName
+	}
+	return p.obj.Spec.NodeName
+}
+
+// Volumes returns spec.volumes.
+func (p *Pod) Volumes() []v1.Volume {
+	if p.parts != nil {
+		return p.parts.Volumes
+	}
+	return p.obj.Spec.Volumes
+}
+
+// Phase returns status.phase.
+func (p *Pod) Phase() v1.PodPhase {
+	if p.parts != nil {
+		return p.parts.Status.Phase
+	}
+	return p.obj.Status.Phase
+}
+
+// NominatedNodeName returns status.nominatedNodeName.
+func (p *Pod) NominatedNodeName() string {
+	if p.parts != nil {
+		return p.parts.Status.NominatedNodeName
+	}
+	return p.obj.Status.NominatedNodeName
+}
+
+// conditions returns status.conditions.
+func (p *Pod) conditions() []v1.PodCondition {
+	if p.parts != nil {
+		return p.parts.Status.Conditions
+	}
+	return p.obj.Status.Conditions
+}
 
 // StartTime returns status.startTime, or nil when the pod has not started.
-func (p *Pod) StartTime() *metav1.Time { return p.Obj.Status.StartTime }
+func (p *Pod) StartTime() *metav1.Time {
+	if p.parts != nil {
+		return p.parts.Status.StartTime
+	}
+	return p.obj.Status.StartTime
+}
 
 // Terminating reports whether the pod has a deletion timestamp.
 func (p *Pod) Terminating() bool { return p.terminating }
@@ -124,10 +197,10 @@ func (p *Pod) Terminating() bool { return p.terminating }
 // condition with reason PreemptionByScheduler. As upstream, only the first
 // DisruptionTarget condition is looked at.
 func (p *Pod) TerminatingByPreemption() bool {
-	if p.Obj.DeletionTimestamp == nil {
+	if !p.terminating {
 		return false
 	}
-	for _, c := range p.Obj.Status.Conditions {
+	for _, c := range p.conditions() {
 		if c.Type == v1.DisruptionTarget {
 			return c.Status == v1.ConditionTrue && c.Reason == v1.PodReasonPreemptionByScheduler
 		}
@@ -142,7 +215,8 @@ func (p *Pod) HasAffinity() bool { return p.hasAffinity }
 // Finished reports whether the pod has terminated for good and so occupies
 // nothing (phase Succeeded or Failed).
 func (p *Pod) Finished() bool {
-	return p.Obj.Status.Phase == v1.PodSucceeded || p.Obj.Status.Phase == v1.PodFailed
+	phase := p.Phase()
+	return phase == v1.PodSucceeded || phase == v1.PodFailed
 }
 
 // AffinityTerm is a parsed required pod (anti-)affinity term.
@@ -162,16 +236,17 @@ type AffinityTerm struct {
 
 // Matches reports whether pod is selected by the term; nsLabels are the
 // labels of pod's namespace (nil when unknown).
-func (t *AffinityTerm) Matches(pod *v1.Pod, nsLabels labels.Set) bool {
-	if t.Namespaces.Has(pod.Namespace) || t.NamespaceSelector.Matches(nsLabels) {
-		return t.Selector.Matches(labels.Set(pod.Labels))
+func (t *AffinityTerm) Matches(pod *Pod, nsLabels labels.Set) bool {
+	if t.Namespaces.Has(pod.obj.Namespace) || t.NamespaceSelector.Matches(nsLabels) {
+		return t.Selector.Matches(labels.Set(pod.obj.Labels))
 	}
 	return false
 }
 
-// ParseAffinityTerms parses required pod affinity terms of pod. The field
-// argument names the terms' location for error messages.
-func ParseAffinityTerms(pod *v1.Pod, terms []v1.PodAffinityTerm, field string) ([]AffinityTerm, error) {
+// ParseAffinityTerms parses required pod affinity terms of a pod of
+// namespace. The field argument names the terms' location for error
+// messages.
+func ParseAffinityTerms(namespace string, terms []v1.PodAffinityTerm, field string) ([]AffinityTerm, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -188,7 +263,7 @@ func ParseAffinityTerms(pod *v1.Pod, terms []v1.PodAffinityTerm, field string) (
 		}
 		ns := sets.New[string]()
 		if len(t.Namespaces) == 0 && t.NamespaceSelector == nil {
-			ns.Insert(pod.Namespace)
+			ns.Insert(namespace)
 		} else {
 			ns.Insert(t.Namespaces...)
 		}
@@ -288,11 +363,11 @@ func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*
 	if err := validateSchedulingGroup(obj); err != nil {
 		return nil, err
 	}
-	aff, err := ParseAffinityTerms(obj, RequiredAffinityTerms(obj), "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+	aff, err := ParseAffinityTerms(obj.Namespace, RequiredAffinityTerms(obj), "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution")
 	if err != nil {
 		return nil, err
 	}
-	anti, err := ParseAffinityTerms(obj, RequiredAntiAffinityTerms(obj), "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+	anti, err := ParseAffinityTerms(obj.Namespace, RequiredAntiAffinityTerms(obj), "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution")
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +377,7 @@ func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*
 		nzCPU, nzMem = NonZeroRequests(obj)
 	}
 	p := &Pod{
-		Obj:             obj,
+		obj:             obj,
 		Key:             obj.Namespace + "/" + obj.Name,
 		Priority:        priority,
 		Requests:        req,

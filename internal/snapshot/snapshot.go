@@ -14,7 +14,9 @@ package snapshot
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,8 +41,12 @@ const (
 
 // Objects are the Kubernetes objects a snapshot is built from.
 type Objects struct {
-	Nodes           []*v1.Node
+	Nodes []*v1.Node
+	// Pods are the pods, whole; PodParts are pods kept in parts (a lean
+	// load's, loader.Options.Lean), which the snapshot takes after Pods,
+	// in their order.
 	Pods            []*v1.Pod
+	PodParts        []*PodParts
 	PDBs            []*policyv1.PodDisruptionBudget
 	PriorityClasses []*schedulingv1.PriorityClass
 	Namespaces      []*v1.Namespace
@@ -163,7 +169,7 @@ func New(objs Objects) (*Snapshot, error) { return NewParallel(objs, 1) }
 // are added in order; the snapshot and any error are New's.
 func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	s := Empty()
-	s.podsByKey = make(map[string]*Pod, len(objs.Pods))
+	s.podsByKey = make(map[string]*Pod, objs.podCount())
 	for _, ns := range objs.Namespaces {
 		if _, dup := s.namespaces[ns.Name]; dup {
 			return nil, &ObjectError{Kind: "Namespace", Name: ns.Name, Field: "metadata.name", Detail: "duplicate object", Obj: ns}
@@ -184,18 +190,22 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	s.relist()
 	var made []madePod
 	if parallelism > 1 {
-		made = s.newPods(objs.Pods, parallelism)
+		made = s.newPods(&objs, parallelism)
 	}
-	for i, p := range objs.Pods {
+	var scratch v1.Pod
+	for i := range objs.podCount() {
+		p, origin := objs.pod(i, &scratch)
 		if name := p.Spec.NodeName; name != "" && !finished(p) && s.nodesByName[name] == nil {
 			return nil, &ObjectError{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, Field: "spec.nodeName",
-				Detail: fmt.Sprintf("node %q does not exist in the snapshot", name), Obj: p}
+				Detail: fmt.Sprintf("node %q does not exist in the snapshot", name), Obj: origin}
 		}
 		var err error
 		if made != nil {
-			_, err = s.addPod(p, made[i].pod, made[i].err)
+			_, err = s.addPod(p, origin, made[i].pod, made[i].err)
 		} else {
-			_, err = s.AddPod(p)
+			var own *Pod
+			own, err = s.newPodOf(&objs, i, &scratch)
+			_, err = s.addPod(p, origin, own, err)
 		}
 		if err != nil {
 			return nil, err
@@ -289,7 +299,53 @@ func (s *Snapshot) PriorityClasses() []*schedulingv1.PriorityClass {
 // upstream's cache does when events arrive out of order.
 func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
 	p, err := s.newPod(obj, 0) // addPod numbers it
-	return s.addPod(obj, p, err)
+	return s.addPod(obj, obj, p, err)
+}
+
+// AllPods yields o's pods in the order a snapshot takes them, each whole
+// with the object it was given as (its *v1.Pod or *PodParts). A pod kept
+// in parts is made whole in one place, which the next step reuses: it
+// must not be kept.
+func (o *Objects) AllPods() iter.Seq2[*v1.Pod, any] {
+	return func(yield func(*v1.Pod, any) bool) {
+		var scratch v1.Pod
+		for i := range o.podCount() {
+			if !yield(o.pod(i, &scratch)) {
+				return
+			}
+		}
+	}
+}
+
+// podCount returns how many pods o holds, whole and in parts.
+func (o *Objects) podCount() int { return len(o.Pods) + len(o.PodParts) }
+
+// pod returns o's i'th pod, whole (written into scratch when it is kept in
+// parts), and the object it was given as (its *v1.Pod or *PodParts).
+func (o *Objects) pod(i int, scratch *v1.Pod) (*v1.Pod, any) {
+	if i < len(o.Pods) {
+		return o.Pods[i], o.Pods[i]
+	}
+	parts := o.PodParts[i-len(o.Pods)]
+	parts.Into(scratch)
+	return scratch, parts
+}
+
+// newPodOf is newPod for objs' i'th pod; scratch holds a pod kept in parts
+// while it is read (the Pod made keeps the parts, not scratch).
+func (s *Snapshot) newPodOf(objs *Objects, i int, scratch *v1.Pod) (*Pod, error) {
+	obj, origin := objs.pod(i, scratch)
+	p, err := s.newPod(obj, 0) // addPod numbers it
+	if parts, ok := origin.(*PodParts); ok {
+		if p != nil {
+			p.obj, p.parts = parts.Shape, parts
+		}
+		var oe *ObjectError
+		if errors.As(err, &oe) && oe.Obj == any(scratch) {
+			oe.Obj = parts
+		}
+	}
+	return p, err
 }
 
 // madePod is a pod's own state made ahead (newPods), or why it cannot be.
@@ -300,19 +356,21 @@ type madePod struct {
 
 // newPods makes the pods' own state on up to parallelism goroutines, in
 // runs of neighbours; it reads only the priority classes.
-func (s *Snapshot) newPods(objs []*v1.Pod, parallelism int) []madePod {
-	made := make([]madePod, len(objs))
+func (s *Snapshot) newPods(objs *Objects, parallelism int) []madePod {
+	n := objs.podCount()
+	made := make([]madePod, n)
 	const run = 256
-	runs := (len(objs) + run - 1) / run
+	runs := (n + run - 1) / run
 	var next atomic.Int64
 	work := func() {
+		var scratch v1.Pod
 		for {
 			r := int(next.Add(1)) - 1
 			if r >= runs {
 				return
 			}
-			for i := r * run; i < min((r+1)*run, len(objs)); i++ {
-				made[i].pod, made[i].err = s.newPod(objs[i], 0) // addPod numbers it
+			for i := r * run; i < min((r+1)*run, n); i++ {
+				made[i].pod, made[i].err = s.newPodOf(objs, i, &scratch)
 			}
 		}
 	}
@@ -325,9 +383,9 @@ func (s *Snapshot) newPods(objs []*v1.Pod, parallelism int) []madePod {
 	return made
 }
 
-// addPod adds obj, whose own state newPod made as p (or failed with err),
-// unless the snapshot holds a pod of its name.
-func (s *Snapshot) addPod(obj *v1.Pod, p *Pod, err error) (*Pod, error) {
+// addPod adds obj, given as origin, whose own state newPod made as p (or
+// failed with err), unless the snapshot holds a pod of its name.
+func (s *Snapshot) addPod(obj *v1.Pod, origin any, p *Pod, err error) (*Pod, error) {
 	var key string
 	if p != nil {
 		key = p.Key
@@ -335,7 +393,7 @@ func (s *Snapshot) addPod(obj *v1.Pod, p *Pod, err error) (*Pod, error) {
 		key = obj.Namespace + "/" + obj.Name
 	}
 	if _, dup := s.podsByKey[key]; dup {
-		return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "metadata.name", Detail: "duplicate object", Obj: obj}
+		return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "metadata.name", Detail: "duplicate object", Obj: origin}
 	}
 	if err != nil {
 		return nil, err
@@ -395,7 +453,7 @@ func (s *Snapshot) place(p *Pod) {
 	if p.Finished() {
 		return
 	}
-	if name := p.Obj.Spec.NodeName; name != "" {
+	if name := p.NodeName(); name != "" {
 		if node, ok := s.nodesByName[name]; ok {
 			node.addPod(p)
 			s.resum(node)
@@ -405,7 +463,7 @@ func (s *Snapshot) place(p *Pod) {
 		s.addMember(p)
 		return
 	}
-	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" && p.Obj.DeletionTimestamp == nil {
+	if nnn := p.NominatedNodeName(); nnn != "" && !p.terminating {
 		s.nominated[nnn] = append(s.nominated[nnn], p)
 		if node, ok := s.nodesByName[nnn]; ok {
 			node.Nominated = s.nominated[nnn]
@@ -415,7 +473,7 @@ func (s *Snapshot) place(p *Pod) {
 }
 
 func (s *Snapshot) unplace(p *Pod) {
-	if name := p.Obj.Spec.NodeName; name != "" {
+	if name := p.NodeName(); name != "" {
 		if node, ok := s.nodesByName[name]; ok {
 			node.removePod(p)
 			s.resum(node)
@@ -428,7 +486,7 @@ func (s *Snapshot) unplace(p *Pod) {
 		s.removeMember(p)
 		return
 	}
-	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
+	if nnn := p.NominatedNodeName(); nnn != "" {
 		list := s.nominated[nnn]
 		if i := slices.Index(list, p); i >= 0 {
 			list = slices.Delete(list, i, i+1)

@@ -14,7 +14,7 @@ import (
 
 // Build builds the snapshot, naming the file of any offending object.
 func (s *Set) Build() (*snapshot.Snapshot, error) {
-	if err := CheckNodeSums(s.Objects.Pods, s.Origin); err != nil {
+	if err := CheckNodeSums(&s.Objects, s.Origin); err != nil {
 		return nil, err
 	}
 	workers := s.opts.Parallelism
@@ -32,13 +32,14 @@ func (s *Set) Build() (*snapshot.Snapshot, error) {
 // the scheduler adds them (also with the defaults it counts for scoring),
 // do not fit the scheduler's 64-bit arithmetic: each pod is representable
 // after admission, but many together could still wrap around. origin names
-// a pod's file.
-func CheckNodeSums(pods []*v1.Pod, origin func(any) string) error {
+// a pod's file, given the pod as Objects holds it (*v1.Pod or
+// *snapshot.PodParts).
+func CheckNodeSums(objs *snapshot.Objects, origin func(any) string) error {
 	// Most clusters' pods are far from the limit: when the bound of every
 	// node's sums fits, nothing can overflow.
 	bounds := map[string]int64{}
 	fits := true
-	for _, p := range pods {
+	for p := range objs.AllPods() {
 		node := p.Spec.NodeName
 		if node == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
 			continue
@@ -63,7 +64,7 @@ func CheckNodeSums(pods []*v1.Pod, origin func(any) string) error {
 		*total += v
 		return true
 	}
-	for _, p := range pods {
+	for p, given := range objs.AllPods() {
 		node := p.Spec.NodeName
 		if node == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
 			continue
@@ -92,7 +93,7 @@ func CheckNodeSums(pods []*v1.Pod, origin func(any) string) error {
 			scalars[node+"\x00"+string(sc.Name)] = total
 		}
 		if what != "" {
-			return &InputError{Source: origin(p), Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName",
+			return &InputError{Source: origin(given), Object: objectName("Pod", p.Namespace, p.Name), Field: "spec.nodeName",
 				Detail: fmt.Sprintf("the pods bound to node %q together request more %s than the scheduler can count (%d units)", node, what, int64(math.MaxInt64))}
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sjson "sigs.k8s.io/json"
+
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 type header struct {
@@ -252,6 +254,23 @@ func (p *prepared) finish(lean bool) {
 	}
 }
 
+// keepAs returns obj as the set keeps it: a lean set keeps its pods in
+// parts (snapshot.PodParts; the memo makes them so), other sets and a
+// set of pods to evaluate whole.
+func (s *Set) keepAs(obj any) any {
+	switch o := obj.(type) {
+	case *v1.Pod:
+		if s.opts.Lean && !s.wholePods {
+			return snapshot.SplitPod(o)
+		}
+	case *snapshot.PodParts:
+		if !s.opts.Lean || s.wholePods {
+			return o.Pod()
+		}
+	}
+	return obj
+}
+
 // commit adds a prepared document to the set, with the checks that need
 // the set (duplicates, --validate, one globalDefault PriorityClass).
 func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
@@ -310,7 +329,7 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 			return err
 		}
 	}
-	obj := p.obj
+	obj := s.keepAs(p.obj)
 	if !s.opts.Lean || !isPodOrNode(obj) {
 		s.origin[obj] = at
 	}
@@ -329,6 +348,8 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 		s.Objects.Nodes = append(s.Objects.Nodes, o)
 	case *v1.Pod:
 		s.Objects.Pods = append(s.Objects.Pods, o)
+	case *snapshot.PodParts:
+		s.Objects.PodParts = append(s.Objects.PodParts, o)
 	case *v1.Namespace:
 		s.Objects.Namespaces = append(s.Objects.Namespaces, o)
 	case *policyv1.PodDisruptionBudget:
@@ -490,7 +511,7 @@ type objectKey struct{ kind, namespace, name string }
 // in them, and nothing that reads a lean set asks).
 func isPodOrNode(obj any) bool {
 	switch obj.(type) {
-	case *v1.Pod, *v1.Node:
+	case *v1.Pod, *snapshot.PodParts, *v1.Node:
 		return true
 	}
 	return false

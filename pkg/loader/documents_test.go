@@ -124,7 +124,8 @@ func TestManyDocumentsErrors(t *testing.T) {
 						continue
 					}
 					var names []int
-					for _, p := range s.Objects.Pods {
+					pods, _ := setPods(s)
+					for _, p := range pods {
 						var i int
 						fmt.Sscanf(p.Name, "p-%d", &i)
 						names = append(names, i)

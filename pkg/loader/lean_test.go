@@ -45,7 +45,8 @@ func TestLeanDecidesAlike(t *testing.T) {
 					t.Fatal(err)
 				}
 				if lean {
-					for _, p := range set.Objects.Pods {
+					pods, _ := setPods(set)
+					for _, p := range pods {
 						for _, c := range p.Spec.Containers {
 							if c.Env != nil || c.Args != nil || c.Resources.Limits != nil {
 								t.Fatalf("lean pod %s kept container fields: %+v", p.Name, c)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 const nodeDoc = `apiVersion: v1
@@ -433,4 +435,28 @@ func TestNodeSums(t *testing.T) {
 	if _, err := s.Build(); err != nil {
 		t.Errorf("sums that fit refused: %v", err)
 	}
+}
+
+// setPods returns the pods of s whole, in order, whether s keeps them
+// whole or in parts (a lean set), with the objects s keeps them as.
+func setPods(s *Set) ([]*v1.Pod, []any) {
+	var pods []*v1.Pod
+	var given []any
+	for p, g := range s.Objects.AllPods() {
+		pods = append(pods, p.DeepCopy())
+		given = append(given, g)
+	}
+	return pods, given
+}
+
+// podOf returns a prepared object as a whole pod, or nil when it is not a
+// pod.
+func podOf(obj any) *v1.Pod {
+	switch o := obj.(type) {
+	case *v1.Pod:
+		return o
+	case *snapshot.PodParts:
+		return o.Pod()
+	}
+	return nil
 }

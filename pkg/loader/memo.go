@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reprieve/reprieve/internal/admission"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // The pods of one workload are written alike but for a few fields: their
@@ -79,7 +80,7 @@ type podMemo struct {
 	values []byte
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
-	slab []v1.Pod
+	slab []snapshot.PodParts
 	// managed and annotations are the values of those fields decoded,
 	// by their text (remember): often alike in a workload's pods, and
 	// read only to be validated (a lean pod drops them).
@@ -103,8 +104,9 @@ func remember[V any](known *map[string]V, text []byte, v V) {
 const podSlab = 64
 
 // podTemplate is a shape's first pod as prepared: key is its key
-// (makeKey), full it defaulted and validated, and lean the same leaned,
-// the object of that first pod.
+// (makeKey), full it defaulted and validated, and shape the same leaned
+// and without its own fields (snapshot.PodParts), which the pods of the
+// template share.
 type podTemplate struct {
 	key string
 	// fields are the volatile fields whose values key leaves out, in
@@ -116,10 +118,10 @@ type podTemplate struct {
 	// yaml is the template's YAML key, once a pod of its shape was read
 	// from a YAML List (yamlmemo.go); yamlTried says one was made or
 	// could not be.
-	yaml       *yamlKey
-	yamlTried  bool
-	full, lean *v1.Pod
-	p          prepared
+	yaml        *yamlKey
+	yamlTried   bool
+	full, shape *v1.Pod
+	p           prepared
 }
 
 // span is where a value the memo decodes per pod lies in the document.
@@ -199,16 +201,16 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	if !isPod || !p.decoded() || p.admitErr != nil {
 		return p // an error is worded alike, lean or not
 	}
-	lean := full.DeepCopy()
-	leanPod(lean)
-	p.obj = lean
+	shape := full.DeepCopy()
+	leanPod(shape)
+	p.obj = snapshot.SplitPod(shape)
 	if key := m.makeKey(raw); len(p.unknown) == 0 && !suspiciousNumbers(raw) && len(key) <= maxKeySize {
 		key := string(key)
 		fields := make([]volatileField, len(m.spans))
 		for i, sp := range m.spans {
 			fields[i] = sp.field
 		}
-		t := &podTemplate{key: key, fields: fields, full: full, lean: lean, p: p}
+		t := &podTemplate{key: key, fields: fields, full: full, shape: shape, p: p}
 		m.templates[key] = t
 		m.follow(t)
 		m.made = t
@@ -501,16 +503,16 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		return prepared{}, false
 	}
 	if len(m.slab) == 0 {
-		m.slab = make([]v1.Pod, podSlab)
+		m.slab = make([]snapshot.PodParts, podSlab)
 	}
 	pl := &m.slab[0]
 	m.slab = m.slab[1:]
-	*pl = *t.lean
-	pl.Name, pl.UID, pl.ResourceVersion, pl.CreationTimestamp = pf.Name, pf.UID, pf.ResourceVersion, pf.CreationTimestamp
-	pl.Annotations, pl.ManagedFields = nil, nil
-	pl.Spec.NodeName, pl.Spec.Volumes = pf.Spec.NodeName, pf.Spec.Volumes
-	pl.Status = pf.Status
-	leanStatus(&pl.Status)
+	*pl = snapshot.PodParts{
+		Shape: t.shape, Name: pf.Name, UID: pf.UID, ResourceVersion: pf.ResourceVersion,
+		CreationTimestamp: pf.CreationTimestamp, NodeName: pf.Spec.NodeName, Volumes: pf.Spec.Volumes,
+	}
+	leanStatus(&pf.Status)
+	pl.Status.Set(&pf.Status)
 	p := t.p
 	p.h.Name = pf.Name
 	p.obj = pl

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
 )
 
 // TestPodMemo reads Lists of many pods of a few shapes, one pod of which
@@ -288,7 +286,7 @@ func TestMemoPredictsTheNextShape(t *testing.T) {
 			} else {
 				p = m.prepare(raw)
 			}
-			if got := p.obj.(*v1.Pod); got.Name != fmt.Sprintf("w%d-%d", w, i) || got.Spec.Containers[0].Image != fmt.Sprintf("image-%d", w) {
+			if got := podOf(p.obj); got.Name != fmt.Sprintf("w%d-%d", w, i) || got.Spec.Containers[0].Image != fmt.Sprintf("image-%d", w) {
 				t.Fatalf("%s: w%d-%d prepared as %s with image %s", tc.name, w, i, got.Name, got.Spec.Containers[0].Image)
 			}
 		})
@@ -318,7 +316,7 @@ func TestMemoPausesAndResumes(t *testing.T) {
 	const after = 600
 	for range memoPause + after {
 		p := m.prepare(doc(i, "shared"))
-		if got := p.obj.(*v1.Pod); got.Name != fmt.Sprint("p-", i) || got.Spec.Containers[0].Image != "shared" {
+		if got := podOf(p.obj); got.Name != fmt.Sprint("p-", i) || got.Spec.Containers[0].Image != "shared" {
 			t.Fatalf("pod %d prepared as %s, image %s", i, got.Name, got.Spec.Containers[0].Image)
 		}
 		i++

@@ -29,6 +29,7 @@ func LoadPodSet(opts Options, path string) (*v1.Pod, *Set, error) { return loadP
 // set they were read into, for its Warnings and NamespaceGiven.
 func LoadPodsSet(opts Options, path string) ([]*v1.Pod, *Set, error) {
 	s := NewSetWith(opts)
+	s.wholePods = true
 	if err := s.AddPath(path); err != nil {
 		return nil, nil, err
 	}

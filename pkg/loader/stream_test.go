@@ -224,10 +224,12 @@ func compareLoads(t *testing.T, name, path string, v FieldValidation, lean bool)
 		if diff := cmp.Diff(whole.Skipped, other.Skipped); diff != "" {
 			t.Errorf("%s, %s, lean %v: skipped differ (-whole +%s):\n%s", name, v, lean, how, diff)
 		}
-		for i, p := range whole.Objects.Pods {
-			q := other.Objects.Pods[i]
+		wholePods, wholeGiven := setPods(whole)
+		_, otherGiven := setPods(other)
+		for i, p := range wholeGiven {
+			q := otherGiven[i]
 			if whole.Origin(p) != other.Origin(q) || whole.NamespaceGiven(p) != other.NamespaceGiven(q) {
-				t.Errorf("%s, %s: pod %s: origin %q, namespace given %v; %s %q, %v", name, v, p.Name, whole.Origin(p), whole.NamespaceGiven(p), how, other.Origin(q), other.NamespaceGiven(q))
+				t.Errorf("%s, %s: pod %s: origin %q, namespace given %v; %s %q, %v", name, v, wholePods[i].Name, whole.Origin(p), whole.NamespaceGiven(p), how, other.Origin(q), other.NamespaceGiven(q))
 			}
 		}
 	}

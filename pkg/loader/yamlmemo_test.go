@@ -159,7 +159,7 @@ func sameAsPrepared(item []byte, got prepared) string {
 		return fmt.Sprintf("decoded %v, admission error %v; want %v, %v", got.decoded(), got.admitErr, want.decoded(), want.admitErr)
 	}
 	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
-	if diff := cmp.Diff(want.obj, got.obj, opts); diff != "" {
+	if diff := cmp.Diff(podOf(want.obj), podOf(got.obj), opts); diff != "" {
 		return "the pod differs (-prepared +memo):\n" + diff
 	}
 	return ""

@@ -169,7 +169,7 @@ func (s *Core) Cycle() *Actions {
 		return nil
 	}
 	d := &cs.decision
-	pod := d.pod.Obj
+	pod := d.pod.Obj()
 	if do := s.detail(); do != nil {
 		do.Cycle(pod, d.report)
 	}
@@ -280,7 +280,7 @@ func (s *Core) decide() *cycleState {
 			return nil
 		}
 		p := s.snap.Pod(qp.Key)
-		if p == nil || assigned(p.Obj) || p.Obj.DeletionTimestamp != nil || len(p.Obj.Spec.SchedulingGates) > 0 {
+		if p == nil || assigned(p.Obj()) || p.Obj().DeletionTimestamp != nil || len(p.Obj().Spec.SchedulingGates) > 0 {
 			s.queue.Forget(qp)
 			continue
 		}
@@ -292,7 +292,7 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 	cs := &cycleState{decision: decision{qp: qp, pod: p, started: s.clock.Now()}}
 	qp.rejectors = nil
 	d := &cs.decision
-	d.report.Profile = p.Obj.Spec.SchedulerName
+	d.report.Profile = p.Obj().Spec.SchedulerName
 	defer func() { d.report.Algorithm = s.clock.Since(d.started) }()
 	// ev counts the plugins' calls, for a DetailObserver only (see
 	// evaluations).
@@ -301,7 +301,7 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 		ev = &evaluations{}
 		defer func() { d.report.Evaluations = ev.report() }()
 	}
-	prof := s.profiles[p.Obj.Spec.SchedulerName]
+	prof := s.profiles[p.Obj().Spec.SchedulerName]
 	fopts := prof.Filter
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
 	fopts.DRAPreemption = fopts.DRAPreemption || s.opts.Features.DRAPreemption
@@ -320,12 +320,12 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 		d.message = "no nodes available to schedule pods"
 		// As upstream, a failure that is not a fit error clears the
 		// nomination: the nominated node is no use any more.
-		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+		d.setNominated, d.nominated = p.Obj().Status.NominatedNodeName != "", ""
 		return cs
 	}
 
 	// A nominated node is likely the one the pod was preempting for: try it first.
-	if nnn := p.Obj.Status.NominatedNodeName; nnn != "" {
+	if nnn := p.Obj().Status.NominatedNodeName; nnn != "" {
 		if n := s.snap.Node(nnn); n != nil && s.filterNominated(d, c, n, ev) {
 			s.place(d, c, n)
 			return cs
@@ -397,7 +397,7 @@ func (s *Core) postFilter(cs *cycleState, c *filter.Cycle, fr filter.Result, pro
 	qp.rejectors = d.report.UnschedulablePlugins
 	if c.PreFilterStatus().Code == filter.Error {
 		d.message, d.failed = c.PreFilterStatus().Message(), true
-		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+		d.setNominated, d.nominated = p.Obj().Status.NominatedNodeName != "", ""
 		return
 	}
 	if !prof.Preemption {
@@ -407,7 +407,7 @@ func (s *Core) postFilter(cs *cycleState, c *filter.Cycle, fr filter.Result, pro
 		// leaves it).
 		d.message = filter.FitErrorMessage(len(nodes), c.PreFilterStatus(), fr.Statuses)
 		if !prof.HasPostFilter {
-			d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+			d.setNominated, d.nominated = p.Obj().Status.NominatedNodeName != "", ""
 		}
 		return
 	}
@@ -444,24 +444,24 @@ func (s *Core) postFilter(cs *cycleState, c *filter.Cycle, fr filter.Result, pro
 		cs.plan = preemptionPlan{node: node, numPDBViolations: res.Chosen.NumPDBViolations}
 		d.plan = &cs.plan
 		for _, v := range res.Chosen.Victims {
-			d.plan.victims = append(d.plan.victims, v.Pod.Obj)
+			d.plan.victims = append(d.plan.victims, v.Pod.Obj())
 		}
 		d.setNominated, d.nominated = true, node
 		// Lower-priority pods nominated to the node may no longer fit there.
 		for _, np := range s.snap.NominatedPods(node) {
 			if np.Priority < p.Priority && np.Key != p.Key {
-				d.clearNominated = append(d.clearNominated, np.Obj)
+				d.clearNominated = append(d.clearNominated, np.Obj())
 			}
 		}
 		// The nominator learns at once, not when the API update comes back.
 		for _, np := range d.clearNominated {
 			s.nominate(np, "")
 		}
-		s.nominate(p.Obj, node)
+		s.nominate(p.Obj(), node)
 		s.queue.Gate(qp.Key, d.plan.victims)
 	case res.Eligible && res.Err == nil:
 		// No candidate: the pod's nomination, if any, is cleared.
-		d.setNominated, d.nominated = p.Obj.Status.NominatedNodeName != "", ""
+		d.setNominated, d.nominated = p.Obj().Status.NominatedNodeName != "", ""
 	}
 }
 
@@ -474,7 +474,7 @@ func (s *Core) nominate(pod *v1.Pod, node string) {
 
 // assume binds the pod in the cache before the API does.
 func (s *Core) assume(p *snapshot.Pod, node string) {
-	obj := p.Obj.DeepCopy()
+	obj := p.Obj().DeepCopy()
 	obj.Spec.NodeName = node
 	obj.Status.NominatedNodeName = ""
 	s.assumed[p.Key] = true
@@ -485,6 +485,6 @@ func (s *Core) assume(p *snapshot.Pod, node string) {
 func (s *Core) forget(p *snapshot.Pod) {
 	if s.assumed[p.Key] {
 		delete(s.assumed, p.Key)
-		s.upsert(p.Obj)
+		s.upsert(p.Obj())
 	}
 }

@@ -80,7 +80,7 @@ func TestCoreStepByStep(t *testing.T) {
 	}
 	onNode := func(key string) string {
 		if p := c.snap.Pod(key); p != nil {
-			return p.Obj.Spec.NodeName
+			return p.Obj().Spec.NodeName
 		}
 		return "<none>"
 	}
@@ -116,7 +116,7 @@ func TestCoreStepByStep(t *testing.T) {
 	if !c.queue.Gated("ns/urgent") {
 		t.Fatal("urgent not gated while its preemption is in flight")
 	}
-	if got := c.snap.Pod("ns/urgent").Obj.Status.NominatedNodeName; got != "n1" {
+	if got := c.snap.Pod("ns/urgent").Obj().Status.NominatedNodeName; got != "n1" {
 		t.Fatalf("urgent nominated to %q in the cache, want n1", got)
 	}
 	cycle("while preempting", "")

@@ -83,10 +83,10 @@ func (s *Core) reserveClaims(c *filter.Cycle, p *snapshot.Pod, node *snapshot.No
 	if s.claimsInFlight == nil {
 		s.claimsInFlight = map[string]*claimInFlight{}
 	}
-	ref := podReference(p.Obj)
+	ref := podReference(p.Obj())
 	for _, dc := range a.Claims {
 		if dc.Extended != nil {
-			s.snap.SetResourceClaim(assumedExtendedClaim(p.Obj, dc))
+			s.snap.SetResourceClaim(assumedExtendedClaim(p.Obj(), dc))
 			continue
 		}
 		key := claimKey(dc.Claim)

@@ -219,7 +219,7 @@ func TestReserveAndPreBindClaims(t *testing.T) {
 func TestClaimInFlightKeepsAssumption(t *testing.T) {
 	s, _, _ := draSetup(t, rt.Claim("ns", "c1", "gpu").Obj())
 	p, reserved, err := reserveOnN1(t, s, rt.Pod("ns", "p1").Claim("c1").Obj())
-	b := &Binding{Pod: p.Obj, Node: "n1", Claims: reserved}
+	b := &Binding{Pod: p.Obj(), Node: "n1", Claims: reserved}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func (s *Core) OnPodDelete(pod *v1.Pod) {
 
 func (s *Core) podGone(key string, wasAssigned bool) {
 	p := s.snap.Pod(key)
-	wasAssigned = wasAssigned || p != nil && assigned(p.Obj)
+	wasAssigned = wasAssigned || p != nil && assigned(p.Obj())
 	s.snap.RemovePod(key)
 	s.queue.Delete(key)
 	event := ""

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/reprieve/reprieve/internal/admission"
+	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/loader"
 )
 
@@ -291,7 +292,7 @@ func NewScenarioWith(set *loader.Set, limits Limits) (*Scenario, error) {
 			origins[p] = cs.Origin(p)
 		}
 	}
-	if err := loader.CheckNodeSums(bound, func(o any) string { return origins[o] }); err != nil {
+	if err := loader.CheckNodeSums(&snapshot.Objects{Pods: bound}, func(o any) string { return origins[o] }); err != nil {
 		return nil, err
 	}
 	sc.Estimate = estimate(sc)

@@ -55,7 +55,7 @@ func describeHolds(d *Decision, c *filter.Cycle, res *preemption.Result) {
 			out := Hold{Kind: string(h.Kind), Plugin: h.Plugin, Driver: h.Driver, Volume: h.Volume}
 			switch h.Kind {
 			case filter.HoldRWOPClaim:
-				out.Claim = v.Pod.Obj.Namespace + "/" + h.Claim
+				out.Claim = v.Pod.Namespace() + "/" + h.Claim
 				out.Reason = fmt.Sprintf("uses ReadWriteOncePod claim %s, which the pod needs", out.Claim)
 			case filter.HoldAttachSlot:
 				out.Reason = fmt.Sprintf("holds one of %s's %s attach slots (volume %s), which the pod's new volumes need", chosen.Node.Name, h.Driver, h.Volume)

@@ -50,7 +50,7 @@ func evaluate(t *testing.T, sc scenario) *whatif.Decision {
 		t.Fatalf("snapshot: %v", err)
 	}
 	pod := snap.Pod(sc.pod.Namespace + "/" + sc.pod.Name)
-	if pod == nil || pod.Obj != sc.pod {
+	if pod == nil || pod.Obj() != sc.pod {
 		if pod, err = snap.NewPod(sc.pod); err != nil {
 			t.Fatalf("pod: %v", err)
 		}

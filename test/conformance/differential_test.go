@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
@@ -122,11 +123,36 @@ func runUpstream(sc *gen.Scenario, f config.Features) (*upstream.Result, error) 
 	return upstream.Run(context.Background(), in)
 }
 
+// podsInParts gives every other cluster's pods (those with an odd number
+// of pods) to the snapshot in parts, as a lean load keeps them, pods of one
+// shape sharing it: the engine must decide alike on both.
+func podsInParts(objs snapshot.Objects) snapshot.Objects {
+	if len(objs.Pods)%2 == 0 {
+		return objs
+	}
+	shapes := map[string]*v1.Pod{}
+	for _, p := range objs.Pods {
+		parts := snapshot.SplitPod(p.DeepCopy())
+		key, err := json.Marshal(parts.Shape)
+		if err != nil {
+			panic(err)
+		}
+		if shape, ok := shapes[string(key)]; ok {
+			parts.Shape = shape
+		} else {
+			shapes[string(key)] = parts.Shape
+		}
+		objs.PodParts = append(objs.PodParts, parts)
+	}
+	objs.Pods = nil
+	return objs
+}
+
 func runReprieve(sc *gen.Scenario, f config.Features) (*whatif.Decision, error) {
-	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
+	snap, err := snapshot.New(podsInParts(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
 		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
 		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
-		Storage: snapshotStorage(sc)})
+		Storage: snapshotStorage(sc)}))
 	if err != nil {
 		return nil, err
 	}

@@ -122,10 +122,10 @@ var comparedPolicies = []config.Policy{config.PolicyMinimal, config.PolicyResche
 // preempt; none may preempt where upstream does not.
 func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) policyCheck {
 	t.Helper()
-	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
+	snap, err := snapshot.New(podsInParts(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
 		Namespaces: sc.Namespaces, PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
 		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
-		Storage: snapshotStorage(sc)})
+		Storage: snapshotStorage(sc)}))
 	if err != nil {
 		t.Errorf("%s: %v", name, err)
 		return policyCheck{}

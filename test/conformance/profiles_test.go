@@ -108,10 +108,10 @@ func compareWithConfig(t *testing.T, sc *gen.Scenario, doc []byte, offset int, n
 		return ""
 	}
 
-	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
+	snap, err := snapshot.New(podsInParts(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
 		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
 		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
-		Storage: snapshotStorage(sc)})
+		Storage: snapshotStorage(sc)}))
 	if err != nil {
 		t.Errorf("%s: reprieve: %v", name, err)
 		return ""

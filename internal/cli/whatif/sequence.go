@@ -6,7 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/whatif"
@@ -23,7 +22,7 @@ import (
 //   - a pod that neither fits nor preempts stays pending and changes
 //     nothing.
 func applyDecision(snap *snapshot.Snapshot, pod *snapshot.Pod, d *whatif.Decision, now metav1.Time) error {
-	obj := pod.Obj.DeepCopy()
+	obj := pod.Obj().DeepCopy()
 	switch {
 	case d.Placement != nil && d.Placement.Node != "":
 		obj.Spec.NodeName = d.Placement.Node
@@ -38,7 +37,7 @@ func applyDecision(snap *snapshot.Snapshot, pod *snapshot.Pod, d *whatif.Decisio
 		}
 		for _, np := range snap.NominatedPods(d.NominatedNode) {
 			if np.Priority < pod.Priority && np.Key != pod.Key {
-				cleared := np.Obj.DeepCopy()
+				cleared := np.Obj().DeepCopy()
 				cleared.Status.NominatedNodeName = ""
 				if _, err := snap.UpdatePod(cleared); err != nil {
 					return fmt.Errorf("--sequence: clearing the nomination of %s: %w", np.Key, err)
@@ -65,11 +64,11 @@ func evict(snap *snapshot.Snapshot, key string) error {
 	// As preemption reads budgets: an empty selector covers nothing.
 	var covering []*policyv1.PodDisruptionBudget
 	for _, pdb := range snap.PDBs {
-		if pdb.Namespace != victim.Obj.Namespace {
+		if pdb.Namespace != victim.Namespace() {
 			continue
 		}
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(victim.Obj.Labels)) {
+		if err == nil && !sel.Empty() && sel.Matches(victim.Labels()) {
 			covering = append(covering, pdb)
 		}
 	}

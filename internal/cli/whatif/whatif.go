@@ -273,7 +273,7 @@ func (o *Options) Run(ctx context.Context) error {
 	var e whatif.Evaluator
 	decisions := make([]*whatif.Decision, 0, len(pods))
 	for _, pod := range pods {
-		prof := o.profile(pod.Obj)
+		prof := o.profile(pod.Obj())
 		d, err := e.Evaluate(snap, pod, whatif.Options{
 			Now:         o.now,
 			Seed:        o.Seed,
@@ -364,7 +364,7 @@ func (o *Options) pods(snap *snapshot.Snapshot, file podFile) ([]*snapshot.Pod, 
 			return nil, clierr.Usagef("--pod %s: the pod is already bound to %s", o.PodKey, p.NodeName())
 		}
 		if p.Finished() {
-			return nil, clierr.Usagef("--pod %s: the pod has finished (phase %s)", o.PodKey, p.Obj.Status.Phase)
+			return nil, clierr.Usagef("--pod %s: the pod has finished (phase %s)", o.PodKey, p.Phase())
 		}
 		return []*snapshot.Pod{p}, nil
 	}

@@ -47,7 +47,7 @@ func costOf(snap *snapshot.Snapshot, pdbs []*policyv1.PodDisruptionBudget, victi
 	}
 	c := setCost{highest: victims[0].Priority, start: math.MaxInt64}
 	for _, v := range victims {
-		p := snap.Pod(v.Pod).Obj
+		p := snap.Pod(v.Pod).Obj()
 		c.sum += int64(v.Priority) + math.MaxInt32 + 1
 		c.count++
 		violating := false

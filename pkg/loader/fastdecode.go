@@ -200,7 +200,14 @@ func (d *fastDecoder) value(data []byte, i int, v reflect.Value, ti *typeInfo) i
 		if elem.kind == reflect.Uint8 {
 			return d.strictAt(data, i, skipValue(data, i), v) // []byte is base64
 		}
-		s := reflect.MakeSlice(ti.t, 0, 0)
+		// A slice v holds is reused (its elements zeroed as they are
+		// decoded into), so a target decoded into again and again (the
+		// memo's status) does not allocate each time; a nil one becomes
+		// empty, as a fresh decode makes it.
+		s := v.Slice(0, 0)
+		if s.IsNil() {
+			s = reflect.MakeSlice(ti.t, 0, 0)
+		}
 		zero := reflect.Zero(elem.t)
 		end := walkArray(data, i, func(e int) int {
 			s = reflect.Append(s, zero)

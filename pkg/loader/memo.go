@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -78,6 +79,9 @@ type podMemo struct {
 	// values are the JSON of a YAML item's volatile values
 	// (matchesYAML).
 	values []byte
+	// conds is the room pods' status conditions are decoded into
+	// (fromTemplate).
+	conds []v1.PodCondition
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []snapshot.PodParts
@@ -433,7 +437,11 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	pf.Name, pf.UID, pf.ResourceVersion, pf.CreationTimestamp = "", "", "", metav1.Time{}
 	pf.Annotations, pf.ManagedFields = nil, nil
 	pf.Spec.NodeName, pf.Spec.Volumes = "", nil
-	pf.Status = v1.PodStatus{}
+	// The status is decoded into conds, cleared (a decoder reuses the
+	// room of a slice it decodes into), which lean drops but for a
+	// DisruptionTarget condition, copied out below.
+	clear(m.conds[:cap(m.conds)])
+	pf.Status = v1.PodStatus{Conditions: m.conds[:0]}
 	// A container's volume mounts are decoded to be checked, and dropped:
 	// lean drops them, and validation does not read them (pf keeps the
 	// template's containers).
@@ -511,7 +519,9 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		Shape: t.shape, Name: pf.Name, UID: pf.UID, ResourceVersion: pf.ResourceVersion,
 		CreationTimestamp: pf.CreationTimestamp, NodeName: pf.Spec.NodeName, Volumes: pf.Spec.Volumes,
 	}
+	m.conds = pf.Status.Conditions
 	leanStatus(&pf.Status)
+	pf.Status.Conditions = slices.Clone(pf.Status.Conditions)
 	pl.Status.Set(&pf.Status)
 	p := t.p
 	p.h.Name = pf.Name

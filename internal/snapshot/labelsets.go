@@ -3,6 +3,8 @@ package snapshot
 import (
 	"slices"
 
+	v1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -32,6 +34,16 @@ type labelSets struct {
 	free  []int
 	// key is scratch space for building keys.
 	key []byte
+	// byShape holds the sets of a few shapes (PodParts.Shape) lately
+	// seen, by a hash of the shape's address: the pods of a shape share
+	// their namespace and labels.
+	byShape [shapeSlots]shapeSet
+}
+
+// shapeSet is the label set of the pods of a shape.
+type shapeSet struct {
+	shape *v1.Pod
+	set   *LabelSet
 }
 
 // LabelSetID returns the index of the pod's label set in the snapshot's
@@ -46,6 +58,16 @@ func (s *Snapshot) LabelSets() []*LabelSet { return s.labelSets.list }
 
 // acquire gives p the interned label set of its namespace and labels.
 func (ls *labelSets) acquire(p *Pod) {
+	var slot *shapeSet
+	if p.parts != nil {
+		slot = &ls.byShape[shapeSlot(p.obj)]
+		// A set no pod holds any more may have been freed.
+		if set := slot.set; slot.shape == p.obj && set.refs > 0 && ls.list[set.id] == set {
+			set.refs++
+			p.labelSetID = int32(set.id)
+			return
+		}
+	}
 	key := ls.keyOf(p.obj.Namespace, p.obj.Labels)
 	set, ok := ls.byKey[string(key)]
 	if !ok {
@@ -65,6 +87,9 @@ func (ls *labelSets) acquire(p *Pod) {
 	}
 	set.refs++
 	p.labelSetID = int32(set.id)
+	if slot != nil {
+		slot.shape, slot.set = p.obj, set
+	}
 }
 
 // release drops p's reference to its label set, freeing the set's id when

@@ -8,8 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/reprieve/reprieve/internal/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // nonZero sets v, settable, to a value other than its zero: so a test can
@@ -114,8 +114,10 @@ func TestSplitPod(t *testing.T) {
 		p.Priority != 5 || p.Requests.MilliCPU != 1000 || !p.StartTime().Equal(want.Status.StartTime) {
 		t.Errorf("ns/p reads %s %s %s %s %d volumes, priority %d, %dm", p.Name(), p.UID(), p.NodeName(), p.Phase(), len(p.Volumes()), p.Priority, p.Requests.MilliCPU)
 	}
-	if q.Name() != "q" || q.UID() != "u2" || q.NodeName() != "n2" || !q.Finished() || q.Labels()["app"] != "a" {
-		t.Errorf("ns/q reads %s %s %s finished %v, labels %v", q.Name(), q.UID(), q.NodeName(), q.Finished(), q.Labels())
+	if q.Name() != "q" || q.UID() != "u2" || q.NodeName() != "n2" || !q.Finished() || q.Labels()["app"] != "a" ||
+		q.Priority != 5 || q.Requests.MilliCPU != 1000 || q.Key != "ns/q" || q.LabelSetID() != p.LabelSetID() || q.Seq != 1 {
+		t.Errorf("ns/q reads %s %s %s finished %v, labels %v, priority %d, %dm, key %s, label set %d (ns/p %d), seq %d",
+			q.Name(), q.UID(), q.NodeName(), q.Finished(), q.Labels(), q.Priority, q.Requests.MilliCPU, q.Key, q.LabelSetID(), p.LabelSetID(), q.Seq)
 	}
 	if n := snap.Node("n1"); len(n.Pods) != 1 || n.Pods[0] != p {
 		t.Errorf("n1 holds %v, want ns/p", n.Pods)

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -192,20 +193,20 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	if parallelism > 1 {
 		made = s.newPods(&objs, parallelism)
 	}
-	var scratch v1.Pod
+	var scratch podScratch
 	for i := range objs.podCount() {
-		p, origin := objs.pod(i, &scratch)
-		if name := p.Spec.NodeName; name != "" && !finished(p) && s.nodesByName[name] == nil {
-			return nil, &ObjectError{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, Field: "spec.nodeName",
-				Detail: fmt.Sprintf("node %q does not exist in the snapshot", name), Obj: origin}
+		h := objs.head(i)
+		if h.nodeName != "" && h.phase != v1.PodSucceeded && h.phase != v1.PodFailed && s.nodesByName[h.nodeName] == nil {
+			return nil, &ObjectError{Kind: "Pod", Namespace: h.namespace, Name: h.name, Field: "spec.nodeName",
+				Detail: fmt.Sprintf("node %q does not exist in the snapshot", h.nodeName), Obj: h.origin}
 		}
 		var err error
 		if made != nil {
-			_, err = s.addPod(p, origin, made[i].pod, made[i].err)
+			_, err = s.addPod(h.namespace, h.name, h.origin, made[i].pod, made[i].err)
 		} else {
 			var own *Pod
 			own, err = s.newPodOf(&objs, i, &scratch)
-			_, err = s.addPod(p, origin, own, err)
+			_, err = s.addPod(h.namespace, h.name, h.origin, own, err)
 		}
 		if err != nil {
 			return nil, err
@@ -299,7 +300,76 @@ func (s *Snapshot) PriorityClasses() []*schedulingv1.PriorityClass {
 // upstream's cache does when events arrive out of order.
 func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
 	p, err := s.newPod(obj, 0) // addPod numbers it
-	return s.addPod(obj, obj, p, err)
+	return s.addPod(obj.Namespace, obj.Name, obj, p, err)
+}
+
+// podHead is what NewParallel reads of a pod before it adds it.
+type podHead struct {
+	namespace, name, nodeName string
+	phase                     v1.PodPhase
+	origin                    any
+}
+
+// head returns o's i'th pod's podHead.
+func (o *Objects) head(i int) podHead {
+	if i < len(o.Pods) {
+		p := o.Pods[i]
+		return podHead{namespace: p.Namespace, name: p.Name, nodeName: p.Spec.NodeName, phase: p.Status.Phase, origin: p}
+	}
+	p := o.PodParts[i-len(o.Pods)]
+	return podHead{namespace: p.Shape.Namespace, name: p.Name, nodeName: p.NodeName, phase: p.Status.Phase, origin: p}
+}
+
+// podScratch is where a pod kept in parts is made whole to be read: shape
+// is the shape pod holds, so that the next pod of that shape writes only
+// its own fields.
+type podScratch struct {
+	pod   v1.Pod
+	shape *v1.Pod
+	// protos are pods lately made of pods in parts, by shapeSlot of
+	// their shapes, that newPodOf may copy for the next pods of their
+	// shapes (nil where none may be).
+	protos [shapeSlots]*Pod
+}
+
+// shapeSlots is the size of the caches by shape (podScratch.protos,
+// labelSets.byShape).
+const shapeSlots = 64
+
+// shapeSlot returns the slot of shape in a cache of shapeSlots slots: a
+// hash of its address.
+func shapeSlot(shape *v1.Pod) int {
+	a := reflect.ValueOf(shape).Pointer()
+	return int((a>>6 ^ a>>12) % shapeSlots)
+}
+
+// specFixed reports whether what parts' pod occupies, its priority and
+// its terms come from its shape alone: its status reports no resources
+// (in-place resize) that the requests would read instead of the spec's.
+func specFixed(parts *PodParts) bool {
+	if parts.Status.Rest != nil {
+		return false
+	}
+	for i := range parts.Status.ContainerStatuses {
+		if cs := &parts.Status.ContainerStatuses[i]; cs.Resources != nil || cs.AllocatedResources != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// fill makes s the whole pod of parts.
+func (s *podScratch) fill(parts *PodParts) *v1.Pod {
+	if s.shape != parts.Shape {
+		parts.Into(&s.pod)
+		s.shape = parts.Shape
+		return &s.pod
+	}
+	dst := &s.pod
+	dst.Name, dst.UID, dst.ResourceVersion, dst.CreationTimestamp = parts.Name, parts.UID, parts.ResourceVersion, parts.CreationTimestamp
+	dst.Spec.NodeName, dst.Spec.Volumes = parts.NodeName, parts.Volumes
+	parts.Status.Into(&dst.Status)
+	return dst
 }
 
 // AllPods yields o's pods in the order a snapshot takes them, each whole
@@ -308,7 +378,7 @@ func (s *Snapshot) AddPod(obj *v1.Pod) (*Pod, error) {
 // must not be kept.
 func (o *Objects) AllPods() iter.Seq2[*v1.Pod, any] {
 	return func(yield func(*v1.Pod, any) bool) {
-		var scratch v1.Pod
+		var scratch podScratch
 		for i := range o.podCount() {
 			if !yield(o.pod(i, &scratch)) {
 				return
@@ -322,26 +392,44 @@ func (o *Objects) podCount() int { return len(o.Pods) + len(o.PodParts) }
 
 // pod returns o's i'th pod, whole (written into scratch when it is kept in
 // parts), and the object it was given as (its *v1.Pod or *PodParts).
-func (o *Objects) pod(i int, scratch *v1.Pod) (*v1.Pod, any) {
+func (o *Objects) pod(i int, scratch *podScratch) (*v1.Pod, any) {
 	if i < len(o.Pods) {
 		return o.Pods[i], o.Pods[i]
 	}
 	parts := o.PodParts[i-len(o.Pods)]
-	parts.Into(scratch)
-	return scratch, parts
+	return scratch.fill(parts), parts
 }
 
 // newPodOf is newPod for objs' i'th pod; scratch holds a pod kept in parts
-// while it is read (the Pod made keeps the parts, not scratch).
-func (s *Snapshot) newPodOf(objs *Objects, i int, scratch *v1.Pod) (*Pod, error) {
+// while it is read (the Pod made keeps the parts, not scratch). A pod in
+// parts whose status cannot change what it occupies (specFixed) is made
+// as a copy of the last pod of its shape that was, but for its own fields.
+func (s *Snapshot) newPodOf(objs *Objects, i int, scratch *podScratch) (*Pod, error) {
+	if i >= len(objs.Pods) {
+		parts := objs.PodParts[i-len(objs.Pods)]
+		if proto := scratch.protos[shapeSlot(parts.Shape)]; proto != nil && proto.obj == parts.Shape && specFixed(parts) {
+			p := *proto
+			p.parts, p.Seq, p.labelSetID = parts, 0, -1
+			p.Key = parts.Shape.Namespace + "/" + parts.Name
+			p.startNanos, p.started = 0, false
+			if st := parts.Status.StartTime; st != nil {
+				p.startNanos, p.started = st.UnixNano(), true
+			}
+			return &p, nil
+		}
+	}
 	obj, origin := objs.pod(i, scratch)
 	p, err := s.newPod(obj, 0) // addPod numbers it
 	if parts, ok := origin.(*PodParts); ok {
 		if p != nil {
 			p.obj, p.parts = parts.Shape, parts
+			scratch.protos[shapeSlot(parts.Shape)] = nil
+			if p.terms == nil && specFixed(parts) {
+				scratch.protos[shapeSlot(parts.Shape)] = p
+			}
 		}
 		var oe *ObjectError
-		if errors.As(err, &oe) && oe.Obj == any(scratch) {
+		if errors.As(err, &oe) && oe.Obj == any(&scratch.pod) {
 			oe.Obj = parts
 		}
 	}
@@ -363,7 +451,7 @@ func (s *Snapshot) newPods(objs *Objects, parallelism int) []madePod {
 	runs := (n + run - 1) / run
 	var next atomic.Int64
 	work := func() {
-		var scratch v1.Pod
+		var scratch podScratch
 		for {
 			r := int(next.Add(1)) - 1
 			if r >= runs {
@@ -383,17 +471,18 @@ func (s *Snapshot) newPods(objs *Objects, parallelism int) []madePod {
 	return made
 }
 
-// addPod adds obj, given as origin, whose own state newPod made as p (or
-// failed with err), unless the snapshot holds a pod of its name.
-func (s *Snapshot) addPod(obj *v1.Pod, origin any, p *Pod, err error) (*Pod, error) {
+// addPod adds the pod namespace/name, given as origin, whose own state
+// newPod made as p (or failed with err), unless the snapshot holds a pod
+// of its name.
+func (s *Snapshot) addPod(namespace, name string, origin any, p *Pod, err error) (*Pod, error) {
 	var key string
 	if p != nil {
 		key = p.Key
 	} else {
-		key = obj.Namespace + "/" + obj.Name
+		key = namespace + "/" + name
 	}
 	if _, dup := s.podsByKey[key]; dup {
-		return nil, &ObjectError{Kind: "Pod", Namespace: obj.Namespace, Name: obj.Name, Field: "metadata.name", Detail: "duplicate object", Obj: origin}
+		return nil, &ObjectError{Kind: "Pod", Namespace: namespace, Name: name, Field: "metadata.name", Detail: "duplicate object", Obj: origin}
 	}
 	if err != nil {
 		return nil, err
@@ -442,10 +531,6 @@ func (s *Snapshot) RemovePod(key string) {
 		s.terms.release(p)
 		delete(s.podsByKey, key)
 	}
-}
-
-func finished(obj *v1.Pod) bool {
-	return obj.Status.Phase == v1.PodSucceeded || obj.Status.Phase == v1.PodFailed
 }
 
 // place puts p where it counts: on its node, or among its node's nominated pods.

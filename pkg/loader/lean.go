@@ -10,7 +10,8 @@ import (
 // limits (admission has already defaulted requests from them) — not of
 // ephemeral containers, which the scheduler ignores — the pod's
 // annotations, of its status the conditions other than DisruptionTarget
-// and the addresses, and of each container status its state and image.
+// and PodResizePending (whose reason Infeasible changes what a resized
+// pod occupies) and the addresses, and of each container status its state and image.
 // What stays: names, labels, owners, every scheduling field of the spec
 // (node name, selectors, affinity, tolerations, spread constraints,
 // volumes, claims, priority, scheduling group and gates, overhead and
@@ -31,7 +32,7 @@ func leanPod(p *v1.Pod) {
 func leanStatus(st *v1.PodStatus) {
 	conds := st.Conditions[:0]
 	for _, c := range st.Conditions {
-		if c.Type == v1.DisruptionTarget {
+		if c.Type == v1.DisruptionTarget || c.Type == v1.PodResizePending {
 			conds = append(conds, c)
 		}
 	}

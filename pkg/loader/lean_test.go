@@ -99,3 +99,55 @@ func writeFile(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestLeanKeepsResizeState: a pod whose resize is infeasible occupies what
+// its status says, not its spec, so lean keeps the PodResizePending
+// condition that says so; the lean snapshot counts the pod as the whole
+// one does.
+func TestLeanKeepsResizeState(t *testing.T) {
+	dir := t.TempDir()
+	cluster := filepath.Join(dir, "cluster.yaml")
+	writeFile(t, cluster, []byte(`apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: resized, namespace: default}
+spec:
+  nodeName: n1
+  containers:
+  - name: c
+    image: img:1
+    resources: {requests: {cpu: "2"}}
+status:
+  phase: Running
+  conditions:
+  - {type: Ready, status: "True"}
+  - {type: PodResizePending, status: "True", reason: Infeasible}
+  containerStatuses:
+  - name: c
+    image: img:1
+    imageID: ""
+    ready: true
+    restartCount: 0
+    allocatedResources: {cpu: 500m}
+    resources: {requests: {cpu: 500m}}
+`))
+	requests := func(lean bool) int64 {
+		set, err := LoadWith(Options{Lean: lean}, cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := set.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap.Pod("default/resized").Requests.MilliCPU
+	}
+	whole, lean := requests(false), requests(true)
+	if whole != 500 || lean != whole {
+		t.Errorf("the resized pod occupies %dm whole and %dm lean, want 500m both", whole, lean)
+	}
+}

@@ -75,28 +75,67 @@ func (s *Set) addDocument(src string, raw []byte, depth int) error {
 // the input is the one reported, as if they had been read one by one.
 type prepared struct {
 	h objectHeader
-	// err is a document that is not an object with a kind and an
-	// apiVersion (then nothing else is set).
-	err *InputError
 	// known is set for a kind the loader reads; apiVersion is what it
 	// accepts.
 	known      bool
 	namespaced bool
 	apiVersion string
 	ns         string
+	// obj is set for an object of a known kind with a name.
+	obj any
+	// bad says what is wrong with the document, or is nil: it is kept
+	// apart, as few documents have it and all stay prepared until
+	// they are committed.
+	bad *problems
+}
+
+// problems are what prepare found wrong with a document.
+type problems struct {
+	// err is a document that is not an object with a kind and an
+	// apiVersion (then nothing else is set).
+	err *InputError
 	// quantity and decoded are set for an object of a known kind with a
 	// name, in the order they are checked.
 	quantityField, quantityDetail string
-	obj                           any
 	unknown                       []error
 	decodeErr                     error
 	admitErr                      *InputError // without Source
 }
 
+// noProblems is the problems of a document without any.
+var noProblems problems
+
+// problems returns p's problems, to be read.
+func (p *prepared) problems() *problems {
+	if p.bad == nil {
+		return &noProblems
+	}
+	return p.bad
+}
+
+// problemsToSet returns p's problems, to be written.
+func (p *prepared) problemsToSet() *problems {
+	if p.bad == nil {
+		p.bad = &problems{}
+	}
+	return p.bad
+}
+
+// setDecoded records what decoding found: the object and, when not
+// empty, its unknown fields and the error.
+func (p *prepared) setDecoded(obj any, unknown []error, err error) {
+	p.obj = obj
+	if len(unknown) > 0 || err != nil {
+		pr := p.problemsToSet()
+		pr.unknown, pr.decodeErr = unknown, err
+	}
+}
+
 // decoded reports whether p holds an object decoded without error, for
 // which commit does not read the document again.
 func (p *prepared) decoded() bool {
-	return p.err == nil && p.obj != nil && p.decodeErr == nil && p.quantityField == ""
+	pr := p.problems()
+	return pr.err == nil && p.obj != nil && pr.decodeErr == nil && pr.quantityField == ""
 }
 
 // prepare reads raw's header and, for an object the loader reads, decodes,
@@ -116,11 +155,11 @@ func prepare(raw []byte, lean bool, dec *fastDecoder) prepared {
 		h = header{}
 		if err := sjson.UnmarshalCaseSensitivePreserveInts(raw, &h); err != nil {
 			if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-				p.err = &InputError{Detail: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
+				p.problemsToSet().err = &InputError{Detail: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
 				return p
 			}
 			field, detail := splitJSONError(err)
-			p.err = &InputError{Field: field, Detail: detail}
+			p.problemsToSet().err = &InputError{Field: field, Detail: detail}
 			return p
 		}
 	}
@@ -134,11 +173,14 @@ func prepare(raw []byte, lean bool, dec *fastDecoder) prepared {
 	if h.APIVersion != p.apiVersion || h.Kind == "Simulation" || h.Name == "" {
 		return p
 	}
-	if p.quantityField, p.quantityDetail = checkQuantities(raw); p.quantityField != "" {
+	if field, detail := checkQuantities(raw); field != "" {
+		pr := p.problemsToSet()
+		pr.quantityField, pr.quantityDetail = field, detail
 		return p
 	}
-	p.obj, p.unknown, p.decodeErr = decodeTyped(dec, h.Kind, raw)
-	if p.decodeErr != nil {
+	obj, unknown, err := decodeTyped(dec, h.Kind, raw)
+	p.setDecoded(obj, unknown, err)
+	if err != nil {
 		return p
 	}
 	p.finish(lean)
@@ -183,7 +225,7 @@ func prepareSniffed(raw []byte, lean bool, dec *fastDecoder) (p prepared, ok, tr
 	}
 	p.h = objectHeader{APIVersion: tm.APIVersion, Kind: kind, Name: m.GetName(), Namespace: m.GetNamespace()}
 	p.setKind(kind, p.h.Namespace)
-	p.obj, p.unknown = obj, unknown
+	p.setDecoded(obj, unknown, nil)
 	p.finish(lean)
 	return p, true, tried
 }
@@ -243,13 +285,15 @@ func (p *prepared) finish(lean bool) {
 	if p.namespaced {
 		setNamespace(p.obj, p.ns)
 	}
-	p.admitErr = admit(p.obj)
+	if err := admit(p.obj); err != nil {
+		p.problemsToSet().admitErr = err
+	}
 	// Managed fields are often most of an object as the API server
 	// returns it, and nothing reads them.
 	if m, ok := p.obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
 	}
-	if pod, ok := p.obj.(*v1.Pod); ok && lean && p.admitErr == nil {
+	if pod, ok := p.obj.(*v1.Pod); ok && lean && p.problems().admitErr == nil {
 		leanPod(pod)
 	}
 }
@@ -277,9 +321,10 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 	// src words an error; a document committed without one keeps at,
 	// whose words are made only when asked for (Origin).
 	src := at.String
-	if p.err != nil {
-		p.err.Source = src()
-		return p.err
+	pr := p.problems()
+	if pr.err != nil {
+		pr.err.Source = src()
+		return pr.err
 	}
 	h := p.h
 	if h.Kind == "" {
@@ -314,17 +359,17 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 	}
 	s.seen[key] = at
 
-	if p.quantityField != "" {
-		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: p.quantityField, Detail: p.quantityDetail}
+	if pr.quantityField != "" {
+		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: pr.quantityField, Detail: pr.quantityDetail}
 	}
-	if p.decodeErr != nil {
-		field, detail := splitJSONError(p.decodeErr)
+	if pr.decodeErr != nil {
+		field, detail := splitJSONError(pr.decodeErr)
 		if field == "" {
 			field = findBadQuantity(raw)
 		}
 		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: field, Detail: detail}
 	}
-	for _, u := range p.unknown {
+	for _, u := range pr.unknown {
 		if err := s.strict(src(), objectName(h.Kind, ns, h.Name), oneLine(u.Error())); err != nil {
 			return err
 		}
@@ -336,9 +381,9 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 	if p.namespaced && h.Namespace == "" {
 		s.defaulted[obj] = true
 	}
-	if p.admitErr != nil {
-		p.admitErr.Source = src()
-		return p.admitErr
+	if pr.admitErr != nil {
+		pr.admitErr.Source = src()
+		return pr.admitErr
 	}
 	if err := s.admitGlobal(at, obj); err != nil {
 		return err

@@ -202,13 +202,13 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	}
 	p := prepare(raw, false, &m.dec)
 	full, isPod := p.obj.(*v1.Pod)
-	if !isPod || !p.decoded() || p.admitErr != nil {
+	if !isPod || !p.decoded() || p.problems().admitErr != nil {
 		return p // an error is worded alike, lean or not
 	}
 	shape := full.DeepCopy()
 	leanPod(shape)
 	p.obj = snapshot.SplitPod(shape)
-	if key := m.makeKey(raw); len(p.unknown) == 0 && !suspiciousNumbers(raw) && len(key) <= maxKeySize {
+	if key := m.makeKey(raw); len(p.problems().unknown) == 0 && !suspiciousNumbers(raw) && len(key) <= maxKeySize {
 		key := string(key)
 		fields := make([]volatileField, len(m.spans))
 		for i, sp := range m.spans {

@@ -155,8 +155,8 @@ func sameAsPrepared(item []byte, got prepared) string {
 		return "the item does not convert"
 	}
 	want := prepare(raw, true, &fastDecoder{})
-	if got.decoded() != want.decoded() || (got.admitErr == nil) != (want.admitErr == nil) {
-		return fmt.Sprintf("decoded %v, admission error %v; want %v, %v", got.decoded(), got.admitErr, want.decoded(), want.admitErr)
+	if got.decoded() != want.decoded() || (got.problems().admitErr == nil) != (want.problems().admitErr == nil) {
+		return fmt.Sprintf("decoded %v, admission error %v; want %v, %v", got.decoded(), got.problems().admitErr, want.decoded(), want.problems().admitErr)
 	}
 	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
 	if diff := cmp.Diff(podOf(want.obj), podOf(got.obj), opts); diff != "" {

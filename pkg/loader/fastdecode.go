@@ -41,6 +41,11 @@ type fastDecoder struct {
 	// fieldSets are the managed fields' field sets read (FieldsV1, valid
 	// JSON kept as it is), by their text, up to maxFieldSets.
 	fieldSets map[string][]byte
+	// reuse decodes into the room of the slices the target holds (the
+	// memo's scratch status), instead of new ones: only for a target
+	// already written, as reading fresh memory before writing it costs
+	// the kernel a second page fault.
+	reuse bool
 }
 
 // maxFieldSets bounds the field sets a fastDecoder remembers, and
@@ -200,12 +205,15 @@ func (d *fastDecoder) value(data []byte, i int, v reflect.Value, ti *typeInfo) i
 		if elem.kind == reflect.Uint8 {
 			return d.strictAt(data, i, skipValue(data, i), v) // []byte is base64
 		}
-		// A slice v holds is reused (its elements zeroed as they are
-		// decoded into), so a target decoded into again and again (the
-		// memo's status) does not allocate each time; a nil one becomes
+		// With reuse, a slice v holds is reused (its elements zeroed as
+		// they are decoded into), so that a target decoded into again
+		// and again does not allocate each time; a nil one becomes
 		// empty, as a fresh decode makes it.
-		s := v.Slice(0, 0)
-		if s.IsNil() {
+		var s reflect.Value
+		if d.reuse {
+			s = v.Slice(0, 0)
+		}
+		if !s.IsValid() || s.IsNil() {
 			s = reflect.MakeSlice(ti.t, 0, 0)
 		}
 		zero := reflect.Zero(elem.t)

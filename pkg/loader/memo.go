@@ -494,7 +494,10 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				continue
 			}
 		}
-		if !m.dec.decode(value, target) {
+		m.dec.reuse = s.field == fieldStatus // into conds
+		ok := m.dec.decode(value, target)
+		m.dec.reuse = false
+		if !ok {
 			return prepared{}, false
 		}
 		switch s.field {

@@ -267,7 +267,14 @@ func (m *podMemo) matchesYAML(item []byte, yk *yamlKey, scratch *yamlScratch) bo
 			end = at + e
 			docEnd = end + 1
 		}
-		lines := scratch.split(item[at-v.keyLine : docEnd])
+		value := item[at-v.keyLine : docEnd]
+		// The loose item converter declines a carriage return anywhere
+		// (the key, which it read, has none): so does the memo, which
+		// must make only what converting the item would.
+		if bytes.IndexByte(value, '\r') >= 0 {
+			return false
+		}
+		lines := scratch.split(value)
 		if lines == nil {
 			return false
 		}

@@ -167,7 +167,7 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 		return c
 	}
 	var err error
-	if c.spread, err = newSpreadState(snap, pod, c.workers, &c.buffers.spreadMemo); err != nil {
+	if c.spread, err = newSpreadState(snap, pod, obj, c.workers, &c.buffers.spreadMemo); err != nil {
 		c.preFilter = Status{Code: Error, Plugin: PodTopologySpread, Reasons: []string{fmt.Sprintf("running PreFilter plugin %q: %v", PodTopologySpread, err)}}
 		return c
 	}

@@ -114,8 +114,7 @@ func (p *criticalPaths) update(domain string, count int) {
 
 // newSpreadState is PodTopologySpread's PreFilter. It returns nil when the
 // pod has no DoNotSchedule constraints (the plugin is skipped).
-func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, workers int, memoBuf *[]uint32) (*spreadState, error) {
-	obj := pod.Obj()
+func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, obj *v1.Pod, workers int, memoBuf *[]uint32) (*spreadState, error) {
 	cons, err := SpreadConstraints(obj.Spec.TopologySpreadConstraints, obj.Labels, v1.DoNotSchedule)
 	if err != nil {
 		return nil, err

@@ -22,9 +22,9 @@ type ClassStorage struct {
 // provision whose driver tracks capacity (requests summed, the capacity of
 // the CSIStorageCapacity that fits the claim). A nil map scores 0: the pod
 // has no unbound WaitForFirstConsumer claim, or nothing is grouped.
-func VolumeScoreInputs(snap *snapshot.Snapshot, pod *snapshot.Pod, nodes []*snapshot.Node) []map[string]ClassStorage {
+func VolumeScoreInputs(snap *snapshot.Snapshot, pod *v1.Pod, nodes []*snapshot.Node) []map[string]ClassStorage {
 	out := make([]map[string]ClassStorage, len(nodes))
-	bs, st := bindingPreFilter(snap, pod.Obj())
+	bs, st := bindingPreFilter(snap, pod)
 	if !st.IsSuccess() || bs == nil || len(bs.delayClaims) == 0 {
 		return out
 	}

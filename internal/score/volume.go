@@ -34,7 +34,7 @@ func scoreVolumeBinding(c *cycle) (raw, normalized []int64, skip bool, err error
 	}
 	raw = make([]int64, len(c.feasible))
 	if hasClaims(c) {
-		for i, classes := range filter.VolumeScoreInputs(c.snap, c.pod, c.feasible) {
+		for i, classes := range filter.VolumeScoreInputs(c.snap, c.obj, c.feasible) {
 			if len(classes) == 0 {
 				continue
 			}

@@ -63,6 +63,11 @@ func SplitPod(obj *v1.Pod) *PodParts {
 // Into writes the whole pod into dst. dst shares the parts' contents.
 func (p *PodParts) Into(dst *v1.Pod) {
 	*dst = *p.Shape
+	p.ownInto(dst)
+}
+
+// ownInto writes the pod's own fields into dst, which holds its shape.
+func (p *PodParts) ownInto(dst *v1.Pod) {
 	dst.Name, dst.UID, dst.ResourceVersion, dst.CreationTimestamp = p.Name, p.UID, p.ResourceVersion, p.CreationTimestamp
 	dst.Spec.NodeName, dst.Spec.Volumes = p.NodeName, p.Volumes
 	p.Status.Into(&dst.Status)

@@ -189,6 +189,17 @@ func (p *Pod) StartTime() *metav1.Time {
 	return p.obj.Status.StartTime
 }
 
+// setStart records status.startTime, st (nil when not started).
+func (p *Pod) setStart(st *metav1.Time) {
+	p.startNanos, p.started = 0, false
+	if st != nil {
+		p.startNanos, p.started = st.UnixNano(), true
+	}
+}
+
+// SchedulingGates returns spec.schedulingGates.
+func (p *Pod) SchedulingGates() []v1.PodSchedulingGate { return p.obj.Spec.SchedulingGates }
+
 // Terminating reports whether the pod has a deletion timestamp.
 func (p *Pod) Terminating() bool { return p.terminating }
 
@@ -389,9 +400,7 @@ func newPod(obj *v1.Pod, priority int32, policy v1.PreemptionPolicy, seq int) (*
 		terminating:     obj.DeletionTimestamp != nil,
 		labelSetID:      -1,
 	}
-	if st := obj.Status.StartTime; st != nil {
-		p.startNanos, p.started = st.UnixNano(), true
-	}
+	p.setStart(obj.Status.StartTime)
 	if ports := HostPorts(obj); len(ports) > 0 || len(aff) > 0 || len(anti) > 0 {
 		p.terms = &podTerms{hostPorts: ports, requiredAffinity: aff, requiredAntiAffinity: anti}
 	}

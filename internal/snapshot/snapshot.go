@@ -363,13 +363,10 @@ func (s *podScratch) fill(parts *PodParts) *v1.Pod {
 	if s.shape != parts.Shape {
 		parts.Into(&s.pod)
 		s.shape = parts.Shape
-		return &s.pod
+	} else {
+		parts.ownInto(&s.pod)
 	}
-	dst := &s.pod
-	dst.Name, dst.UID, dst.ResourceVersion, dst.CreationTimestamp = parts.Name, parts.UID, parts.ResourceVersion, parts.CreationTimestamp
-	dst.Spec.NodeName, dst.Spec.Volumes = parts.NodeName, parts.Volumes
-	parts.Status.Into(&dst.Status)
-	return dst
+	return &s.pod
 }
 
 // AllPods yields o's pods in the order a snapshot takes them, each whole
@@ -411,10 +408,7 @@ func (s *Snapshot) newPodOf(objs *Objects, i int, scratch *podScratch) (*Pod, er
 			p := *proto
 			p.parts, p.Seq, p.labelSetID = parts, 0, -1
 			p.Key = parts.Shape.Namespace + "/" + parts.Name
-			p.startNanos, p.started = 0, false
-			if st := parts.Status.StartTime; st != nil {
-				p.startNanos, p.started = st.UnixNano(), true
-			}
+			p.setStart(parts.Status.StartTime)
 			return &p, nil
 		}
 	}

@@ -314,7 +314,7 @@ func warnings(pod *snapshot.Pod, f config.Features) []string {
 	if f.GenericWorkload && pod.HasSchedulingGroup() {
 		out = append(out, fmt.Sprintf("schedulingGroup: the pod belongs to pod group %q; kube-scheduler schedules and preempts for pod groups in a pod-group cycle, which is not modelled: the pod is evaluated on its own", pod.PodGroupName()))
 	}
-	if len(pod.Obj().Spec.SchedulingGates) > 0 {
+	if len(pod.SchedulingGates()) > 0 {
 		out = append(out, "schedulingGates: the pod is gated and the scheduler would not try it until the gates are removed")
 	}
 	return out

@@ -293,26 +293,11 @@ func (p *prepared) finish(lean bool) {
 	if m, ok := p.obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
 	}
+	// A lean set keeps its pods in parts, as the memo makes them.
 	if pod, ok := p.obj.(*v1.Pod); ok && lean && p.problems().admitErr == nil {
 		leanPod(pod)
+		p.obj = snapshot.SplitPod(pod)
 	}
-}
-
-// keepAs returns obj as the set keeps it: a lean set keeps its pods in
-// parts (snapshot.PodParts; the memo makes them so), other sets and a
-// set of pods to evaluate whole.
-func (s *Set) keepAs(obj any) any {
-	switch o := obj.(type) {
-	case *v1.Pod:
-		if s.opts.Lean && !s.wholePods {
-			return snapshot.SplitPod(o)
-		}
-	case *snapshot.PodParts:
-		if !s.opts.Lean || s.wholePods {
-			return o.Pod()
-		}
-	}
-	return obj
 }
 
 // commit adds a prepared document to the set, with the checks that need
@@ -374,7 +359,7 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 			return err
 		}
 	}
-	obj := s.keepAs(p.obj)
+	obj := p.obj
 	if !s.opts.Lean || !isPodOrNode(obj) {
 		s.origin[obj] = at
 	}

@@ -100,9 +100,6 @@ type Set struct {
 	streamed  int
 	// noMemo turns the lean load's pod memo off (tests compare).
 	noMemo bool
-	// wholePods keeps a lean set's pods whole (LoadPodsSet: pods to
-	// evaluate), not in parts (keepAs).
-	wholePods bool
 	// memoHitCounts are the counters of the pod memos of the load's
 	// goroutines (preparer), each counting its own hits (held apart from
 	// the memos, which go with their loads); memosMu guards the slice.

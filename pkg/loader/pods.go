@@ -28,8 +28,8 @@ func LoadPodSet(opts Options, path string) (*v1.Pod, *Set, error) { return loadP
 // holding Pods only, none bound yet. It returns them in file order with the
 // set they were read into, for its Warnings and NamespaceGiven.
 func LoadPodsSet(opts Options, path string) ([]*v1.Pod, *Set, error) {
+	opts.Lean = false // pods to evaluate are kept whole
 	s := NewSetWith(opts)
-	s.wholePods = true
 	if err := s.AddPath(path); err != nil {
 		return nil, nil, err
 	}
@@ -60,6 +60,7 @@ func LoadPodsSet(opts Options, path string) ([]*v1.Pod, *Set, error) {
 func (s *Set) NamespaceGiven(obj any) bool { return !s.defaulted[obj] }
 
 func loadPod(opts Options, path string) (*v1.Pod, *Set, error) {
+	opts.Lean = false // a pod to evaluate is kept whole
 	s := NewSetWith(opts)
 	name := path
 	var data []byte

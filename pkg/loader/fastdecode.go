@@ -4,7 +4,6 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -79,6 +78,15 @@ type typeInfo struct {
 	// slots are its fields' types by slot, once met.
 	fields fieldTable
 	slots  []*typeInfo
+	// order is the keys of the last object of a struct read, in order
+	// (lookup).
+	order []orderedKey
+}
+
+// orderedKey is a struct's field named in an object, in order (lookup).
+type orderedKey struct {
+	name string
+	ref  fieldRef
 }
 
 // info returns what d knows of t.
@@ -246,15 +254,14 @@ func (d *fastDecoder) strictAt(data []byte, i, end int, v reflect.Value) int {
 func (d *fastDecoder) self(data []byte, v reflect.Value) bool {
 	t := v.Type()
 	if t == timeType {
-		// A time's UnmarshalJSON makes null the zero time, which v holds
-		// (kubectl writes a pod condition's lastProbeTime as null).
-		if string(data) == "null" {
-			return true
-		}
-		if tm, ok := d.times[string(data)]; ok {
+		if tm, ok := d.timeOf(data); ok {
 			*v.Addr().Interface().(*metav1.Time) = tm
 			return true
 		}
+		if _, plain := plainJSONString(data); plain {
+			return false // a plain string the time refuses
+		}
+		return d.strict(data, v)
 	}
 	if t == fieldsV1Type && string(data) != "null" {
 		// Its UnmarshalJSON keeps the bytes; the reflection decoder
@@ -277,20 +284,6 @@ func (d *fastDecoder) self(data []byte, v reflect.Value) bool {
 		return true
 	}
 	if _, plain := plainJSONString(data); plain {
-		if t == timeType {
-			var tm metav1.Time
-			if tm.UnmarshalJSON(data) != nil {
-				return false
-			}
-			if d.times == nil {
-				d.times = map[string]metav1.Time{}
-			}
-			if len(d.times) < maxTimes {
-				d.times[string(data)] = tm
-			}
-			*v.Addr().Interface().(*metav1.Time) = tm
-			return true
-		}
 		// As the reflection decoder hands it a valid literal; but a
 		// quantity checkQuantities could refuse is left to the caller.
 		if suspiciousNumbers(data) {
@@ -374,39 +367,11 @@ func (d *fastDecoder) stringsMap(data []byte, i int, v reflect.Value) int {
 // decoder knows (ti.fields), each key at most once, and returns the offset
 // past it.
 func (d *fastDecoder) object(data []byte, i int, v reflect.Value, ti *typeInfo) int {
-	ft := ti.fields
-	if ft == nil {
+	if ti.fields == nil {
 		return d.strictAt(data, i, skipValue(data, i), v)
 	}
-	// seen holds the slots of the keys read, a bit each for the first 64.
-	var seen uint64
-	var seenMore []int
-	return walkObject(data, i, func(key []byte, vi int) int {
-		f, known := ft[string(key)]
-		switch {
-		case !known:
-			return -1
-		case f.slot < 64:
-			if seen&(1<<f.slot) != 0 {
-				return -1
-			}
-			seen |= 1 << f.slot
-		default:
-			if slices.Contains(seenMore, f.slot) {
-				return -1
-			}
-			seenMore = append(seenMore, f.slot)
-		}
-		field := v.Field(f.index)
-		if f.inner >= 0 {
-			field = field.Field(f.inner)
-		}
-		fi := ti.slots[f.slot]
-		if fi == nil {
-			fi = d.info(field.Type())
-			ti.slots[f.slot] = fi
-		}
-		return d.value(data, vi, field, fi)
+	return d.members(data, i, ti, func(_ []byte, slot *typeInfo, ref fieldRef, vi int) int {
+		return d.value(data, vi, fieldOf(v, ref), slot)
 	})
 }
 

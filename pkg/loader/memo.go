@@ -459,6 +459,13 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				pf.Annotations = v
 				continue
 			}
+		case fieldStatus:
+			// Typed, as lean keeps it, or else whole by reflection.
+			if m.dec.leanPodStatus(value, &pf.Status) {
+				continue
+			}
+			clear(m.conds[:cap(m.conds)])
+			pf.Status = v1.PodStatus{Conditions: m.conds[:0]}
 		}
 		var target any
 		switch s.field {

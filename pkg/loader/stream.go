@@ -506,7 +506,7 @@ func cutJSONItems(w *window, i *int, value func(func([]byte, int) int) (int, err
 			// To the next line that starts an element, or else (at the
 			// end of the input) the value scanned.
 			end, err = value(func(data []byte, at int) int {
-				j := bytes.Index(data[at+1:], next)
+				j := indexLineStart(data[at+1:], next)
 				if j >= 0 {
 					loose = true
 					return at + 1 + j
@@ -567,6 +567,25 @@ func lineStart(data []byte, i int) []byte {
 		return nil
 	}
 	return bytes.Clone(data[j-1 : i+1])
+}
+
+// indexLineStart is bytes.Index(data, line) for a line start (lineStart)
+// in a file written as kubectl writes it: it looks for line's last byte,
+// "{", rarer there than its first, "\n", by a few times.
+func indexLineStart(data, line []byte) int {
+	n := len(line) - 1
+	for at := n; at < len(data); {
+		j := bytes.IndexByte(data[at:], line[n])
+		if j < 0 {
+			return -1
+		}
+		at += j
+		if string(data[at-n:at]) == string(line[:n]) {
+			return at - n
+		}
+		at++
+	}
+	return -1
 }
 
 // oneValue reports whether data is one JSON value and space.

@@ -486,3 +486,16 @@ func TestStreamReusesChunks(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIndexLineStart: indexLineStart finds what bytes.Index finds.
+func FuzzIndexLineStart(f *testing.F) {
+	for _, s := range []string{"", "{", "\n{", "x\n    {", "    {\n    {", "\n   {\n    {", "{{{\n    {{", "\n    \n    {"} {
+		f.Add([]byte(s), 4)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, indent int) {
+		line := []byte("\n" + strings.Repeat(" ", indent&15) + "{")
+		if got, want := indexLineStart(data, line), bytes.Index(data, line); got != want {
+			t.Fatalf("indexLineStart(%q, %q) = %d, want %d", data, line, got, want)
+		}
+	})
+}

@@ -1,0 +1,423 @@
+package loader
+
+import (
+	"bytes"
+	"reflect"
+	"slices"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A pod's status is most of what the pod memo decodes per pod, and a lean
+// load keeps little of it (leanStatus drops the addresses, the message,
+// the containers' states, images and IDs, and every condition but two).
+// leanPodStatus reads it in one pass without reflection where it can: the
+// fields a lean pod keeps, typed, into the status; the fields it drops
+// checked as DecodeStrict would read them (check), so that the status is
+// refused exactly when it would be, and not kept (no string made for
+// them); the rest, which a kubelet seldom writes, through the fast
+// decoder. It returns false for anything it does not read for certain,
+// and the caller decodes the status as before. FuzzLeanPodStatus holds it
+// to DecodeStrict followed by leanStatus.
+
+var (
+	podStatusType       = reflect.TypeFor[v1.PodStatus]()
+	containerStatusType = reflect.TypeFor[v1.ContainerStatus]()
+	podConditionType    = reflect.TypeFor[v1.PodCondition]()
+)
+
+// leanPodStatus decodes the status data holds into st, a zero status but
+// for the room of its conditions, as leanStatus would leave it but for
+// the conditions, of which it keeps those leanStatus keeps and which it
+// leaves empty (not nil) when there are none: the caller then calls
+// leanStatus. It returns false for a status it does not decode for
+// certain, having written to st.
+func (d *fastDecoder) leanPodStatus(data []byte, st *v1.PodStatus) bool {
+	ti := d.info(podStatusType)
+	var rv reflect.Value // st, for the fields decoded by reflection
+	end := d.members(data, 0, ti, func(key []byte, slot *typeInfo, ref fieldRef, v int) int {
+		var s string
+		end := -2
+		switch string(key) {
+		case "phase":
+			s, end = stringAt(data, v)
+			st.Phase = v1.PodPhase(s)
+		case "qosClass":
+			s, end = stringAt(data, v)
+			st.QOSClass = v1.PodQOSClass(s)
+		case "nominatedNodeName":
+			st.NominatedNodeName, end = stringAt(data, v)
+		case "reason":
+			st.Reason, end = stringAt(data, v)
+		case "observedGeneration":
+			st.ObservedGeneration, end = intAt(data, v, 64)
+		case "startTime":
+			if end = nullAt(data, v); end < 0 {
+				var t metav1.Time
+				if t, end = d.timeAt(data, v); end >= 0 {
+					st.StartTime = &t
+				}
+			}
+		case "conditions":
+			end = d.leanConditions(data, v, st)
+		case "containerStatuses":
+			end = d.containerStatuses(data, v, &st.ContainerStatuses)
+		case "initContainerStatuses":
+			end = d.containerStatuses(data, v, &st.InitContainerStatuses)
+		case "ephemeralContainerStatuses":
+			end = d.containerStatuses(data, v, &st.EphemeralContainerStatuses)
+		case "message", "hostIP", "podIP", "hostIPs", "podIPs":
+			end = d.check(data, v, slot) // dropped
+		}
+		if end != -2 {
+			return end
+		}
+		if !rv.IsValid() {
+			rv = reflect.ValueOf(st).Elem()
+		}
+		return d.value(data, v, fieldOf(rv, ref), slot)
+	})
+	return onlySpaceAfter(data, end)
+}
+
+// leanConditions reads the conditions at data[i], appending to
+// st.Conditions those leanStatus keeps (decoded) and checking the others,
+// and returns the offset past them.
+func (d *fastDecoder) leanConditions(data []byte, i int, st *v1.PodStatus) int {
+	if end := nullAt(data, i); end >= 0 {
+		return end
+	}
+	ti := d.info(podConditionType)
+	return walkArray(data, i, func(e int) int {
+		end := d.check(data, e, ti)
+		if end < 0 {
+			return -1
+		}
+		c := data[e:end]
+		if !bytes.Contains(c, []byte(v1.DisruptionTarget)) && !bytes.Contains(c, []byte(v1.PodResizePending)) {
+			return end // not its type, nor in any of its strings
+		}
+		var cond v1.PodCondition
+		if d.value(c, 0, reflect.ValueOf(&cond).Elem(), ti) != len(c) {
+			return -1
+		}
+		if cond.Type == v1.DisruptionTarget || cond.Type == v1.PodResizePending {
+			st.Conditions = append(st.Conditions, cond)
+		}
+		return end
+	})
+}
+
+// containerStatuses decodes the container statuses at data[i] into *dst,
+// but for the fields leanStatus drops, which it checks, and returns the
+// offset past them.
+func (d *fastDecoder) containerStatuses(data []byte, i int, dst *[]v1.ContainerStatus) int {
+	if end := nullAt(data, i); end >= 0 {
+		return end
+	}
+	ti := d.info(containerStatusType)
+	list := []v1.ContainerStatus{}
+	end := walkArray(data, i, func(e int) int {
+		list = append(list, v1.ContainerStatus{})
+		if end := nullAt(data, e); end >= 0 {
+			return end
+		}
+		cs := &list[len(list)-1]
+		var rv reflect.Value
+		return d.members(data, e, ti, func(key []byte, slot *typeInfo, ref fieldRef, v int) int {
+			end := -2
+			switch string(key) {
+			case "name":
+				cs.Name, end = stringAt(data, v)
+			case "ready":
+				cs.Ready, _, end = boolAt(data, v)
+			case "started":
+				var b, null bool
+				if b, null, end = boolAt(data, v); end >= 0 && !null {
+					cs.Started = &b
+				}
+			case "restartCount":
+				var n int64
+				n, end = intAt(data, v, 32)
+				cs.RestartCount = int32(n)
+			case "image", "imageID", "containerID", "state", "lastState", "volumeMounts", "user", "allocatedResourcesStatus":
+				end = d.check(data, v, slot) // dropped
+			}
+			if end != -2 {
+				return end
+			}
+			if !rv.IsValid() {
+				rv = reflect.ValueOf(cs).Elem()
+			}
+			return d.value(data, v, fieldOf(rv, ref), slot)
+		})
+	})
+	if end >= 0 {
+		*dst = list
+	}
+	return end
+}
+
+// members walks the object at data[i] into a struct whose fields the
+// decoder knows (ti.fields), as object does: f is given each key with
+// its field's type and place, each known key at most once, and returns
+// the offset past the value or -1.
+func (d *fastDecoder) members(data []byte, i int, ti *typeInfo, f func(key []byte, slot *typeInfo, ref fieldRef, v int) int) int {
+	ft := ti.fields
+	if ft == nil {
+		return -1
+	}
+	var seen uint64
+	var seenMore []int
+	n := 0 // the members read
+	return walkObject(data, i, func(key []byte, v int) int {
+		ref, known := ti.lookup(key, n)
+		n++
+		switch {
+		case !known:
+			return -1
+		case ref.slot < 64:
+			if seen&(1<<ref.slot) != 0 {
+				return -1
+			}
+			seen |= 1 << ref.slot
+		default:
+			if slices.Contains(seenMore, ref.slot) {
+				return -1
+			}
+			seenMore = append(seenMore, ref.slot)
+		}
+		return f(key, d.slotInfo(ti, ref), ref, v)
+	})
+}
+
+// lookup returns the field of ti's struct named key, the nth member of an
+// object: objects of one type are most often written with their keys in
+// one order, which ti remembers, of the last object that had them (up to
+// 64 keys), so that the name is compared with one and not hashed.
+func (ti *typeInfo) lookup(key []byte, n int) (fieldRef, bool) {
+	if n < len(ti.order) && ti.order[n].name == string(key) {
+		return ti.order[n].ref, true
+	}
+	ref, known := ti.fields[string(key)]
+	if known && n <= len(ti.order) && n < 64 {
+		ti.order = append(ti.order[:n], orderedKey{string(key), ref})
+	}
+	return ref, known
+}
+
+// slotInfo returns what d knows of the type of ti's field ref.
+func (d *fastDecoder) slotInfo(ti *typeInfo, ref fieldRef) *typeInfo {
+	if si := ti.slots[ref.slot]; si != nil {
+		return si
+	}
+	t := ti.t.Field(ref.index).Type
+	if ref.inner >= 0 {
+		t = t.Field(ref.inner).Type
+	}
+	si := d.info(t)
+	ti.slots[ref.slot] = si
+	return si
+}
+
+// fieldOf returns the field ref of the struct v.
+func fieldOf(v reflect.Value, ref fieldRef) reflect.Value {
+	v = v.Field(ref.index)
+	if ref.inner >= 0 {
+		v = v.Field(ref.inner)
+	}
+	return v
+}
+
+// check returns the offset past the value at data[i] (after space) when
+// DecodeStrict would decode it into a value of ti's type without error or
+// strict error, or -1 when it would not or check does not know: it reads
+// plain strings, booleans, integers, times, pointers, slices and structs
+// (each key known and given once), and null for any of them, and keeps
+// nothing.
+func (d *fastDecoder) check(data []byte, i int, ti *typeInfo) int {
+	i = skipSpace(data, i)
+	if end := nullAt(data, i); end >= 0 {
+		return end // null leaves every kind of value as it is
+	}
+	if ti.self {
+		if ti.t != timeType {
+			return -1
+		}
+		_, end := d.timeAt(data, i)
+		return end
+	}
+	switch ti.kind {
+	case reflect.String:
+		if i >= len(data) || data[i] != '"' {
+			return -1
+		}
+		end := skipString(data, i)
+		if end < 0 || !plainJSONContents(data[i+1:end-1]) {
+			return -1
+		}
+		return end
+	case reflect.Bool:
+		_, _, end := boolAt(data, i)
+		return end
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		_, end := intAt(data, i, ti.t.Bits())
+		return end
+	case reflect.Pointer:
+		return d.check(data, i, d.elemInfo(ti))
+	case reflect.Slice:
+		elem := d.elemInfo(ti)
+		if elem.kind == reflect.Uint8 {
+			return -1 // []byte is base64
+		}
+		return walkArray(data, i, func(e int) int { return d.check(data, e, elem) })
+	case reflect.Struct:
+		return d.members(data, i, ti, func(_ []byte, slot *typeInfo, _ fieldRef, v int) int {
+			return d.check(data, v, slot)
+		})
+	}
+	return -1
+}
+
+// nullAt returns the offset past the null at data[i] (after space), or -1
+// when there is none.
+func nullAt(data []byte, i int) int {
+	i = skipSpace(data, i)
+	if len(data)-i >= 4 && string(data[i:i+4]) == "null" && (len(data) == i+4 || !literalByte[data[i+4]]) {
+		return i + 4
+	}
+	return -1
+}
+
+// stringAt reads the plain string (plainStringAt) or null at data[i], and
+// returns the offset past it, or -1.
+func stringAt(data []byte, i int) (string, int) {
+	i = skipSpace(data, i)
+	if end := nullAt(data, i); end >= 0 {
+		return "", end
+	}
+	if i >= len(data) || data[i] != '"' {
+		return "", -1
+	}
+	end := skipString(data, i)
+	if end < 0 || !plainJSONContents(data[i+1:end-1]) {
+		return "", -1
+	}
+	return common(data[i+1 : end-1]), end
+}
+
+// common returns s as a string, the same string for the values of a
+// status most pods share (their phases, QoS classes, conditions' statuses
+// and container states' reasons) rather than one made for each.
+func common(s []byte) string {
+	switch string(s) {
+	case "Running":
+		return "Running"
+	case "Pending":
+		return "Pending"
+	case "Succeeded":
+		return "Succeeded"
+	case "Failed":
+		return "Failed"
+	case "Burstable":
+		return "Burstable"
+	case "BestEffort":
+		return "BestEffort"
+	case "Guaranteed":
+		return "Guaranteed"
+	case "True":
+		return "True"
+	case "False":
+		return "False"
+	case "Completed":
+		return "Completed"
+	}
+	return string(s)
+}
+
+// boolAt reads the boolean or null at data[i], and returns the offset past
+// it, or -1.
+func boolAt(data []byte, i int) (b, null bool, end int) {
+	end = skipValue(data, i)
+	if end < 0 {
+		return false, false, -1
+	}
+	switch string(data[skipSpace(data, i):end]) {
+	case "true":
+		return true, false, end
+	case "false":
+		return false, false, end
+	case "null":
+		return false, true, end
+	}
+	return false, false, -1
+}
+
+// intAt reads the decimal integer of bits bits, or null, at data[i], and
+// returns the offset past it, or -1 for anything else (which the
+// reflection decoder would hand to DecodeStrict).
+func intAt(data []byte, i int, bits int) (int64, int) {
+	i = skipSpace(data, i)
+	end := skipValue(data, i)
+	if end < 0 {
+		return 0, -1
+	}
+	text := data[i:end]
+	if string(text) == "null" {
+		return 0, end
+	}
+	if !isDecimalInt(text) {
+		return 0, -1
+	}
+	n, err := strconv.ParseInt(string(text), 10, bits)
+	if err != nil {
+		return 0, -1
+	}
+	return n, end
+}
+
+// timeAt reads the time at data[i] (after space) as a metav1.Time decodes
+// itself (timeOf), and returns the offset past it, or -1 for a value it
+// does not read.
+func (d *fastDecoder) timeAt(data []byte, i int) (metav1.Time, int) {
+	end := skipValue(data, i)
+	if end < 0 {
+		return metav1.Time{}, -1
+	}
+	t, ok := d.timeOf(data[i:end])
+	if !ok {
+		return metav1.Time{}, -1
+	}
+	return t, end
+}
+
+// timeOf decodes the JSON text of a time, null or a plain string, as a
+// metav1.Time decodes itself, remembering each by its text (up to
+// maxTimes: the pods of a cluster share a few creation and start times);
+// false for any other text, or one the time refuses.
+func (d *fastDecoder) timeOf(text []byte) (metav1.Time, bool) {
+	// A time's UnmarshalJSON makes null the zero time (kubectl writes a
+	// pod condition's lastProbeTime as null).
+	if string(text) == "null" {
+		return metav1.Time{}, true
+	}
+	if t, ok := d.times[string(text)]; ok {
+		return t, true
+	}
+	if _, plain := plainJSONString(text); !plain {
+		return metav1.Time{}, false
+	}
+	var t metav1.Time
+	if t.UnmarshalJSON(text) != nil {
+		return metav1.Time{}, false
+	}
+	if d.times == nil {
+		d.times = map[string]metav1.Time{}
+	}
+	if len(d.times) < maxTimes {
+		d.times[string(text)] = t
+	}
+	return t, true
+}

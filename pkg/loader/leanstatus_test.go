@@ -1,0 +1,140 @@
+package loader
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// leanStatusSeeds are pod statuses as kubelets write them, and written
+// badly, for leanPodStatus.
+var leanStatusSeeds = []string{
+	`{"conditions": [{"lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:00Z", "status": "True", "type": "Ready"}],
+	  "hostIP": "10.0.0.1", "phase": "Running", "podIP": "10.244.0.7", "qosClass": "Burstable", "startTime": "2026-01-01T00:00:00Z"}`,
+	`{"conditions": [
+	    {"lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:01Z", "status": "True", "type": "PodReadyToStartContainers"},
+	    {"lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:00Z", "status": "True", "type": "Initialized"},
+	    {"lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:02Z", "status": "True", "type": "Ready"},
+	    {"lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:02Z", "status": "True", "type": "ContainersReady"},
+	    {"lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:00Z", "status": "True", "type": "PodScheduled"}],
+	  "containerStatuses": [{"containerID": "containerd://0123abcd", "image": "registry.example.com/app:1.2.3",
+	    "imageID": "registry.example.com/app@sha256:0123", "lastState": {}, "name": "app", "ready": true, "restartCount": 0,
+	    "started": true, "state": {"running": {"startedAt": "2026-01-01T00:00:01Z"}},
+	    "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": "kube-api-access-x7k2p", "readOnly": true, "recursiveReadOnly": "Disabled"}]}],
+	  "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}], "phase": "Running", "podIP": "10.244.0.7", "podIPs": [{"ip": "10.244.0.7"}],
+	  "qosClass": "Burstable", "startTime": "2026-01-01T00:00:00Z", "observedGeneration": 1}`,
+	`{"conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+	  "phase": "Running", "nominatedNodeName": "n1"}`,
+	`{"conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}], "phase": "Running",
+	  "containerStatuses": [{"name": "c", "ready": false, "restartCount": 2, "allocatedResources": {"cpu": "100m"},
+	    "resources": {"requests": {"cpu": "100m"}, "limits": {"memory": "1Gi"}},
+	    "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:01:00Z", "containerID": "x"}},
+	    "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}}, "user": {"linux": {"uid": 0, "gid": 0, "supplementalGroups": [0, 10]}}}]}`,
+	`{"initContainerStatuses": [{"name": "init", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}], "containerStatuses": [], "phase": "Pending"}`,
+	`{"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory.", "startTime": null}`,
+	`{"conditions": [{"type": "Ready", "status": "True", "message": "mentions DisruptionTarget"}]}`,
+	`{"conditions": null, "containerStatuses": null, "podIPs": null, "hostIPs": [null]}`,
+	`{"conditions": [null, {"type": "DisruptionTarget"}]}`,
+	`{"containerStatuses": [null]}`,
+	`{"resize": "Infeasible", "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]}`,
+	`{"phase": "Running", "phase": "Pending"}`,
+	`{"hostIP": "a", "hostIP": "b"}`,
+	`{"containerStatuses": [{"name": "c", "name": "d"}]}`,
+	`{"containerStatuses": [{"state": {"running": {"startedAt": "x"}}}]}`,
+	`{"containerStatuses": [{"state": {"running": {"startedAt": "2026-01-01T00:00:00Z", "startedAt": "2026-01-01T00:00:00Z"}}}]}`,
+	`{"containerStatuses": [{"state": {"runnin": {}}}]}`,
+	`{"containerStatuses": [{"lastState": {"terminated": {"exitCode": 99999999999}}}]}`,
+	`{"containerStatuses": [{"lastState": {"terminated": {"exitCode": 1.0}}}]}`,
+	`{"containerStatuses": [{"restartCount": -1}]}`,
+	`{"containerStatuses": [{"ready": null, "started": null, "image": null}]}`,
+	`{"containerStatuses": [{"started": false}]}`,
+	`{"podIPs": [{"ip": "10.0.0.1", "ip": "10.0.0.2"}]}`,
+	`{"podIPs": [{"ipp": "10.0.0.1"}]}`,
+	`{"podIPs": {"ip": "10.0.0.1"}}`,
+	`{"hostIP": 10}`,
+	`{"hostIP": "10.0.0.1\u0000"}`,
+	"{\"message\": \"line\nbreak\"}",
+	`{"message": "caf\u00e9"}`,
+	"{\"message\": \"caf\xc3\xa9\"}",
+	"{\"message\": \"bad \xff byte\"}",
+	`{"qosClass": "Guaranteed"} `,
+	`{"qosClass": "Guaranteed"} x`,
+	`{"qosClass": "Guaranteed"`,
+	`{"startTime": "2026-01-01T00:00:00Z", "startTime": null}`,
+	`{"observedGeneration": 9223372036854775807}`,
+	`{"observedGeneration": 922337203685477580}`,
+	`{"conditions": [{"type": "DisruptionTarget", "observedGeneration": "1"}]}`,
+	`{"conditions": [{"type": "DisruptionTarget", "lastTransitionTime": "2026-13-01T00:00:00Z"}]}`,
+	`{"conditions": [{"type": "Ready", "lastTransitionTime": "2026-13-01T00:00:00Z"}]}`,
+	`{"conditions": [{"type": "Ready", "typ": "x"}]}`,
+	`{"Phase": "Running"}`,
+	`nul`,
+	`null`,
+	`{}`,
+	`[]`,
+}
+
+// FuzzLeanPodStatus: whatever the status, what leanPodStatus accepts
+// DecodeStrict decodes without error or strict error, and leanStatus
+// leaves both alike.
+func FuzzLeanPodStatus(f *testing.F) {
+	for _, s := range append(leanStatusSeeds, fastDecodeSeeds...) {
+		f.Add([]byte(s))
+	}
+	for _, obj := range objectSeeds(f) {
+		var o struct {
+			Status json.RawMessage `json:"status"`
+		}
+		if json.Unmarshal(obj, &o) == nil && len(o.Status) > 0 {
+			f.Add([]byte(o.Status))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkLeanStatus(t, data) })
+}
+
+// TestLeanPodStatus runs the fuzzer's seeds, and checks leanPodStatus
+// reads the statuses kubelets write.
+func TestLeanPodStatus(t *testing.T) {
+	accepted := 0
+	for _, s := range leanStatusSeeds {
+		accepted += checkLeanStatus(t, []byte(s))
+	}
+	// Each of the first 11 seeds is read, twice (the second time from
+	// the times remembered).
+	if accepted < 2*11 {
+		t.Errorf("leanPodStatus accepted %d of the statuses, want at least %d", accepted, 2*11)
+	}
+}
+
+// checkLeanStatus decodes data with leanPodStatus and with DecodeStrict,
+// twice with one decoder, fails on any difference once each is leaned,
+// and returns how many times leanPodStatus accepted it.
+func checkLeanStatus(t *testing.T, data []byte) int {
+	t.Helper()
+	opts := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+	var d fastDecoder
+	accepted := 0
+	for range 2 {
+		// The conditions' room holds what an earlier pod left.
+		room := []v1.PodCondition{{Type: "Stale", Reason: "left"}, {Type: v1.DisruptionTarget}}
+		fast := v1.PodStatus{Conditions: room[:0]}
+		if !d.leanPodStatus(data, &fast) {
+			break
+		}
+		accepted++
+		var slow v1.PodStatus
+		strict, err := DecodeStrict(data, &slow)
+		if err != nil || len(strict) > 0 {
+			t.Fatalf("%q read by leanPodStatus, but DecodeStrict: %v, %v", data, err, strict)
+		}
+		leanStatus(&fast)
+		leanStatus(&slow)
+		if diff := cmp.Diff(slow, fast, opts); diff != "" {
+			t.Fatalf("%q read otherwise (-DecodeStrict +leanPodStatus):\n%s", data, diff)
+		}
+	}
+	return accepted
+}

@@ -175,6 +175,7 @@ func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, ma
 		nodeTemplate = withManagedFields(nodeTemplate, format, nodeManagedFields)
 		podTemplate = withManagedFields(podTemplate, format, podManagedFields)
 	}
+	podTemplate = withOwnTimesAndIP(b, podTemplate)
 	switch kind {
 	case "distinct":
 		podTemplate = strings.Replace(strings.Replace(podTemplate, `"value": "info"`, `"value": "info-%[5]d"`, 1), "value: info\n", "value: info-%[5]d\n", 1)
@@ -207,7 +208,10 @@ func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, ma
 		fmt.Fprintf(w, nodeTemplate, node, n, 1000+n, n%3)
 		for p := range pods {
 			sep()
-			fmt.Fprintf(w, podTemplate, p, fmt.Sprintf("app-%05d-%02d", n, p), n, p, 5000+n*pods+p, p, node)
+			i := n*pods + p
+			ip := fmt.Sprintf("10.%d.%d.%d", 128+i>>16, i>>8&255, i&255)
+			created := podTimeBase.Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+			fmt.Fprintf(w, podTemplate, p, fmt.Sprintf("app-%05d-%02d", n, p), n, p, 5000+i, p, node, ip, created)
 		}
 	}
 	if format == "json" {
@@ -470,6 +474,27 @@ var podTemplates = map[string]string{
         }`,
 }
 
+// podTimeBase is when the first pod of a kubectl snapshot was created.
+var podTimeBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// withOwnTimesAndIP makes a pod template (YAML or JSON, with its managed
+// fields or not) give each pod its own IP (argument 8) and creation time
+// (argument 9), in its status and its managed fields, as a cluster's pods
+// have: none of a workload's pods have the same status or managed fields.
+func withOwnTimesAndIP(b *testing.B, template string) string {
+	b.Helper()
+	const fixed = `"2026-01-01T00:00:00Z"`
+	for _, key := range []string{"creationTimestamp", "lastTransitionTime", "startTime", "time"} {
+		template = strings.ReplaceAll(template, key+": "+fixed, key+`: "%[9]s"`)
+		template = strings.ReplaceAll(template, `"`+key+`": `+fixed, `"`+key+`": "%[9]s"`)
+	}
+	template = strings.ReplaceAll(template, "10.244.0.7", "%[8]s")
+	if strings.Count(template, "%[9]s") < 3 || !strings.Contains(template, `podIP": "%[8]s"`) && !strings.Contains(template, "podIP: %[8]s") {
+		b.Fatal("no pod times or IP in the pod template")
+	}
+	return template
+}
+
 // withTokenVolume gives a pod template (YAML or JSON) the service
 // account token volume the API server gives a pod, named after the pod's
 // resource version, and mounts it in its container.
@@ -589,7 +614,7 @@ var (
             f:pod-template-hash: {}
           f:ownerReferences:
             .: {}
-            k:{"uid":"1a2b3c4d-0000-4000-8000-000000000000"}: {}
+            k:{"uid":"1a2b3c4d-0000-4000-8000-%012[1]d"}: {}
         f:spec:
           f:containers:
             k:{"name":"app"}:

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -406,13 +407,17 @@ func (d *fastDecoder) timeOf(text []byte) (metav1.Time, bool) {
 	if t, ok := d.times[string(text)]; ok {
 		return t, true
 	}
-	if _, plain := plainJSONString(text); !plain {
+	// As UnmarshalJSON reads it, without encoding/json: a plain string's
+	// contents are what json.Unmarshal would give.
+	str, plain := plainJSONString(text)
+	if !plain {
 		return metav1.Time{}, false
 	}
-	var t metav1.Time
-	if t.UnmarshalJSON(text) != nil {
+	parsed, err := time.Parse(time.RFC3339, str)
+	if err != nil {
 		return metav1.Time{}, false
 	}
+	t := metav1.Time{Time: parsed.Local()}
 	if d.times == nil {
 		d.times = map[string]metav1.Time{}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // leanStatusSeeds are pod statuses as kubelets write them, and written
@@ -137,4 +138,29 @@ func checkLeanStatus(t *testing.T, data []byte) int {
 		}
 	}
 	return accepted
+}
+
+// FuzzTimeOf holds timeOf to metav1.Time's own UnmarshalJSON: whatever it
+// reads, it reads as the time does, and it reads every plain string and
+// null the time accepts.
+func FuzzTimeOf(f *testing.F) {
+	for _, s := range []string{`"2026-01-01T00:00:00Z"`, `"2026-01-01T00:00:00+02:00"`, `null`, `"2026-13-01T00:00:00Z"`,
+		`"2026-01-01T00:00:00.123456789Z"`, `"2026-01-01 00:00:00Z"`, `"2026-01-01T00:00:00\u005a"`, `""`, `"x"`, `1`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, text []byte) {
+		var d fastDecoder
+		for range 2 { // the second from the cache
+			got, ok := d.timeOf(text)
+			var want metav1.Time
+			err := want.UnmarshalJSON(text)
+			_, plain := plainJSONString(text)
+			if ok != (err == nil && (plain || string(text) == "null")) {
+				t.Fatalf("timeOf(%q) ok = %v, UnmarshalJSON: %v", text, ok, err)
+			}
+			if ok && !got.Equal(&want) || ok && got.Location() != want.Location() {
+				t.Fatalf("timeOf(%q) = %v, UnmarshalJSON %v", text, got, want)
+			}
+		}
+	})
 }

@@ -82,6 +82,9 @@ type podMemo struct {
 	// conds is the room pods' status conditions are decoded into
 	// (fromTemplate).
 	conds []v1.PodCondition
+	// entries is the room pods' managed fields are decoded into
+	// (fromTemplate).
+	entries []metav1.ManagedFieldsEntry
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []snapshot.PodParts
@@ -452,6 +455,12 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		case fieldManagedFields:
 			if v, ok := m.managed[string(value)]; ok {
 				pf.ManagedFields = v
+				continue
+			}
+			// Without their field sets, into the memo's room: they
+			// are validated, and dropped.
+			if m.dec.leanManagedFields(value, &m.entries) {
+				pf.ManagedFields = m.entries
 				continue
 			}
 		case fieldAnnotations:

@@ -1,0 +1,93 @@
+package loader
+
+import (
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A pod's managed fields are most of its bytes when kubectl does not strip
+// them, and a lean load drops them: they are read only to be validated,
+// and validation reads each entry's manager, operation, fields type and
+// subresource, never its field set. Every pod's differ (the kubelet's
+// entry names the pod's IP, and each entry has its time), so remembering
+// them by their text seldom helps. leanManagedFields reads them without
+// reflection and keeps nothing of the field sets: each is only checked to
+// be JSON (validValue), which is all a field set's UnmarshalJSON asks.
+
+var managedFieldsEntryType = reflect.TypeFor[metav1.ManagedFieldsEntry]()
+
+// leanManagedFields decodes the managed fields data holds into *dst,
+// reusing its room, with every entry's field set left nil, or returns
+// false for anything it does not read for certain (the caller decodes it
+// as before), having written to *dst.
+func (d *fastDecoder) leanManagedFields(data []byte, dst *[]metav1.ManagedFieldsEntry) bool {
+	if end := nullAt(data, 0); end >= 0 {
+		*dst = nil
+		return onlySpaceAfter(data, end)
+	}
+	ti := d.info(managedFieldsEntryType)
+	entries := (*dst)[:0]
+	end := walkArray(data, 0, func(e int) int {
+		entries = append(entries, metav1.ManagedFieldsEntry{})
+		me := &entries[len(entries)-1]
+		return d.members(data, e, ti, func(key []byte, slot *typeInfo, _ fieldRef, v int) int {
+			var s string
+			end := -1
+			switch string(key) {
+			case "manager":
+				me.Manager, end = d.nameAt(data, v)
+			case "operation":
+				s, end = d.nameAt(data, v)
+				me.Operation = metav1.ManagedFieldsOperationType(s)
+			case "apiVersion":
+				me.APIVersion, end = d.nameAt(data, v)
+			case "fieldsType":
+				me.FieldsType, end = d.nameAt(data, v)
+			case "subresource":
+				me.Subresource, end = d.nameAt(data, v)
+			case "time":
+				end = d.check(data, v, slot)
+			case "fieldsV1":
+				if end = nullAt(data, v); end < 0 {
+					end = validValue(data, v)
+				}
+			}
+			return end
+		})
+	})
+	*dst = entries
+	return end >= 0 && onlySpaceAfter(data, end)
+}
+
+// nameAt reads the plain string or null at data[i] as stringAt does, the
+// same string for the same text (managers, operations, API versions: a
+// few, in every pod), and returns the offset past it, or -1.
+func (d *fastDecoder) nameAt(data []byte, i int) (string, int) {
+	i = skipSpace(data, i)
+	if end := nullAt(data, i); end >= 0 {
+		return "", end
+	}
+	if i >= len(data) || data[i] != '"' {
+		return "", -1
+	}
+	end := skipString(data, i)
+	if end < 0 || !plainJSONContents(data[i+1:end-1]) {
+		return "", -1
+	}
+	text := data[i+1 : end-1]
+	if s, ok := d.names[string(text)]; ok {
+		return s, end
+	}
+	s := string(text)
+	if d.names == nil {
+		d.names = map[string]string{}
+	}
+	if len(d.names) < maxNames {
+		d.names[s] = s
+	}
+	return s, end
+}
+
+// maxNames bounds the names a fastDecoder remembers.
+const maxNames = 1024

@@ -22,13 +22,20 @@ var managedFieldsEntryType = reflect.TypeFor[metav1.ManagedFieldsEntry]()
 // false for anything it does not read for certain (the caller decodes it
 // as before), having written to *dst.
 func (d *fastDecoder) leanManagedFields(data []byte, dst *[]metav1.ManagedFieldsEntry) bool {
-	if end := nullAt(data, 0); end >= 0 {
+	end := d.leanManagedFieldsAt(data, 0, dst)
+	return end >= 0 && onlySpaceAfter(data, end)
+}
+
+// leanManagedFieldsAt is leanManagedFields for the value at data[i] (after
+// space), returning the offset past it, or -1.
+func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.ManagedFieldsEntry) int {
+	if end := nullAt(data, i); end >= 0 {
 		*dst = nil
-		return onlySpaceAfter(data, end)
+		return end
 	}
 	ti := d.info(managedFieldsEntryType)
 	entries := (*dst)[:0]
-	end := walkArray(data, 0, func(e int) int {
+	end := walkArray(data, i, func(e int) int {
 		entries = append(entries, metav1.ManagedFieldsEntry{})
 		me := &entries[len(entries)-1]
 		return d.members(data, e, ti, func(key []byte, slot *typeInfo, _ fieldRef, v int) int {
@@ -57,7 +64,7 @@ func (d *fastDecoder) leanManagedFields(data []byte, dst *[]metav1.ManagedFields
 		})
 	})
 	*dst = entries
-	return end >= 0 && onlySpaceAfter(data, end)
+	return end
 }
 
 // nameAt reads the plain string or null at data[i] as stringAt does, the

@@ -88,10 +88,9 @@ type podMemo struct {
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []snapshot.PodParts
-	// managed and annotations are the values of those fields decoded,
-	// by their text (remember): often alike in a workload's pods, and
-	// read only to be validated (a lean pod drops them).
-	managed     map[string][]metav1.ManagedFieldsEntry
+	// annotations are the values of that field decoded, by their text
+	// (remember): often alike in a workload's pods, and read only to be
+	// validated (a lean pod drops them).
 	annotations map[string]map[string]string
 }
 
@@ -135,6 +134,9 @@ type podTemplate struct {
 type span struct {
 	start, end int
 	field      volatileField
+	// read says the value is already decoded: managed fields, into the
+	// memo's entries (matches).
+	read bool
 }
 
 // volatileField names the fields the memo decodes per pod.
@@ -405,11 +407,20 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 		if key, at, ok = keySegment(key, raw, at); !ok || skipSpace(raw, at) != at {
 			return false // cut's values start past the space before them
 		}
-		end := skipValue(raw, at)
+		// The managed fields, most of a pod's bytes when kubectl
+		// keeps them, are read here once, not skipped and read again.
+		end, read := -1, false
+		if f == fieldManagedFields {
+			end = m.dec.leanManagedFieldsAt(raw, at, &m.entries)
+			read = end >= 0
+		}
+		if !read {
+			end = skipValue(raw, at)
+		}
 		if end < 0 {
 			return false
 		}
-		m.spans = append(m.spans, span{start: at, end: end, field: f})
+		m.spans = append(m.spans, span{start: at, end: end, field: f, read: read})
 		at = end
 	}
 	return string(raw[at:]) == key
@@ -453,13 +464,9 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		value := raw[s.start:s.end]
 		switch s.field {
 		case fieldManagedFields:
-			if v, ok := m.managed[string(value)]; ok {
-				pf.ManagedFields = v
-				continue
-			}
 			// Without their field sets, into the memo's room: they
 			// are validated, and dropped.
-			if m.dec.leanManagedFields(value, &m.entries) {
+			if s.read || m.dec.leanManagedFields(value, &m.entries) {
 				pf.ManagedFields = m.entries
 				continue
 			}
@@ -517,8 +524,6 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 			return prepared{}, false
 		}
 		switch s.field {
-		case fieldManagedFields:
-			remember(&m.managed, value, pf.ManagedFields)
 		case fieldAnnotations:
 			remember(&m.annotations, value, pf.Annotations)
 		}

@@ -423,7 +423,7 @@ func splitKey(content []byte) (key, rest []byte, ok bool) {
 		if len(rest) > 0 && rest[0] != ' ' {
 			return nil, nil, false
 		}
-		return []byte(k), bytes.TrimLeft(rest, " "), true
+		return k, bytes.TrimLeft(rest, " "), true
 	}
 	i := colonSpace(content)
 	if i < 0 {
@@ -599,7 +599,9 @@ func flowKey(s []byte) (key string, rest []byte, ok bool) {
 		return "", s, false
 	}
 	if tok[0] == '"' || tok[0] == '\'' {
-		key, ok = quoted(tok)
+		var q []byte
+		q, ok = quoted(tok)
+		key = string(q)
 	} else {
 		key, ok = string(tok), isPlainString(tok)
 	}

@@ -3,29 +3,27 @@ package loader
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
-	"strconv"
-	"strings"
+	"math"
 )
 
 // quoted returns the value of a quoted scalar that is the whole of s: a
-// double-quoted one without escapes, or a single-quoted one.
-func quoted(s []byte) (string, bool) {
+// double-quoted one without escapes, or a single-quoted one; the value of
+// a double-quoted one is part of s.
+func quoted(s []byte) ([]byte, bool) {
 	if len(s) < 2 || s[len(s)-1] != s[0] {
-		return "", false
+		return nil, false
 	}
 	in := s[1 : len(s)-1]
 	if s[0] == '"' {
 		if bytes.ContainsAny(in, "\"\\") {
-			return "", false
+			return nil, false
 		}
-		return string(in), true
+		return in, true
 	}
-	v := bytes.ReplaceAll(in, []byte("''"), []byte("'"))
 	if bytes.IndexByte(bytes.ReplaceAll(in, []byte("''"), nil), '\'') >= 0 {
-		return "", false
+		return nil, false
 	}
-	return string(v), true
+	return bytes.ReplaceAll(in, []byte("''"), []byte("'")), true
 }
 
 // isDecimalInt: 0, or digits with an optional minus and no leading zero,
@@ -103,51 +101,83 @@ func notNumeric(s []byte) bool {
 	if len(s) >= 5 && isDigits(s[:4]) && s[4] == '-' {
 		return false
 	}
-	plain := strings.ReplaceAll(string(s), "_", "")
-	if !integerChars(plain) {
-		// Neither ParseInt nor ParseUint would read it (and their errors
-		// allocate).
-		return !yamlFloat(plain) && !yamlBinary(plain)
+	plain := s
+	if bytes.IndexByte(s, '_') >= 0 {
+		plain = bytes.ReplaceAll(s, []byte("_"), nil)
 	}
-	if _, err := strconv.ParseInt(plain, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+	return !integerSyntax(plain) && !yamlFloat(plain) && !yamlBinary(plain)
+}
+
+// integerSyntax reports whether strconv.ParseInt or ParseUint would read
+// s, which holds no underscore, in base 0 as a number, in range or not:
+// an optional sign, then "0x", "0o" or "0b" and digits of that base, or
+// a 0 and octal digits, or decimal digits. It allocates nothing (their
+// errors do).
+func integerSyntax(s []byte) bool {
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if len(s) == 0 {
 		return false
 	}
-	if _, err := strconv.ParseUint(plain, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
-		return false
+	base := byte(10)
+	if s[0] == '0' {
+		switch {
+		case len(s) >= 3 && s[1]|0x20 == 'b':
+			base, s = 2, s[2:]
+		case len(s) >= 3 && s[1]|0x20 == 'o':
+			base, s = 8, s[2:]
+		case len(s) >= 3 && s[1]|0x20 == 'x':
+			base, s = 16, s[2:]
+		default:
+			base, s = 8, s[1:]
+		}
 	}
-	return !yamlFloat(plain) && !yamlBinary(plain)
+	// As strconv reads the digits: one past 64 bits ends the reading,
+	// out of range, whatever follows.
+	var n uint64
+	cutoff := math.MaxUint64/uint64(base) + 1
+	for _, c := range s {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c|0x20 && c|0x20 <= 'z':
+			d = c | 0x20 - 'a' + 10
+		default:
+			return false
+		}
+		if d >= base {
+			return false
+		}
+		if n >= cutoff {
+			return true
+		}
+		n *= uint64(base)
+		if n+uint64(d) < n {
+			return true
+		}
+		n += uint64(d)
+	}
+	return true
 }
 
 // yamlBinary reports whether go-yaml v2 could read plain, which starts
 // with a digit, as a binary integer: "0b" then what strconv.ParseInt reads
 // in base 2 (a sign and binary digits; those too large too, to be safe).
-func yamlBinary(plain string) bool {
-	rest, ok := strings.CutPrefix(plain, "0b")
+func yamlBinary(plain []byte) bool {
+	rest, ok := bytes.CutPrefix(plain, []byte("0b"))
 	if !ok {
 		return false
 	}
 	if len(rest) > 0 && (rest[0] == '+' || rest[0] == '-') {
 		rest = rest[1:]
 	}
-	if rest == "" {
+	if len(rest) == 0 {
 		return false
 	}
-	for i := 0; i < len(rest); i++ {
-		if rest[i] != '0' && rest[i] != '1' {
-			return false
-		}
-	}
-	return true
-}
-
-// integerChars reports whether s has only characters an integer of any
-// base strconv reads can hold (digits, hex digits, base prefixes, signs).
-func integerChars(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F',
-			c == 'x', c == 'X', c == 'o', c == 'O', c == '+', c == '-', c == '_':
-		default:
+	for _, c := range rest {
+		if c != '0' && c != '1' {
 			return false
 		}
 	}
@@ -165,7 +195,7 @@ func isDigits(s []byte) bool {
 
 // yamlFloat matches go-yaml v2's float syntax for a scalar starting with a
 // digit: digits, an optional fraction, an optional exponent.
-func yamlFloat(s string) bool {
+func yamlFloat(s []byte) bool {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++

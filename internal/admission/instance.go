@@ -42,7 +42,7 @@ func ValidatePodInstance(p *v1.Pod) field.ErrorList {
 	if !annotationsValid(p.Annotations) {
 		errs = append(errs, apivalidation.ValidateAnnotations(p.Annotations, metadata.Child("annotations"))...)
 	}
-	if len(p.ManagedFields) > 0 {
+	if !managedFieldsValid(p.ManagedFields) {
 		errs = append(errs, metavalidation.ValidateManagedFields(p.ManagedFields, metadata.Child("managedFields"), metavalidation.CoveredByDeclarative)...)
 	}
 	if n := p.Spec.NodeName; n != "" && !isDNS1123Subdomain(n) {

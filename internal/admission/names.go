@@ -2,9 +2,11 @@ package admission
 
 import (
 	"strings"
+	"unicode"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -57,11 +59,11 @@ func validateObjectMeta(meta *metav1.ObjectMeta, requiresNamespace bool) field.E
 // objectMetaValid reports, without regular expressions, that
 // apivalidation.ValidateObjectMeta(meta, requiresNamespace,
 // nameIsDNSSubdomain, path) finds nothing wrong. It answers false for
-// anything it does not check for certain (finalizers, managed fields, a
-// key outside ASCII), for the caller to ask
+// anything it does not check for certain (finalizers, managed fields
+// managedFieldsValid refuses, a key outside ASCII), for the caller to ask
 // ValidateObjectMeta, which words the errors.
 func objectMetaValid(meta *metav1.ObjectMeta, requiresNamespace bool) bool {
-	if len(meta.Finalizers) > 0 || len(meta.ManagedFields) > 0 || meta.Generation < 0 || !isDNS1123Subdomain(meta.Name) {
+	if len(meta.Finalizers) > 0 || !managedFieldsValid(meta.ManagedFields) || meta.Generation < 0 || !isDNS1123Subdomain(meta.Name) {
 		return false
 	}
 	if g := meta.GenerateName; g != "" {
@@ -147,6 +149,30 @@ func labelWord(s string) bool {
 	for i := 1; i < len(s)-1; i++ {
 		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
 			return false
+		}
+	}
+	return true
+}
+
+// managedFieldsValid reports, without making a path (ValidateManagedFields
+// makes several for each entry, error or not), that
+// metavalidation.ValidateManagedFields finds nothing wrong with entries:
+// each entry's operation is Apply or Update, its fields type FieldsV1 if
+// set, its manager short and printable, its subresource short.
+func managedFieldsValid(entries []metav1.ManagedFieldsEntry) bool {
+	for i := range entries {
+		e := &entries[i]
+		switch {
+		case e.Operation != metav1.ManagedFieldsOperationApply && e.Operation != metav1.ManagedFieldsOperationUpdate,
+			e.FieldsType != "" && e.FieldsType != "FieldsV1",
+			len(e.Manager) > metavalidation.FieldManagerMaxLength,
+			len(e.Subresource) > metavalidation.MaxSubresourceNameLength:
+			return false
+		}
+		for _, r := range e.Manager {
+			if !unicode.IsPrint(r) {
+				return false
+			}
 		}
 	}
 	return true

@@ -6,6 +6,7 @@ import (
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/utils/ptr"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -81,4 +82,25 @@ func TestObjectMetaValidAccepts(t *testing.T) {
 			t.Errorf("validateObjectMeta accepts %+v", m)
 		}
 	}
+}
+
+// FuzzManagedFieldsValid: managedFieldsValid accepts exactly the managed
+// fields ValidateManagedFields accepts.
+func FuzzManagedFieldsValid(f *testing.F) {
+	f.Add("kube-controller-manager", "Update", "FieldsV1", "", "kubelet", "Apply", "", "status")
+	f.Add("", "", "", "", "m", "Delete", "FieldsV2", strings.Repeat("s", 257))
+	f.Add(strings.Repeat("m", 129), "Update", "", "", "a\x00b", "Update", "", "")
+	f.Add("\xff", "Apply", "FieldsV1", strings.Repeat("s", 256), "é\u200b", "update", "fieldsv1", "")
+	f.Fuzz(func(t *testing.T, m1, op1, ft1, sub1, m2, op2, ft2, sub2 string) {
+		entries := []metav1.ManagedFieldsEntry{
+			{Manager: m1, Operation: metav1.ManagedFieldsOperationType(op1), FieldsType: ft1, Subresource: sub1},
+			{Manager: m2, Operation: metav1.ManagedFieldsOperationType(op2), FieldsType: ft2, Subresource: sub2},
+		}
+		for n := range len(entries) + 1 {
+			want := len(metavalidation.ValidateManagedFields(entries[:n], metadata, metavalidation.CoveredByDeclarative)) == 0
+			if got := managedFieldsValid(entries[:n]); got != want {
+				t.Fatalf("managedFieldsValid(%+v) = %v, ValidateManagedFields %v", entries[:n], got, want)
+			}
+		}
+	})
 }

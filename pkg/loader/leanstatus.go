@@ -409,13 +409,16 @@ func (d *fastDecoder) timeOf(text []byte) (metav1.Time, bool) {
 	}
 	// As UnmarshalJSON reads it, without encoding/json: a plain string's
 	// contents are what json.Unmarshal would give.
-	str, plain := plainJSONString(text)
-	if !plain {
-		return metav1.Time{}, false
-	}
-	parsed, err := time.Parse(time.RFC3339, str)
-	if err != nil {
-		return metav1.Time{}, false
+	parsed, ok := utcSecond(text)
+	if !ok {
+		str, plain := plainJSONString(text)
+		if !plain {
+			return metav1.Time{}, false
+		}
+		var err error
+		if parsed, err = time.Parse(time.RFC3339, str); err != nil {
+			return metav1.Time{}, false
+		}
 	}
 	t := metav1.Time{Time: parsed.Local()}
 	if d.times == nil {
@@ -425,4 +428,39 @@ func (d *fastDecoder) timeOf(text []byte) (metav1.Time, bool) {
 		d.times[string(text)] = t
 	}
 	return t, true
+}
+
+// utcSecond reads the JSON string of a time to the second in UTC, as the
+// API server writes times ("2006-01-02T15:04:05Z"), as time.Parse reads
+// it with layout time.RFC3339, without making a string of it; false for
+// any other text, or a date or time of day out of range.
+func utcSecond(text []byte) (time.Time, bool) {
+	const n = len(`"2006-01-02T15:04:05Z"`)
+	if len(text) != n || text[0] != '"' || text[5] != '-' || text[8] != '-' || text[11] != 'T' || text[14] != ':' || text[17] != ':' || text[20] != 'Z' || text[21] != '"' {
+		return time.Time{}, false
+	}
+	num := func(s []byte) (int, bool) {
+		v := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	year, ok1 := num(text[1:5])
+	month, ok2 := num(text[6:8])
+	day, ok3 := num(text[9:11])
+	hour, ok4 := num(text[12:14])
+	minute, ok5 := num(text[15:17])
+	sec, ok6 := num(text[18:20])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	// The last day of the month: the day before the first of the next.
+	if day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), true
 }

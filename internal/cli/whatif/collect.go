@@ -1,40 +1,106 @@
 package whatif
 
-import "runtime"
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
 
-// loadBallast is the size of the ballast deferCollection holds during a
-// load. A load keeps nearly all it allocates (150,000 pods decode to about
-// 300 MB of live heap and 100 MB of garbage), so collecting while it runs
-// only scans, again and again, a heap that is still growing: on a 2-core
-// machine a third of the load's time. With the ballast, the collector's
-// goal is twice the live heap plus ballast, so a load of that size runs
-// without a collection, and a larger one collects as often as the live
-// heap doubles, as without the ballast.
-const loadBallast = 512 << 20
+// loadHeadroom is the garbage deferCollection lets a load leave before
+// the collector runs, counted twice as the collector counts a live heap. A
+// load keeps nearly all it allocates (150,000 pods decode to about 150 MB
+// of live heap and as much garbage), so collecting while it runs only
+// scans, again and again, a heap that is still growing: on a 2-core
+// machine a third of the load's time. With the headroom, the collector's
+// goal is twice the live heap plus twice loadHeadroom, so a load of that
+// size runs without a collection, and a larger one collects as often as
+// its live heap doubles, as without it.
+const loadHeadroom = 512 << 20
 
-// ballastMinInput is the size of snapshot files from which a load gets the
-// ballast.
-const ballastMinInput = 16 << 20
+// headroomMinInput is the size of snapshot files from which a load gets
+// the headroom.
+const headroomMinInput = 16 << 20
 
-// deferCollection holds, until release is called, a ballast of loadBallast
-// bytes the garbage collector counts as live heap and never scans. It is
-// never written, so the kernel never backs it with memory: it raises the
-// collector's goal, not the process's memory. Peak memory can grow by at
-// most loadBallast, and only when the load makes that much garbage.
-// A user who sets GOGC or GOMEMLIMIT has chosen how to collect, and gets no
-// ballast; nor does a load of fewer than ballastMinInput bytes of files
-// (inputBytes), which collects little, and whose process may already have
-// freed memory the ballast would then be written into to be zeroed (as
-// tests that run whatif again and again do).
+// maxLoadGCPercent bounds the GOGC deferCollection sets: the collector's
+// smallest goal is 4 MiB times GOGC/100, so that this one makes it twice
+// loadHeadroom and no more.
+const maxLoadGCPercent = 100 * 2 * loadHeadroom / (4 << 20)
+
+// deferCollection, until release is called, sets the collector's goal to
+// twice the live heap plus twice loadHeadroom, as a ballast of loadHeadroom
+// bytes would, and sets it again after each collection. It sets GOGC
+// (debug.SetGCPercent) rather than hold a ballast: a ballast never written
+// costs no memory only while the runtime need not zero it, and it must
+// when its first pages were the heap's before (about one load in twenty
+// here, and then the process holds 512 MiB more). Peak memory grows by
+// the garbage the load leaves, at most twice loadHeadroom.
+//
+// A user who sets GOGC or GOMEMLIMIT has chosen how to collect, and keeps
+// it; so does a load of fewer than headroomMinInput bytes of files
+// (inputBytes), which collects little.
 func deferCollection(getenv func(string) string, inputBytes int64) (release func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" || inputBytes < ballastMinInput {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" || inputBytes < headroomMinInput {
 		return func() {}
 	}
-	ballast := make([]byte, loadBallast)
-	return func() {
-		// Dropped here, not when release becomes unreachable: a deferred
-		// release lives as long as the command.
-		runtime.KeepAlive(ballast)
-		ballast = nil
+	t := &collectionTuner{old: debug.SetGCPercent(loadGCPercent(liveHeap()))}
+	t.arm()
+	return t.release
+}
+
+// collectionTuner sets GOGC after each collection, until released.
+type collectionTuner struct {
+	mu       sync.Mutex
+	old      int
+	released bool
+}
+
+// gcSentinel is an object made unreachable on purpose: its finalizer runs
+// after the collection that finds it so.
+type gcSentinel struct{ _ [16]byte }
+
+// arm has the next collection call tune.
+func (t *collectionTuner) arm() {
+	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) { t.tune() })
+}
+
+// tune sets GOGC for the live heap the last collection found, and arms
+// again.
+func (t *collectionTuner) tune() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.released {
+		return
 	}
+	debug.SetGCPercent(loadGCPercent(liveHeap()))
+	t.arm()
+}
+
+// release gives GOGC back its value; it can be called more than once.
+func (t *collectionTuner) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.released {
+		t.released = true
+		debug.SetGCPercent(t.old)
+	}
+}
+
+// loadGCPercent is the GOGC that makes the goal of a heap of live bytes
+// twice live plus twice loadHeadroom.
+func loadGCPercent(live uint64) int {
+	if live == 0 {
+		return maxLoadGCPercent
+	}
+	return int(min(100*(live+2*loadHeadroom)/live, maxLoadGCPercent))
+}
+
+// liveHeap returns the heap the last collection found live.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }

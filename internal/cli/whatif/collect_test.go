@@ -2,8 +2,10 @@ package whatif
 
 import (
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 // heapGoal returns the collector's heap goal after a collection.
@@ -21,28 +23,52 @@ func TestDeferCollection(t *testing.T) {
 		input  int64
 		raises bool
 	}{
-		{name: "defaults", input: ballastMinInput, raises: true},
+		{name: "defaults", input: headroomMinInput, raises: true},
 		{name: "GOGC set", env: map[string]string{"GOGC": "100"}, input: 1 << 30},
 		{name: "GOMEMLIMIT set", env: map[string]string{"GOMEMLIMIT": "1GiB"}, input: 1 << 30},
-		{name: "small input", input: ballastMinInput - 1},
+		{name: "small input", input: headroomMinInput - 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := heapGoal()
-			if before >= loadBallast {
-				t.Fatalf("heap goal %d before the ballast is already above it", before)
+			if before >= loadHeadroom {
+				t.Fatalf("heap goal %d before is already above the headroom", before)
 			}
 			release := deferCollection(func(k string) string { return tt.env[k] }, tt.input)
 			held := heapGoal()
 			release()
 			after := heapGoal()
-			release() // as whatif's deferred call: release is still reachable
-			if raised := held >= 2*loadBallast; raised != tt.raises {
-				t.Errorf("heap goal while held = %d, raised past 2×ballast = %v, want %v", held, raised, tt.raises)
+			release() // as whatif's deferred call
+			if raised := held >= 2*loadHeadroom; raised != tt.raises {
+				t.Errorf("heap goal while held = %d, raised past 2×headroom = %v, want %v", held, raised, tt.raises)
 			}
-			if after >= loadBallast {
-				t.Errorf("heap goal after release = %d, want below the ballast %d", after, loadBallast)
+			if after >= loadHeadroom {
+				t.Errorf("heap goal after release = %d, want below the headroom %d", after, loadHeadroom)
 			}
 		})
+	}
+}
+
+// TestDeferCollectionFollowsLiveHeap: after each collection the goal is
+// set again for the live heap, twice it plus twice the headroom, and
+// release gives GOGC back.
+func TestDeferCollectionFollowsLiveHeap(t *testing.T) {
+	release := deferCollection(func(string) string { return "" }, headroomMinInput)
+	defer release()
+	live := make([]byte, 256<<20) // never written: no memory
+	want := uint64(2*len(live) + 2*loadHeadroom)
+	goal := heapGoal()
+	// The goal is set by a finalizer, run after the collection.
+	for i := 0; i < 100 && goal < want; i++ {
+		time.Sleep(10 * time.Millisecond)
+		goal = heapGoal()
+	}
+	if goal < want || goal > want+want/4 {
+		t.Errorf("heap goal with %d bytes live = %d, want about %d", len(live), goal, want)
+	}
+	runtime.KeepAlive(live)
+	release()
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("GOGC after release = %d, want 100", p)
 	}
 }

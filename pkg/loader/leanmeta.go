@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,7 @@ func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.Mana
 	end := walkArray(data, i, func(e int) int {
 		entries = append(entries, metav1.ManagedFieldsEntry{})
 		me := &entries[len(entries)-1]
+		n := len(entries) - 1
 		return d.members(data, e, ti, func(key []byte, slot *typeInfo, _ fieldRef, v int) int {
 			var s string
 			end := -1
@@ -57,7 +59,7 @@ func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.Mana
 				end = d.check(data, v, slot)
 			case "fieldsV1":
 				if end = nullAt(data, v); end < 0 {
-					end = validValue(data, v)
+					end = d.fieldSetAt(data, v, n)
 				}
 			}
 			return end
@@ -98,3 +100,31 @@ func (d *fastDecoder) nameAt(data []byte, i int) (string, int) {
 
 // maxNames bounds the names a fastDecoder remembers.
 const maxNames = 1024
+
+// fieldSetAt returns the offset past the field set at data[i], the nth
+// entry's of its managed fields, if it is JSON (validValue), or -1. The
+// field set of a pod's nth entry is often the last pod's (a controller's
+// entry names the fields of the workload's template): one that is, byte
+// for byte, is known to be JSON without reading it again (a JSON object
+// or array ends where it closes, so the same bytes are the same value).
+func (d *fastDecoder) fieldSetAt(data []byte, i, n int) int {
+	i = skipSpace(data, i)
+	if n < len(d.lastSets) {
+		if last := d.lastSets[n]; len(last) > 0 && bytes.HasPrefix(data[i:], last) {
+			return i + len(last)
+		}
+	}
+	end := validValue(data, i)
+	if end < 0 || n >= maxLastSets || end-i > maxFieldSetSize || data[i] != '{' && data[i] != '[' {
+		return end
+	}
+	for len(d.lastSets) <= n {
+		d.lastSets = append(d.lastSets, nil)
+	}
+	d.lastSets[n] = append(d.lastSets[n][:0], data[i:end]...)
+	return end
+}
+
+// maxLastSets bounds the entries whose last field sets a fastDecoder
+// remembers.
+const maxLastSets = 8

@@ -13,6 +13,9 @@ var leanManagedSeeds = []string{
 	`[{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app":{}}}},"manager":"kube-controller-manager","operation":"Update","time":"2026-01-01T00:00:00Z"}]`,
 	`[{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\"}":{".":{},"f:ip":{}}}}},"manager":"kubelet","operation":"Update","subresource":"status","time":"2026-01-01T00:00:05Z"},` +
 		`{"manager":"kubectl","operation":"Apply","fieldsV1":null,"time":null}]`,
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\"}":{".":{},"f:ip":{}}}}}}]`,
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\"}":{".":{},"f:ip":{}}}}}x}]`,
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\"}":{".":{},"f:ip":{}}}}},"fieldsV1":{}}]`,
 	`[]`,
 	`null`,
 	` [ { "manager" : "m" , "operation" : "Update" } ] `,
@@ -57,7 +60,13 @@ func TestLeanManagedFields(t *testing.T) {
 // leanManagedFields accepted it.
 func checkLeanManaged(t *testing.T, data []byte) int {
 	t.Helper()
+	// The decoder has read other managed fields before, whose field sets
+	// it remembers (fieldSetAt).
 	var d fastDecoder
+	var primed []metav1.ManagedFieldsEntry
+	if !d.leanManagedFields([]byte(leanManagedSeeds[1]), &primed) || len(d.lastSets) != 1 {
+		t.Fatalf("leanManagedFields refused %s, or remembers %d field sets", leanManagedSeeds[1], len(d.lastSets))
+	}
 	room := []metav1.ManagedFieldsEntry{{Manager: "stale", Subresource: "left"}}
 	accepted := 0
 	for range 2 {

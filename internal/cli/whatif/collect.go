@@ -7,15 +7,14 @@ import (
 	"sync"
 )
 
-// loadHeadroom is the garbage deferCollection lets a load leave before
-// the collector runs, counted twice as the collector counts a live heap. A
-// load keeps nearly all it allocates (150,000 pods decode to about 150 MB
+// loadHeadroom is the garbage deferCollection lets a load leave, beyond
+// its live heap, before the collector runs. A load keeps nearly all it allocates (150,000 pods decode to about 150 MB
 // of live heap and as much garbage), so collecting while it runs only
 // scans, again and again, a heap that is still growing: on a 2-core
 // machine a third of the load's time. With the headroom, the collector's
-// goal is twice the live heap plus twice loadHeadroom, so a load of that
-// size runs without a collection, and a larger one collects as often as
-// its live heap doubles, as without it.
+// goal is twice the live heap plus loadHeadroom, so a load of that size
+// runs without a collection, and a larger one collects as often as its
+// live heap doubles, as without it.
 const loadHeadroom = 512 << 20
 
 // headroomMinInput is the size of snapshot files from which a load gets
@@ -23,18 +22,18 @@ const loadHeadroom = 512 << 20
 const headroomMinInput = 16 << 20
 
 // maxLoadGCPercent bounds the GOGC deferCollection sets: the collector's
-// smallest goal is 4 MiB times GOGC/100, so that this one makes it twice
-// loadHeadroom and no more.
-const maxLoadGCPercent = 100 * 2 * loadHeadroom / (4 << 20)
+// smallest goal is 4 MiB times GOGC/100, which this one makes
+// loadHeadroom.
+const maxLoadGCPercent = 100 * loadHeadroom / (4 << 20)
 
 // deferCollection, until release is called, sets the collector's goal to
-// twice the live heap plus twice loadHeadroom, as a ballast of loadHeadroom
-// bytes would, and sets it again after each collection. It sets GOGC
+// twice the live heap plus loadHeadroom, as a ballast of loadHeadroom bytes
+// would, and sets it again after each collection. It sets GOGC
 // (debug.SetGCPercent) rather than hold a ballast: a ballast never written
 // costs no memory only while the runtime need not zero it, and it must
 // when its first pages were the heap's before (about one load in twenty
 // here, and then the process holds 512 MiB more). Peak memory grows by
-// the garbage the load leaves, at most twice loadHeadroom.
+// the garbage the load leaves, at most its live heap plus loadHeadroom.
 //
 // A user who sets GOGC or GOMEMLIMIT has chosen how to collect, and keeps
 // it; so does a load of fewer than headroomMinInput bytes of files
@@ -87,12 +86,12 @@ func (t *collectionTuner) release() {
 }
 
 // loadGCPercent is the GOGC that makes the goal of a heap of live bytes
-// twice live plus twice loadHeadroom.
+// twice live plus loadHeadroom.
 func loadGCPercent(live uint64) int {
 	if live == 0 {
 		return maxLoadGCPercent
 	}
-	return int(min(100*(live+2*loadHeadroom)/live, maxLoadGCPercent))
+	return int(min(100*(live+loadHeadroom)/live, maxLoadGCPercent))
 }
 
 // liveHeap returns the heap the last collection found live.

@@ -31,7 +31,7 @@ func TestDeferCollection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := heapGoal()
-			if before >= loadHeadroom {
+			if before >= loadHeadroom/2 {
 				t.Fatalf("heap goal %d before is already above the headroom", before)
 			}
 			release := deferCollection(func(k string) string { return tt.env[k] }, tt.input)
@@ -39,24 +39,24 @@ func TestDeferCollection(t *testing.T) {
 			release()
 			after := heapGoal()
 			release() // as whatif's deferred call
-			if raised := held >= 2*loadHeadroom; raised != tt.raises {
-				t.Errorf("heap goal while held = %d, raised past 2×headroom = %v, want %v", held, raised, tt.raises)
+			if raised := held >= loadHeadroom; raised != tt.raises {
+				t.Errorf("heap goal while held = %d, raised past the headroom = %v, want %v", held, raised, tt.raises)
 			}
-			if after >= loadHeadroom {
-				t.Errorf("heap goal after release = %d, want below the headroom %d", after, loadHeadroom)
+			if after >= loadHeadroom/2 {
+				t.Errorf("heap goal after release = %d, want below half the headroom %d", after, loadHeadroom/2)
 			}
 		})
 	}
 }
 
 // TestDeferCollectionFollowsLiveHeap: after each collection the goal is
-// set again for the live heap, twice it plus twice the headroom, and
+// set again for the live heap, twice it plus the headroom, and
 // release gives GOGC back.
 func TestDeferCollectionFollowsLiveHeap(t *testing.T) {
 	release := deferCollection(func(string) string { return "" }, headroomMinInput)
 	defer release()
 	live := make([]byte, 256<<20) // never written: no memory
-	want := uint64(2*len(live) + 2*loadHeadroom)
+	want := uint64(2*len(live) + loadHeadroom)
 	goal := heapGoal()
 	// The goal is set by a finalizer, run after the collection.
 	for i := 0; i < 100 && goal < want; i++ {

@@ -43,9 +43,6 @@ type fastDecoder struct {
 	// names are the strings of managed fields entries read (nameAt), by
 	// their text, up to maxNames.
 	names map[string]string
-	// lastSets are the last field sets of managed fields entries read
-	// (fieldSetAt), by the entry's index, up to maxLastSets.
-	lastSets [][]byte
 	// reuse decodes into the room of the slices the target holds (the
 	// memo's scratch status), instead of new ones: only for a target
 	// already written, as reading fresh memory before writing it costs

@@ -21,15 +21,17 @@ var managedFieldsEntryType = reflect.TypeFor[metav1.ManagedFieldsEntry]()
 // leanManagedFields decodes the managed fields data holds into *dst,
 // reusing its room, with every entry's field set left nil, or returns
 // false for anything it does not read for certain (the caller decodes it
-// as before), having written to *dst.
-func (d *fastDecoder) leanManagedFields(data []byte, dst *[]metav1.ManagedFieldsEntry) bool {
-	end := d.leanManagedFieldsAt(data, 0, dst)
+// as before), having written to *dst. last is the field sets of the
+// managed fields read before of the same kind of object (the pods of a
+// memo's template), which it updates.
+func (d *fastDecoder) leanManagedFields(data []byte, dst *[]metav1.ManagedFieldsEntry, last *fieldSets) bool {
+	end := d.leanManagedFieldsAt(data, 0, dst, last)
 	return end >= 0 && onlySpaceAfter(data, end)
 }
 
 // leanManagedFieldsAt is leanManagedFields for the value at data[i] (after
 // space), returning the offset past it, or -1.
-func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.ManagedFieldsEntry) int {
+func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.ManagedFieldsEntry, last *fieldSets) int {
 	if end := nullAt(data, i); end >= 0 {
 		*dst = nil
 		return end
@@ -59,7 +61,7 @@ func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.Mana
 				end = d.check(data, v, slot)
 			case "fieldsV1":
 				if end = nullAt(data, v); end < 0 {
-					end = d.fieldSetAt(data, v, n)
+					end = last.at(data, v, n)
 				}
 			}
 			return end
@@ -101,30 +103,39 @@ func (d *fastDecoder) nameAt(data []byte, i int) (string, int) {
 // maxNames bounds the names a fastDecoder remembers.
 const maxNames = 1024
 
-// fieldSetAt returns the offset past the field set at data[i], the nth
-// entry's of its managed fields, if it is JSON (validValue), or -1. The
-// field set of a pod's nth entry is often the last pod's (a controller's
-// entry names the fields of the workload's template): one that is, byte
-// for byte, is known to be JSON without reading it again (a JSON object
-// or array ends where it closes, so the same bytes are the same value).
-func (d *fastDecoder) fieldSetAt(data []byte, i, n int) int {
+// fieldSets are the last field set of each entry of managed fields read,
+// by the entry's index (up to maxLastSets, each of up to maxLastSetSize).
+type fieldSets [][]byte
+
+// at returns the offset past the field set at data[i], the nth entry's of
+// its managed fields, if it is JSON (validValue), or -1. The field set of
+// a pod's nth entry is often the last pod's of its workload (a
+// controller's entry names the fields of the workload's template): one
+// that is, byte for byte, is known to be JSON without reading it again (a
+// JSON object or array ends where it closes, so the same bytes are the
+// same value).
+func (sets *fieldSets) at(data []byte, i, n int) int {
 	i = skipSpace(data, i)
-	if n < len(d.lastSets) {
-		if last := d.lastSets[n]; len(last) > 0 && bytes.HasPrefix(data[i:], last) {
+	if n < len(*sets) {
+		if last := (*sets)[n]; len(last) > 0 && bytes.HasPrefix(data[i:], last) {
 			return i + len(last)
 		}
 	}
 	end := validValue(data, i)
-	if end < 0 || n >= maxLastSets || end-i > maxFieldSetSize || data[i] != '{' && data[i] != '[' {
+	if end < 0 || n >= maxLastSets || end-i > maxLastSetSize || data[i] != '{' && data[i] != '[' {
 		return end
 	}
-	for len(d.lastSets) <= n {
-		d.lastSets = append(d.lastSets, nil)
+	for len(*sets) <= n {
+		*sets = append(*sets, nil)
 	}
-	d.lastSets[n] = append(d.lastSets[n][:0], data[i:end]...)
+	(*sets)[n] = append((*sets)[n][:0], data[i:end]...)
 	return end
 }
 
-// maxLastSets bounds the entries whose last field sets a fastDecoder
-// remembers.
-const maxLastSets = 8
+// maxLastSets bounds the entries whose last field sets are remembered, and
+// maxLastSetSize the size of each (a memo's 1,024 templates remember at
+// most 64 MiB).
+const (
+	maxLastSets    = 4
+	maxLastSetSize = 16 << 10
+)

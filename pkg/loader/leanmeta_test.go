@@ -64,14 +64,15 @@ func checkLeanManaged(t *testing.T, data []byte) int {
 	// it remembers (fieldSetAt).
 	var d fastDecoder
 	var primed []metav1.ManagedFieldsEntry
-	if !d.leanManagedFields([]byte(leanManagedSeeds[1]), &primed) || len(d.lastSets) != 1 {
-		t.Fatalf("leanManagedFields refused %s, or remembers %d field sets", leanManagedSeeds[1], len(d.lastSets))
+	var sets fieldSets
+	if !d.leanManagedFields([]byte(leanManagedSeeds[1]), &primed, &sets) || len(sets) != 1 {
+		t.Fatalf("leanManagedFields refused %s, or remembers %d field sets", leanManagedSeeds[1], len(sets))
 	}
 	room := []metav1.ManagedFieldsEntry{{Manager: "stale", Subresource: "left"}}
 	accepted := 0
 	for range 2 {
 		fast := room[:0]
-		if !d.leanManagedFields(data, &fast) {
+		if !d.leanManagedFields(data, &fast, &sets) {
 			break
 		}
 		accepted++

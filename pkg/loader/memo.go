@@ -128,6 +128,9 @@ type podTemplate struct {
 	yamlTried   bool
 	full, shape *v1.Pod
 	p           prepared
+	// sets are the field sets of the managed fields of the template's
+	// last pod.
+	sets fieldSets
 }
 
 // span is where a value the memo decodes per pod lies in the document.
@@ -411,7 +414,7 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 		// keeps them, are read here once, not skipped and read again.
 		end, read := -1, false
 		if f == fieldManagedFields {
-			end = m.dec.leanManagedFieldsAt(raw, at, &m.entries)
+			end = m.dec.leanManagedFieldsAt(raw, at, &m.entries, &t.sets)
 			read = end >= 0
 		}
 		if !read {
@@ -466,7 +469,7 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		case fieldManagedFields:
 			// Without their field sets, into the memo's room: they
 			// are validated, and dropped.
-			if s.read || m.dec.leanManagedFields(value, &m.entries) {
+			if s.read || m.dec.leanManagedFields(value, &m.entries, &t.sets) {
 				pf.ManagedFields = m.entries
 				continue
 			}

@@ -75,18 +75,10 @@ func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.Mana
 // same string for the same text (managers, operations, API versions: a
 // few, in every pod), and returns the offset past it, or -1.
 func (d *fastDecoder) nameAt(data []byte, i int) (string, int) {
-	i = skipSpace(data, i)
-	if end := nullAt(data, i); end >= 0 {
-		return "", end
-	}
-	if i >= len(data) || data[i] != '"' {
+	text, end := plainTextAt(data, i)
+	if end < 0 {
 		return "", -1
 	}
-	end := skipString(data, i)
-	if end < 0 || !plainJSONContents(data[i+1:end-1]) {
-		return "", -1
-	}
-	text := data[i+1 : end-1]
 	if s, ok := d.names[string(text)]; ok {
 		return s, end
 	}

@@ -295,18 +295,28 @@ func nullAt(data []byte, i int) int {
 // stringAt reads the plain string (plainStringAt) or null at data[i], and
 // returns the offset past it, or -1.
 func stringAt(data []byte, i int) (string, int) {
+	text, end := plainTextAt(data, i)
+	if end < 0 {
+		return "", -1
+	}
+	return common(text), end
+}
+
+// plainTextAt returns the contents of the plain string at data[i] (after
+// space), nil for null, and the offset past it, or -1 for anything else.
+func plainTextAt(data []byte, i int) ([]byte, int) {
 	i = skipSpace(data, i)
 	if end := nullAt(data, i); end >= 0 {
-		return "", end
+		return nil, end
 	}
 	if i >= len(data) || data[i] != '"' {
-		return "", -1
+		return nil, -1
 	}
 	end := skipString(data, i)
 	if end < 0 || !plainJSONContents(data[i+1:end-1]) {
-		return "", -1
+		return nil, -1
 	}
-	return common(data[i+1 : end-1]), end
+	return data[i+1 : end-1], end
 }
 
 // common returns s as a string, the same string for the values of a

@@ -12,14 +12,17 @@ import (
 // annotations, of its status the conditions other than DisruptionTarget
 // and PodResizePending (whose reason Infeasible changes what a resized
 // pod occupies) and the addresses, and of each container status its state and image.
-// What stays: names, labels, owners, every scheduling field of the spec
-// (node name, selectors, affinity, tolerations, spread constraints,
-// volumes, claims, priority, scheduling group and gates, overhead and
+// It drops too the volumes no scheduler plugin reads (schedulingVolumes:
+// service account tokens, secrets, config maps, emptyDir). What stays:
+// names, labels, owners, every scheduling field of the spec (node name,
+// selectors, affinity, tolerations, spread constraints, claim and disk
+// volumes, resource claims, priority, scheduling group and gates, overhead and
 // pod-level resources), container names, images (ImageLocality), ports
 // (host ports) and requests, and the status fields that preemption reads
 // (phase, start time, nominated node, resize status).
 func leanPod(p *v1.Pod) {
 	p.Annotations = nil
+	p.Spec.Volumes = schedulingVolumes(p.Spec.Volumes)
 	for _, cs := range [][]v1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range cs {
 			leanContainer(&cs[i])

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,6 +25,16 @@ func TestLeanDecidesAlike(t *testing.T) {
 	dir := t.TempDir()
 	many := filepath.Join(dir, "many.json")
 	writeFile(t, many, mustJSON(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": manyObjects(30)}, true))
+	// The volumes example, each pod with a token and a config map volume
+	// as well as its claim.
+	volumes, err := os.ReadFile("../../internal/cli/whatif/testdata/volumes/cluster.yaml")
+	if err != nil || !bytes.Contains(volumes, []byte("volumes: [")) {
+		t.Fatalf("no volumes example: %v", err)
+	}
+	volumes = bytes.ReplaceAll(volumes, []byte("volumes: ["),
+		[]byte("volumes: [{name: kube-api-access-x, projected: {sources: [{serviceAccountToken: {path: token}}]}}, {name: cfg, configMap: {name: c}}, "))
+	withTokens := filepath.Join(dir, "volumes.yaml")
+	writeFile(t, withTokens, volumes)
 	preemptor := filepath.Join(dir, "preemptor.yaml")
 	writeFile(t, preemptor, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: shop}\nspec:\n  priority: 5000\n  containers:\n  - name: c\n    image: img:1\n    resources: {requests: {cpu: 3900m}}\n"))
 	tests := map[string]struct {
@@ -35,6 +46,8 @@ func TestLeanDecidesAlike(t *testing.T) {
 		"gang":     {cluster: []string{"../../examples/gang/cluster.yaml"}, pods: []string{"../../examples/gang/evict-the-gang.yaml", "../../examples/gang/spare-the-gang.yaml"}},
 		"policy":   {cluster: []string{"../../examples/policy/cluster.yaml"}, pods: []string{"../../examples/policy/pod.yaml"}},
 		"many":     {cluster: []string{many}, pods: []string{preemptor}},
+		"volumes": {cluster: []string{withTokens}, pods: []string{"../../internal/cli/whatif/testdata/volumes/rwop.yaml",
+			"../../internal/cli/whatif/testdata/volumes/zonal.yaml"}},
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for name, tc := range tests {
@@ -47,6 +60,11 @@ func TestLeanDecidesAlike(t *testing.T) {
 				if lean {
 					pods, _ := setPods(set)
 					for _, p := range pods {
+						for _, v := range p.Spec.Volumes {
+							if v.Projected != nil || v.ConfigMap != nil {
+								t.Fatalf("lean pod %s kept volume %s", p.Name, v.Name)
+							}
+						}
 						for _, c := range p.Spec.Containers {
 							if c.Env != nil || c.Args != nil || c.Resources.Limits != nil {
 								t.Fatalf("lean pod %s kept container fields: %+v", p.Name, c)

@@ -79,6 +79,8 @@ type podMemo struct {
 	// values are the JSON of a YAML item's volatile values
 	// (matchesYAML).
 	values []byte
+	// masked is the last volumes or mounts masked (knownButNames).
+	masked []byte
 	// conds is the room pods' status conditions are decoded into
 	// (fromTemplate).
 	conds []v1.PodCondition
@@ -131,6 +133,9 @@ type podTemplate struct {
 	// sets are the field sets of the managed fields of the template's
 	// last pod.
 	sets fieldSets
+	// masked are volumes and mounts its pods had, but for their names,
+	// each after its field's byte (knownButNames).
+	masked map[string]struct{}
 }
 
 // span is where a value the memo decodes per pod lies in the document.
@@ -478,6 +483,12 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				pf.Annotations = v
 				continue
 			}
+		case fieldVolumes, fieldMounts:
+			// Volumes lean drops whole, or mounts (it drops them
+			// all), alike but for their names to ones decoded before.
+			if m.knownButNames(t, value, s.field) {
+				continue
+			}
 		case fieldStatus:
 			// Typed, as lean keeps it, or else whole by reflection.
 			if m.dec.leanPodStatus(value, &pf.Status) {
@@ -529,6 +540,12 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		switch s.field {
 		case fieldAnnotations:
 			remember(&m.annotations, value, pf.Annotations)
+		case fieldVolumes:
+			if pf.Spec.Volumes = schedulingVolumes(pf.Spec.Volumes); pf.Spec.Volumes == nil {
+				m.rememberButNames(t)
+			}
+		case fieldMounts:
+			m.rememberButNames(t)
 		}
 	}
 	if pf.Name == "" {

@@ -134,6 +134,11 @@ func TestPodMemo(t *testing.T) {
 		"bad annotation key in one": {every: func(o map[string]any) { set(o, "metadata.annotations", map[string]any{"a": "b"}) },
 			mutate: func(o map[string]any) { set(o, "metadata.annotations", map[string]any{"-a-": "b"}) }},
 		"token volumes": {every: token},
+		"claim volumes alike but for their names": {every: func(o map[string]any) {
+			name := o["metadata"].(map[string]any)["name"].(string)
+			set(o, "spec.volumes", []any{map[string]any{"name": "v-" + name, "persistentVolumeClaim": map[string]any{"claimName": "shared"}},
+				map[string]any{"name": "t-" + name, "projected": map[string]any{"sources": []any{}}}})
+		}},
 		"bad volume in one": {every: token, mutate: func(o map[string]any) {
 			set(o, "spec.volumes", []any{map[string]any{"name": "v", "projected": map[string]any{"sourcez": []any{}}}})
 		}},

@@ -521,16 +521,22 @@ func (s *Set) commitItem(src string, i int, item []byte, p prepared, depth int) 
 // document of a file), and for an item of a List there, 1 + its index.
 type source struct {
 	path string
-	item int
+	// doc is the document's number in a file of several, from 1 (0:
+	// the file's only one); item an item's in a List, from 1 (0: none).
+	doc, item int
 }
 
-// String words the source as errors and warnings name it: "path", or
-// "path items[i]".
+// String words the source as errors and warnings name it: "path",
+// "path#doc", "path items[i]" or "path#doc items[i]".
 func (o source) String() string {
-	if o.item == 0 {
-		return o.path
+	s := o.path
+	if o.doc > 0 {
+		s += "#" + strconv.Itoa(o.doc)
 	}
-	return o.path + " items[" + strconv.Itoa(o.item-1) + "]"
+	if o.item > 0 {
+		s += " items[" + strconv.Itoa(o.item-1) + "]"
+	}
+	return s
 }
 
 // objectKey is an object's kind, namespace and name.

@@ -367,11 +367,34 @@ func (s *Set) addFile(path string) error {
 			return fileError(path, err)
 		}
 	}
-	data, err := io.ReadAll(f)
+	data, err := readWhole(f, info)
 	if err != nil {
 		return fileError(path, err)
 	}
 	return s.AddBytes(path, data)
+}
+
+// readWhole reads the rest of f, of info: a regular file into one buffer
+// of its size, as os.ReadFile does (io.ReadAll grows its buffer as it
+// reads, allocating about twice what it returns), anything else with
+// io.ReadAll.
+func readWhole(f *os.File, info fs.FileInfo) ([]byte, error) {
+	if !info.Mode().IsRegular() {
+		return io.ReadAll(f)
+	}
+	data := make([]byte, 0, info.Size()+512) // room for a file that grows
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			return data, nil
+		case err != nil:
+			return nil, err
+		case len(data) == cap(data):
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // StdinName is how standard input is named in messages.
@@ -415,23 +438,24 @@ func (s *Set) AddBytes(name string, data []byte) error {
 func (s *Set) commitDocuments(name string, docs []document) error {
 	s.reserve(len(docs))
 	for i, doc := range docs {
-		src := name
+		// The document's number is worded only for a message.
+		at := source{path: name}
 		if len(docs) > 1 {
-			src = fmt.Sprintf("%s#%d", name, i+1)
+			at.doc = i + 1
 		}
 		if doc.list != nil {
-			if err := s.addConvertedList(src, *doc.list); err != nil {
+			if err := s.addConvertedList(at.String(), *doc.list); err != nil {
 				return err
 			}
 			docs[i].list = nil
 			continue
 		}
 		if doc.duplicate != "" {
-			if err := s.strict(src, "", doc.duplicate); err != nil {
+			if err := s.strict(at.String(), "", doc.duplicate); err != nil {
 				return err
 			}
 		}
-		if err := s.commit(source{path: src}, doc.data, doc.prep, 0); err != nil {
+		if err := s.commit(at, doc.data, doc.prep, 0); err != nil {
 			return err
 		}
 		docs[i] = document{}

@@ -499,3 +499,26 @@ func FuzzIndexLineStart(f *testing.F) {
 		}
 	})
 }
+
+// TestReadWhole: readWhole reads a regular file as os.ReadFile does, from
+// where it stands, and whatever its size.
+func TestReadWhole(t *testing.T) {
+	dir := t.TempDir()
+	for _, size := range []int{0, 1, 511, 512, 513, 1 << 20} {
+		path := filepath.Join(dir, fmt.Sprint(size))
+		want := bytes.Repeat([]byte("abcdefg\n"), size/8+1)[:size]
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := f.Stat()
+		got, err := readWhole(f, info)
+		_ = f.Close()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("size %d: read %d bytes, %v", size, len(got), err)
+		}
+	}
+}

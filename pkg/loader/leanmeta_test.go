@@ -45,13 +45,7 @@ func FuzzLeanManagedFields(f *testing.F) {
 // TestLeanManagedFields runs the fuzzer's seeds, and checks
 // leanManagedFields reads the managed fields the API server writes.
 func TestLeanManagedFields(t *testing.T) {
-	accepted := 0
-	for _, s := range leanManagedSeeds {
-		accepted += checkLeanManaged(t, []byte(s))
-	}
-	if accepted < 2*5 {
-		t.Errorf("leanManagedFields accepted %d of the seeds, want at least %d", accepted, 2*5)
-	}
+	seedsAccepted(t, "leanManagedFields", leanManagedSeeds, checkLeanManaged, 2*5)
 }
 
 // checkLeanManaged decodes data with leanManagedFields, twice with one
@@ -61,7 +55,7 @@ func TestLeanManagedFields(t *testing.T) {
 func checkLeanManaged(t *testing.T, data []byte) int {
 	t.Helper()
 	// The decoder has read other managed fields before, whose field sets
-	// it remembers (fieldSetAt).
+	// it remembers (fieldSets.at).
 	var d fastDecoder
 	var primed []metav1.ManagedFieldsEntry
 	var sets fieldSets

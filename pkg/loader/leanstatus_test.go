@@ -99,14 +99,21 @@ func FuzzLeanPodStatus(f *testing.F) {
 // TestLeanPodStatus runs the fuzzer's seeds, and checks leanPodStatus
 // reads the statuses kubelets write.
 func TestLeanPodStatus(t *testing.T) {
-	accepted := 0
-	for _, s := range leanStatusSeeds {
-		accepted += checkLeanStatus(t, []byte(s))
-	}
 	// Each of the first 11 seeds is read, twice (the second time from
 	// the times remembered).
-	if accepted < 2*11 {
-		t.Errorf("leanPodStatus accepted %d of the statuses, want at least %d", accepted, 2*11)
+	seedsAccepted(t, "leanPodStatus", leanStatusSeeds, checkLeanStatus, 2*11)
+}
+
+// seedsAccepted runs check on each of seeds, and fails unless what (the
+// reader checked) accepted them at least want times in all.
+func seedsAccepted(t *testing.T, what string, seeds []string, check func(*testing.T, []byte) int, want int) {
+	t.Helper()
+	accepted := 0
+	for _, s := range seeds {
+		accepted += check(t, []byte(s))
+	}
+	if accepted < want {
+		t.Errorf("%s accepted %d of the seeds, want at least %d", what, accepted, want)
 	}
 }
 

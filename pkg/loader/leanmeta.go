@@ -12,9 +12,11 @@ import (
 // and validation reads each entry's manager, operation, fields type and
 // subresource, never its field set. Every pod's differ (the kubelet's
 // entry names the pod's IP, and each entry has its time), so remembering
-// them by their text seldom helps. leanManagedFields reads them without
-// reflection and keeps nothing of the field sets: each is only checked to
-// be JSON (validValue), which is all a field set's UnmarshalJSON asks.
+// them whole by their text seldom helps. leanManagedFields reads them
+// without reflection and keeps nothing of the field sets: each is only
+// checked to be JSON (validValue), which is all a field set's
+// UnmarshalJSON asks, unless it is byte for byte the one the same entry
+// of the template's last pod had (fieldSets).
 
 var managedFieldsEntryType = reflect.TypeFor[metav1.ManagedFieldsEntry]()
 

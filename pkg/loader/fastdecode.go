@@ -40,8 +40,8 @@ type fastDecoder struct {
 	// fieldSets are the managed fields' field sets read (FieldsV1, valid
 	// JSON kept as it is), by their text, up to maxFieldSets.
 	fieldSets map[string][]byte
-	// names are the strings of managed fields entries read (nameAt), by
-	// their text, up to maxNames.
+	// names are the strings read (stringAt), by their text, up to
+	// maxNames.
 	names map[string]string
 	// reuse decodes into the room of the slices the target holds (the
 	// memo's scratch status), instead of new ones: only for a target

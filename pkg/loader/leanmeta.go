@@ -49,16 +49,16 @@ func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.Mana
 			end := -1
 			switch string(key) {
 			case "manager":
-				me.Manager, end = d.nameAt(data, v)
+				me.Manager, end = d.stringAt(data, v)
 			case "operation":
-				s, end = d.nameAt(data, v)
+				s, end = d.stringAt(data, v)
 				me.Operation = metav1.ManagedFieldsOperationType(s)
 			case "apiVersion":
-				me.APIVersion, end = d.nameAt(data, v)
+				me.APIVersion, end = d.stringAt(data, v)
 			case "fieldsType":
-				me.FieldsType, end = d.nameAt(data, v)
+				me.FieldsType, end = d.stringAt(data, v)
 			case "subresource":
-				me.Subresource, end = d.nameAt(data, v)
+				me.Subresource, end = d.stringAt(data, v)
 			case "time":
 				end = d.check(data, v, slot)
 			case "fieldsV1":
@@ -72,30 +72,6 @@ func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.Mana
 	*dst = entries
 	return end
 }
-
-// nameAt reads the plain string or null at data[i] as stringAt does, the
-// same string for the same text (managers, operations, API versions: a
-// few, in every pod), and returns the offset past it, or -1.
-func (d *fastDecoder) nameAt(data []byte, i int) (string, int) {
-	text, end := plainTextAt(data, i)
-	if end < 0 {
-		return "", -1
-	}
-	if s, ok := d.names[string(text)]; ok {
-		return s, end
-	}
-	s := string(text)
-	if d.names == nil {
-		d.names = map[string]string{}
-	}
-	if len(d.names) < maxNames {
-		d.names[s] = s
-	}
-	return s, end
-}
-
-// maxNames bounds the names a fastDecoder remembers.
-const maxNames = 1024
 
 // fieldSets are the last field set of each entry of managed fields read,
 // by the entry's index (up to maxLastSets, each of up to maxLastSetSize).

@@ -37,21 +37,20 @@ var (
 // certain, having written to st.
 func (d *fastDecoder) leanPodStatus(data []byte, st *v1.PodStatus) bool {
 	ti := d.info(podStatusType)
-	var rv reflect.Value // st, for the fields decoded by reflection
 	end := d.members(data, 0, ti, func(key []byte, slot *typeInfo, ref fieldRef, v int) int {
 		var s string
 		end := -2
 		switch string(key) {
 		case "phase":
-			s, end = stringAt(data, v)
+			s, end = d.stringAt(data, v)
 			st.Phase = v1.PodPhase(s)
 		case "qosClass":
-			s, end = stringAt(data, v)
+			s, end = d.stringAt(data, v)
 			st.QOSClass = v1.PodQOSClass(s)
 		case "nominatedNodeName":
-			st.NominatedNodeName, end = stringAt(data, v)
+			st.NominatedNodeName, end = d.stringAt(data, v)
 		case "reason":
-			st.Reason, end = stringAt(data, v)
+			st.Reason, end = d.stringAt(data, v)
 		case "observedGeneration":
 			st.ObservedGeneration, end = intAt(data, v, 64)
 		case "startTime":
@@ -75,10 +74,7 @@ func (d *fastDecoder) leanPodStatus(data []byte, st *v1.PodStatus) bool {
 		if end != -2 {
 			return end
 		}
-		if !rv.IsValid() {
-			rv = reflect.ValueOf(st).Elem()
-		}
-		return d.value(data, v, fieldOf(rv, ref), slot)
+		return d.value(data, v, fieldOf(reflect.ValueOf(st).Elem(), ref), slot)
 	})
 	return onlySpaceAfter(data, end)
 }
@@ -126,12 +122,11 @@ func (d *fastDecoder) containerStatuses(data []byte, i int, dst *[]v1.ContainerS
 			return end
 		}
 		cs := &list[len(list)-1]
-		var rv reflect.Value
 		return d.members(data, e, ti, func(key []byte, slot *typeInfo, ref fieldRef, v int) int {
 			end := -2
 			switch string(key) {
 			case "name":
-				cs.Name, end = stringAt(data, v)
+				cs.Name, end = d.stringAt(data, v)
 			case "ready":
 				cs.Ready, _, end = boolAt(data, v)
 			case "started":
@@ -149,10 +144,7 @@ func (d *fastDecoder) containerStatuses(data []byte, i int, dst *[]v1.ContainerS
 			if end != -2 {
 				return end
 			}
-			if !rv.IsValid() {
-				rv = reflect.ValueOf(cs).Elem()
-			}
-			return d.value(data, v, fieldOf(rv, ref), slot)
+			return d.value(data, v, fieldOf(reflect.ValueOf(cs).Elem(), ref), slot)
 		})
 	})
 	if end >= 0 {
@@ -252,13 +244,7 @@ func (d *fastDecoder) check(data []byte, i int, ti *typeInfo) int {
 	}
 	switch ti.kind {
 	case reflect.String:
-		if i >= len(data) || data[i] != '"' {
-			return -1
-		}
-		end := skipString(data, i)
-		if end < 0 || !plainJSONContents(data[i+1:end-1]) {
-			return -1
-		}
+		_, end := plainTextAt(data, i)
 		return end
 	case reflect.Bool:
 		_, _, end := boolAt(data, i)
@@ -292,15 +278,31 @@ func nullAt(data []byte, i int) int {
 	return -1
 }
 
-// stringAt reads the plain string (plainStringAt) or null at data[i], and
-// returns the offset past it, or -1.
-func stringAt(data []byte, i int) (string, int) {
+// stringAt reads the plain string or null at data[i], and returns the
+// offset past it, or -1; the same string for the same text, up to
+// maxNames texts (the phases, QoS classes, reasons and container names
+// most pods share, managers and operations of managed fields) rather than
+// one made for each.
+func (d *fastDecoder) stringAt(data []byte, i int) (string, int) {
 	text, end := plainTextAt(data, i)
 	if end < 0 {
 		return "", -1
 	}
-	return common(text), end
+	if s, ok := d.names[string(text)]; ok {
+		return s, end
+	}
+	s := string(text)
+	if d.names == nil {
+		d.names = map[string]string{}
+	}
+	if len(d.names) < maxNames {
+		d.names[s] = s
+	}
+	return s, end
 }
+
+// maxNames bounds the strings a fastDecoder remembers (stringAt).
+const maxNames = 1024
 
 // plainTextAt returns the contents of the plain string at data[i] (after
 // space), nil for null, and the offset past it, or -1 for anything else.
@@ -317,35 +319,6 @@ func plainTextAt(data []byte, i int) ([]byte, int) {
 		return nil, -1
 	}
 	return data[i+1 : end-1], end
-}
-
-// common returns s as a string, the same string for the values of a
-// status most pods share (their phases, QoS classes, conditions' statuses
-// and container states' reasons) rather than one made for each.
-func common(s []byte) string {
-	switch string(s) {
-	case "Running":
-		return "Running"
-	case "Pending":
-		return "Pending"
-	case "Succeeded":
-		return "Succeeded"
-	case "Failed":
-		return "Failed"
-	case "Burstable":
-		return "Burstable"
-	case "BestEffort":
-		return "BestEffort"
-	case "Guaranteed":
-		return "Guaranteed"
-	case "True":
-		return "True"
-	case "False":
-		return "False"
-	case "Completed":
-		return "Completed"
-	}
-	return string(s)
 }
 
 // boolAt reads the boolean or null at data[i], and returns the offset past

@@ -6,6 +6,7 @@
 package loader
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -376,25 +377,14 @@ func (s *Set) addFile(path string) error {
 
 // readWhole reads the rest of f, of info: a regular file into one buffer
 // of its size, as os.ReadFile does (io.ReadAll grows its buffer as it
-// reads, allocating about twice what it returns), anything else with
-// io.ReadAll.
+// reads, allocating about twice what it returns).
 func readWhole(f *os.File, info fs.FileInfo) ([]byte, error) {
-	if !info.Mode().IsRegular() {
-		return io.ReadAll(f)
+	var buf bytes.Buffer
+	if info.Mode().IsRegular() {
+		buf.Grow(int(info.Size()) + bytes.MinRead)
 	}
-	data := make([]byte, 0, info.Size()+512) // room for a file that grows
-	for {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		switch {
-		case errors.Is(err, io.EOF):
-			return data, nil
-		case err != nil:
-			return nil, err
-		case len(data) == cap(data):
-			data = append(data, 0)[:len(data)]
-		}
-	}
+	_, err := buf.ReadFrom(f)
+	return buf.Bytes(), err
 }
 
 // StdinName is how standard input is named in messages.

@@ -30,10 +30,11 @@ const maxLoadGCPercent = 100 * loadHeadroom / (4 << 20)
 // twice the live heap plus loadHeadroom, as a ballast of loadHeadroom bytes
 // would, and sets it again after each collection. It sets GOGC
 // (debug.SetGCPercent) rather than hold a ballast: a ballast never written
-// costs no memory only while the runtime need not zero it, and it must
-// when its first pages were the heap's before (about one load in twenty
-// here, and then the process holds 512 MiB more). Peak memory grows by
-// the garbage the load leaves, at most its live heap plus loadHeadroom.
+// costs no memory only while the runtime need not zero it, which it does,
+// as we read it, when the ballast's first pages were the heap's before
+// (seen twice in about forty loads here: the process held 512 MiB more).
+// Peak memory grows by the garbage the load leaves, at most its live heap
+// plus loadHeadroom.
 //
 // A user who sets GOGC or GOMEMLIMIT has chosen how to collect, and keeps
 // it; so does a load of fewer than headroomMinInput bytes of files

@@ -26,7 +26,9 @@ import (
 // as a user runs it — a fresh process, built like the release binary, with
 // its defaults — on a snapshot of REPRIEVE_E2E_NODES nodes (default 5,000)
 // with 30 pods each, written as `kubectl get nodes,pods -A -o json|yaml`
-// writes it (status, owner references, labels, annotations), with managed
+// writes it (a running pod's status as its kubelet writes it, with five
+// conditions and its container's status; owner references, labels,
+// annotations), with managed
 // fields stripped as kubectl shows them ("managed=no") and kept as
 // --show-managed-fields shows them ("managed=yes"), and with no two pods
 // alike ("distinct": the pods of one workload share nothing the loader
@@ -211,7 +213,8 @@ func writeKubectlSnapshot(b *testing.B, path, format string, nodes, pods int, ma
 			i := n*pods + p
 			ip := fmt.Sprintf("10.%d.%d.%d", 128+i>>16, i>>8&255, i&255)
 			created := podTimeBase.Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-			fmt.Fprintf(w, podTemplate, p, fmt.Sprintf("app-%05d-%02d", n, p), n, p, 5000+i, p, node, ip, created)
+			container := fmt.Sprintf("%016x%016x%016x%016x", uint64(i)*0x9e3779b97f4a7c15, uint64(i)*0xbf58476d1ce4e5b9, uint64(i)*0x94d049bb133111eb, uint64(i)+0x2545f4914f6cdd1d)
+			fmt.Fprintf(w, podTemplate, p, fmt.Sprintf("app-%05d-%02d", n, p), n, p, 5000+i, p, node, ip, created, container)
 		}
 	}
 	if format == "json" {
@@ -335,7 +338,9 @@ var nodeTemplates = map[string]string{
         }`,
 }
 
-// Arguments: app, name, node index, pod index, resourceVersion, app, node.
+// Arguments: app, name, node index, pod index, resourceVersion, app, node
+// (and, given by withOwnTimesAndIP, the pod IP and creation time), container
+// ID.
 var podTemplates = map[string]string{
 	"yaml": `- apiVersion: v1
   kind: Pod
@@ -344,6 +349,7 @@ var podTemplates = map[string]string{
       kubectl.kubernetes.io/restartedAt: "2026-01-01T00:00:00Z"
     creationTimestamp: "2026-01-01T00:00:00Z"
     generateName: app-%[1]d-5d8f7b9c4-
+    generation: 1
     labels:
       app: app-%[1]d
       pod-template-hash: 5d8f7b9c4
@@ -402,11 +408,64 @@ var podTemplates = map[string]string{
     conditions:
     - lastProbeTime: null
       lastTransitionTime: "2026-01-01T00:00:00Z"
+      observedGeneration: 1
+      status: "True"
+      type: PodReadyToStartContainers
+    - lastProbeTime: null
+      lastTransitionTime: "2026-01-01T00:00:00Z"
+      observedGeneration: 1
+      status: "True"
+      type: Initialized
+    - lastProbeTime: null
+      lastTransitionTime: "2026-01-01T00:00:00Z"
+      observedGeneration: 1
       status: "True"
       type: Ready
+    - lastProbeTime: null
+      lastTransitionTime: "2026-01-01T00:00:00Z"
+      observedGeneration: 1
+      status: "True"
+      type: ContainersReady
+    - lastProbeTime: null
+      lastTransitionTime: "2026-01-01T00:00:00Z"
+      observedGeneration: 1
+      status: "True"
+      type: PodScheduled
+    containerStatuses:
+    - allocatedResources:
+        cpu: 100m
+        memory: 256Mi
+      containerID: containerd://%[10]s
+      image: registry.example.com/app:1.2.3
+      imageID: registry.example.com/app@sha256:4f1c7d9e2b3a5c6d8e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d
+      lastState: {}
+      name: app
+      ready: true
+      resources:
+        limits:
+          memory: 512Mi
+        requests:
+          cpu: 100m
+          memory: 256Mi
+      restartCount: 0
+      started: true
+      state:
+        running:
+          startedAt: "2026-01-01T00:00:00Z"
+      user:
+        linux:
+          gid: 0
+          supplementalGroups:
+          - 0
+          uid: 0
     hostIP: 10.0.0.1
+    hostIPs:
+    - ip: 10.0.0.1
+    observedGeneration: 1
     phase: Running
     podIP: 10.244.0.7
+    podIPs:
+    - ip: 10.244.0.7
     qosClass: Burstable
     startTime: "2026-01-01T00:00:00Z"
 `,
@@ -418,6 +477,7 @@ var podTemplates = map[string]string{
                 "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"},
                 "creationTimestamp": "2026-01-01T00:00:00Z",
                 "generateName": "app-%[1]d-5d8f7b9c4-",
+                "generation": 1,
                 "labels": {"app": "app-%[1]d", "pod-template-hash": "5d8f7b9c4"},
                 "name": "%[2]s",
                 "namespace": "default",
@@ -464,10 +524,65 @@ var podTemplates = map[string]string{
                 ]
             },
             "status": {
-                "conditions": [{"lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:00Z", "status": "True", "type": "Ready"}],
+                "conditions": [
+                    {
+                        "lastProbeTime": null,
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        "observedGeneration": 1,
+                        "status": "True",
+                        "type": "PodReadyToStartContainers"
+                    },
+                    {
+                        "lastProbeTime": null,
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        "observedGeneration": 1,
+                        "status": "True",
+                        "type": "Initialized"
+                    },
+                    {
+                        "lastProbeTime": null,
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        "observedGeneration": 1,
+                        "status": "True",
+                        "type": "Ready"
+                    },
+                    {
+                        "lastProbeTime": null,
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        "observedGeneration": 1,
+                        "status": "True",
+                        "type": "ContainersReady"
+                    },
+                    {
+                        "lastProbeTime": null,
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        "observedGeneration": 1,
+                        "status": "True",
+                        "type": "PodScheduled"
+                    }
+                ],
+                "containerStatuses": [
+                    {
+                        "allocatedResources": {"cpu": "100m", "memory": "256Mi"},
+                        "containerID": "containerd://%[10]s",
+                        "image": "registry.example.com/app:1.2.3",
+                        "imageID": "registry.example.com/app@sha256:4f1c7d9e2b3a5c6d8e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d",
+                        "lastState": {},
+                        "name": "app",
+                        "ready": true,
+                        "resources": {"limits": {"memory": "512Mi"}, "requests": {"cpu": "100m", "memory": "256Mi"}},
+                        "restartCount": 0,
+                        "started": true,
+                        "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+                        "user": {"linux": {"gid": 0, "supplementalGroups": [0], "uid": 0}}
+                    }
+                ],
                 "hostIP": "10.0.0.1",
+                "hostIPs": [{"ip": "10.0.0.1"}],
+                "observedGeneration": 1,
                 "phase": "Running",
                 "podIP": "10.244.0.7",
+                "podIPs": [{"ip": "10.244.0.7"}],
                 "qosClass": "Burstable",
                 "startTime": "2026-01-01T00:00:00Z"
             }
@@ -484,7 +599,7 @@ var podTimeBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func withOwnTimesAndIP(b *testing.B, template string) string {
 	b.Helper()
 	const fixed = `"2026-01-01T00:00:00Z"`
-	for _, key := range []string{"creationTimestamp", "lastTransitionTime", "startTime", "time"} {
+	for _, key := range []string{"creationTimestamp", "lastTransitionTime", "startTime", "startedAt", "time"} {
 		template = strings.ReplaceAll(template, key+": "+fixed, key+`: "%[9]s"`)
 		template = strings.ReplaceAll(template, `"`+key+`": `+fixed, `"`+key+`": "%[9]s"`)
 	}
@@ -497,7 +612,8 @@ func withOwnTimesAndIP(b *testing.B, template string) string {
 
 // withTokenVolume gives a pod template (YAML or JSON) the service
 // account token volume the API server gives a pod, named after the pod's
-// resource version, and mounts it in its container.
+// resource version, and mounts it in its container (which the container's
+// status lists, as the kubelet writes it).
 func withTokenVolume(b *testing.B, template, format string) string {
 	b.Helper()
 	if format == "yaml" {
@@ -507,6 +623,7 @@ func withTokenVolume(b *testing.B, template, format string) string {
 			"        - downwardAPI:\n            items:\n            - fieldRef:\n                apiVersion: v1\n                fieldPath: metadata.namespace\n              path: namespace\n  status:\n"
 		template = strings.Replace(template, "      terminationMessagePolicy: File\n", mount, 1)
 		template = strings.Replace(template, "  status:\n", volume, 1)
+		template = strings.Replace(template, "          uid: 0\n", "          uid: 0\n      volumeMounts:\n      - mountPath: /var/run/secrets/kubernetes.io/serviceaccount\n        name: kube-api-access-%[5]d\n        readOnly: true\n        recursiveReadOnly: Disabled\n", 1)
 	} else {
 		mount := `"terminationMessagePolicy": "File", "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": "kube-api-access-%[5]d", "readOnly": true}]`
 		volume := `"terminationGracePeriodSeconds": 30, "volumes": [{"name": "kube-api-access-%[5]d", "projected": {"defaultMode": 420, "sources": [` +
@@ -514,8 +631,9 @@ func withTokenVolume(b *testing.B, template, format string) string {
 			`{"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}, "path": "namespace"}]}}]}}],`
 		template = strings.Replace(template, `"terminationMessagePolicy": "File"`, mount, 1)
 		template = strings.Replace(template, `"terminationGracePeriodSeconds": 30,`, volume, 1)
+		template = strings.Replace(template, `"user": {"linux": {"gid": 0, "supplementalGroups": [0], "uid": 0}}`, `"user": {"linux": {"gid": 0, "supplementalGroups": [0], "uid": 0}}, "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": "kube-api-access-%[5]d", "readOnly": true, "recursiveReadOnly": "Disabled"}]`, 1)
 	}
-	if strings.Count(template, "kube-api-access-") != 2 {
+	if strings.Count(template, "kube-api-access-") != 3 {
 		b.Fatal("no token volume in the pod template")
 	}
 	return template
@@ -660,14 +778,38 @@ var (
       fieldsV1:
         f:status:
           f:conditions:
+            k:{"type":"ContainersReady"}:
+              .: {}
+              f:lastProbeTime: {}
+              f:lastTransitionTime: {}
+              f:observedGeneration: {}
+              f:status: {}
+              f:type: {}
+            k:{"type":"Initialized"}:
+              .: {}
+              f:lastProbeTime: {}
+              f:lastTransitionTime: {}
+              f:observedGeneration: {}
+              f:status: {}
+              f:type: {}
+            k:{"type":"PodReadyToStartContainers"}:
+              .: {}
+              f:lastProbeTime: {}
+              f:lastTransitionTime: {}
+              f:observedGeneration: {}
+              f:status: {}
+              f:type: {}
             k:{"type":"Ready"}:
               .: {}
               f:lastProbeTime: {}
               f:lastTransitionTime: {}
+              f:observedGeneration: {}
               f:status: {}
               f:type: {}
           f:containerStatuses: {}
           f:hostIP: {}
+          f:hostIPs: {}
+          f:observedGeneration: {}
           f:phase: {}
           f:podIP: {}
           f:podIPs:

@@ -345,17 +345,11 @@ func shapeSlot(shape *v1.Pod) int {
 
 // specFixed reports whether what parts' pod occupies, its priority and
 // its terms come from its shape alone: its status reports no resources
-// (in-place resize) that the requests would read instead of the spec's.
+// (in-place resize) that the requests would read instead of the spec's
+// (StatusRequestsAgree).
 func specFixed(parts *PodParts) bool {
-	if parts.Status.Rest != nil {
-		return false
-	}
-	for i := range parts.Status.ContainerStatuses {
-		if cs := &parts.Status.ContainerStatuses[i]; cs.Resources != nil || cs.AllocatedResources != nil {
-			return false
-		}
-	}
-	return true
+	st := &parts.Status
+	return st.Rest == nil && StatusRequestsAgree(&parts.Shape.Spec, st.Conditions, st.ContainerStatuses)
 }
 
 // fill makes s the whole pod of parts.

@@ -2,6 +2,8 @@ package loader
 
 import (
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/reprieve/reprieve/internal/snapshot"
 )
 
 // leanPod drops from an admitted pod what neither the scheduler's filters
@@ -11,7 +13,8 @@ import (
 // ephemeral containers, which the scheduler ignores — the pod's
 // annotations, of its status the conditions other than DisruptionTarget
 // and PodResizePending (whose reason Infeasible changes what a resized
-// pod occupies) and the addresses, and of each container status its state and image.
+// pod occupies) and the addresses, and of each container status its state and image (all container statuses
+// when the resources they report are the spec's requests).
 // It drops too the volumes no scheduler plugin reads (schedulingVolumes:
 // service account tokens, secrets, config maps, emptyDir). What stays:
 // names, labels, owners, every scheduling field of the spec (node name,
@@ -29,9 +32,11 @@ func leanPod(p *v1.Pod) {
 		}
 	}
 	leanStatus(&p.Status)
+	leanContainerStatuses(&p.Status, &p.Spec)
 }
 
-// leanStatus drops what leanPod says of a pod's status.
+// leanStatus drops what leanPod says of a pod's status, but for
+// leanContainerStatuses.
 func leanStatus(st *v1.PodStatus) {
 	conds := st.Conditions[:0]
 	for _, c := range st.Conditions {
@@ -51,6 +56,16 @@ func leanStatus(st *v1.PodStatus) {
 			cs.Image, cs.ImageID, cs.ContainerID = "", "", ""
 			cs.VolumeMounts, cs.User, cs.AllocatedResourcesStatus = nil, nil, nil
 		}
+	}
+}
+
+// leanContainerStatuses drops st's container statuses when the resources
+// they report are its spec's requests (snapshot.StatusRequestsAgree), as
+// a kubelet reports them but during a resize: of a container's status the
+// scheduler reads nothing else.
+func leanContainerStatuses(st *v1.PodStatus, spec *v1.PodSpec) {
+	if snapshot.StatusRequestsAgree(spec, st.Conditions, st.InitContainerStatuses, st.ContainerStatuses) {
+		st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses = nil, nil, nil
 	}
 }
 

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/resource"
 
 	"github.com/reprieve/reprieve/pkg/whatif"
 )
@@ -118,19 +120,19 @@ func writeFile(t *testing.T, path string, data []byte) {
 	}
 }
 
-// TestLeanKeepsResizeState: a pod whose resize is infeasible occupies what
-// its status says, not its spec, so lean keeps the PodResizePending
-// condition that says so; the lean snapshot counts the pod as the whole
-// one does.
+// TestLeanKeepsResizeState: a pod whose status reports resources other
+// than its spec's (a resize under way, or infeasible) occupies what the
+// resource helpers make of both, so lean keeps its container statuses and
+// the PodResizePending condition; a kubelet's status that reports the
+// spec's is dropped. The lean snapshot counts each pod as the whole one
+// does, and as the helpers do.
 func TestLeanKeepsResizeState(t *testing.T) {
-	dir := t.TempDir()
-	cluster := filepath.Join(dir, "cluster.yaml")
-	writeFile(t, cluster, []byte(`apiVersion: v1
+	const node = `apiVersion: v1
 kind: Node
 metadata: {name: n1}
 status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
----
-apiVersion: v1
+`
+	const pod = `apiVersion: v1
 kind: Pod
 metadata: {name: resized, namespace: default}
 spec:
@@ -143,29 +145,48 @@ status:
   phase: Running
   conditions:
   - {type: Ready, status: "True"}
-  - {type: PodResizePending, status: "True", reason: Infeasible}
-  containerStatuses:
-  - name: c
-    image: img:1
-    imageID: ""
-    ready: true
-    restartCount: 0
-    allocatedResources: {cpu: 500m}
-    resources: {requests: {cpu: 500m}}
-`))
-	requests := func(lean bool) int64 {
-		set, err := LoadWith(Options{Lean: lean}, cluster)
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := set.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return snap.Pod("default/resized").Requests.MilliCPU
+%s
+`
+	status := func(allocated string) string {
+		return "  containerStatuses:\n  - {name: c, image: img:1, imageID: \"\", ready: true, restartCount: 0, allocatedResources: {cpu: " + allocated +
+			"}, resources: {requests: {cpu: " + allocated + "}}}"
 	}
-	whole, lean := requests(false), requests(true)
-	if whole != 500 || lean != whole {
-		t.Errorf("the resized pod occupies %dm whole and %dm lean, want 500m both", whole, lean)
+	const infeasible = "  - {type: PodResizePending, status: \"True\", reason: Infeasible}\n"
+	for name, tc := range map[string]struct {
+		status string
+		want   int64
+	}{
+		"infeasible":                      {infeasible + status("500m"), 500},
+		"infeasible, no container status": {infeasible, 0},
+		"allocated more":                  {status("3"), 3000},
+		"allocated less":                  {status("1"), 2000},
+		"as the spec":                     {status("2000m"), 2000},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cluster := filepath.Join(t.TempDir(), "cluster.yaml")
+			writeFile(t, cluster, []byte(node+"---\n"+fmt.Sprintf(pod, tc.status)))
+			requests := func(lean bool) int64 {
+				set, err := LoadWith(Options{Lean: lean}, cluster)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !lean {
+					pods, _ := setPods(set)
+					helpers := resource.PodRequests(pods[0], resource.PodResourcesOptions{UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true})
+					if cpu := helpers[v1.ResourceCPU]; cpu.MilliValue() != tc.want {
+						t.Fatalf("the helpers count %dm, the test wants %dm", cpu.MilliValue(), tc.want)
+					}
+				}
+				snap, err := set.Build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return snap.Pod("default/resized").Requests.MilliCPU
+			}
+			whole, lean := requests(false), requests(true)
+			if whole != tc.want || lean != whole {
+				t.Errorf("the resized pod occupies %dm whole and %dm lean, want %dm both", whole, lean, tc.want)
+			}
+		})
 	}
 }

@@ -87,6 +87,10 @@ type podMemo struct {
 	// entries is the room pods' managed fields are decoded into
 	// (fromTemplate).
 	entries []metav1.ManagedFieldsEntry
+	// shape is the status shape of the last status matches read, and
+	// start that status's start time.
+	shape *statusShape
+	start *metav1.Time
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []snapshot.PodParts
@@ -136,14 +140,19 @@ type podTemplate struct {
 	// masked are volumes and mounts its pods had, but for their names,
 	// each after its field's byte (knownButNames).
 	masked map[string]struct{}
+	// statuses are statuses its pods had, but for their volatile values
+	// (statusmask.go); lastStatus is the one found last.
+	statuses   []*statusShape
+	lastStatus int
 }
 
 // span is where a value the memo decodes per pod lies in the document.
 type span struct {
 	start, end int
 	field      volatileField
-	// read says the value is already decoded: managed fields, into the
-	// memo's entries (matches).
+	// read says the value is already decoded (matches): managed fields,
+	// into the memo's entries; a status, as the memo's shape with its
+	// start time.
 	read bool
 }
 
@@ -418,9 +427,19 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 		// The managed fields, most of a pod's bytes when kubectl
 		// keeps them, are read here once, not skipped and read again.
 		end, read := -1, false
-		if f == fieldManagedFields {
+		switch f {
+		case fieldManagedFields:
 			end = m.dec.leanManagedFieldsAt(raw, at, &m.entries, &t.sets)
 			read = end >= 0
+		case fieldStatus:
+			// So is the status, when it is alike to the last one
+			// of the template's pods (statusmask.go).
+			if len(t.statuses) > 0 {
+				sh := t.statuses[t.lastStatus]
+				if end, m.start = m.dec.statusAlike(raw, at, sh.segments); end >= 0 {
+					read, m.shape = true, sh
+				}
+			}
 		}
 		if !read {
 			end = skipValue(raw, at)
@@ -468,6 +487,10 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	// lean drops them, and validation does not read them (pf keeps the
 	// template's containers).
 	var mounts []v1.VolumeMount
+	// status is the status's text when leanPodStatus decoded it, into
+	// decoded, to be remembered (rememberStatus).
+	var status []byte
+	var decoded v1.PodStatus
 	for _, s := range m.spans {
 		value := raw[s.start:s.end]
 		switch s.field {
@@ -490,8 +513,18 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				continue
 			}
 		case fieldStatus:
-			// Typed, as lean keeps it, or else whole by reflection.
+			// Alike but for its volatile values to one decoded before,
+			// or typed, as lean keeps it, or else whole by reflection.
+			if s.read {
+				pf.Status = m.shape.st
+				pf.Status.Conditions, pf.Status.StartTime = m.conds[:0], m.start
+				continue
+			}
+			if m.knownStatus(t, value, &pf.Status) {
+				continue
+			}
 			if m.dec.leanPodStatus(value, &pf.Status) {
+				status, decoded = value, pf.Status
 				continue
 			}
 			clear(m.conds[:cap(m.conds)])
@@ -565,6 +598,10 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	}
 	m.conds = pf.Status.Conditions
 	leanStatus(&pf.Status)
+	leanContainerStatuses(&pf.Status, &pf.Spec)
+	if status != nil && len(pf.Status.Conditions) == 0 && pf.Status.ContainerStatuses == nil {
+		m.rememberStatus(t, status, &decoded)
+	}
 	pf.Status.Conditions = slices.Clone(pf.Status.Conditions)
 	pl.Status.Set(&pf.Status)
 	p := t.p

@@ -65,6 +65,35 @@ func TestPodMemo(t *testing.T) {
 		c := o["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 		c["volumeMounts"] = []any{map[string]any{"name": "kube-api-access-" + name, "mountPath": "/m-" + name, "readOnly": true}}
 	}
+	// kubelet gives a pod the status its kubelet writes while it runs:
+	// its own addresses, container ID and times (by its name), and its
+	// container's resources, the spec's.
+	kubelet := func(o map[string]any) {
+		name := o["metadata"].(map[string]any)["name"].(string)
+		n := 0
+		for _, c := range name {
+			n = n*7 + int(c)
+		}
+		when := fmt.Sprintf("2026-01-01T00:%02d:%02dZ", n/60%60, n%60)
+		ip := fmt.Sprintf("10.1.%d.%d", n/256%256, n%256)
+		conds := []any{}
+		for _, c := range []string{"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"} {
+			conds = append(conds, map[string]any{"type": c, "status": "True", "lastProbeTime": nil, "lastTransitionTime": when, "observedGeneration": 1})
+		}
+		o["status"] = map[string]any{"phase": "Running", "qosClass": "Burstable", "startTime": when, "hostIP": "10.0.0.1", "podIP": ip,
+			"podIPs": []any{map[string]any{"ip": ip}}, "conditions": conds, "observedGeneration": 1,
+			"containerStatuses": []any{map[string]any{"name": "c", "ready": true, "restartCount": 0, "started": true, "image": "img:1", "imageID": "img@sha256:1",
+				"containerID":        "containerd://" + name,
+				"allocatedResources": map[string]any{"cpu": "100m", "memory": "256Mi"},
+				"resources":          map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "256Mi"}},
+				"state":              map[string]any{"running": map[string]any{"startedAt": when}},
+				"volumeMounts":       []any{map[string]any{"name": "kube-api-access-" + name, "mountPath": "/m", "readOnly": true}}}}}
+	}
+	// kubeletAnd is kubelet, then change.
+	kubeletAnd := func(change func(st map[string]any)) func(map[string]any) {
+		return func(o map[string]any) { kubelet(o); change(o["status"].(map[string]any)) }
+	}
+	containerStatus := func(st map[string]any) map[string]any { return st["containerStatuses"].([]any)[0].(map[string]any) }
 	tests := map[string]struct {
 		// every changes every pod first.
 		every  func(obj map[string]any)
@@ -152,6 +181,32 @@ func TestPodMemo(t *testing.T) {
 		"volumes twice in one": {every: token, edit: func(data []byte) []byte {
 			return bytes.Replace(data, []byte(`"nodeName": "node-001"`), []byte(`"nodeName": "node-001", "volumes": []`), 1)
 		}},
+		"kubelet statuses":                           {every: kubelet},
+		"kubelet status without a start time in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { st["startTime"] = nil })},
+		"kubelet status with a bad condition time in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) {
+			st["conditions"].([]any)[2].(map[string]any)["lastTransitionTime"] = "2026-02-30T00:00:00Z"
+		})},
+		"kubelet status with a bad start time in one":        {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { st["startTime"] = "2026-01-01" })},
+		"kubelet status with a number for an address in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { st["podIP"] = 7 })},
+		"kubelet status with an object for a time in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) {
+			containerStatus(st)["state"] = map[string]any{"running": map[string]any{"startedAt": map[string]any{}}}
+		})},
+		"kubelet status with no container ID in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["containerID"] = nil })},
+		"kubelet status with a resize in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) {
+			containerStatus(st)["allocatedResources"] = map[string]any{"cpu": "200m", "memory": "256Mi"}
+		})},
+		"kubelet status with an infeasible resize in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) {
+			st["conditions"] = append(st["conditions"].([]any), map[string]any{"type": "PodResizePending", "status": "True", "reason": "Infeasible"})
+		})},
+		"kubelet status with a restart in one":           {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["restartCount"] = 3 })},
+		"kubelet status with a bad restart count in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["restartCount"] = 1 << 40 })},
+		"kubelet status with an unknown field in one":    {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["stat"] = map[string]any{} })},
+		"kubelet status with an escaped address in one": {every: kubelet, edit: func(data []byte) []byte {
+			return inAtPodStatus(data, `"ip": "10.1.`, `"ip": "\u0031\u0030.1.`)
+		}},
+		"kubelet status with a bad escape in an address in one": {every: kubelet, edit: func(data []byte) []byte {
+			return inAtPodStatus(data, `"ip": "10.1.`, `"ip": "\q.1.`)
+		}},
 		"labels": {mutate: func(o map[string]any) { set(o, "metadata.labels", map[string]any{"app": "other"}) }},
 		"escaped name": {edit: func(data []byte) []byte {
 			return bytes.Replace(data, []byte(`"name": "web-001-1"`), []byte(`"name": "web\u002d001-1"`), 1)
@@ -231,6 +286,18 @@ func inAtPod(data []byte, old, new string) []byte {
 	if at < 0 || i < 0 {
 		return data
 	}
+	return append(append(append([]byte{}, data[:i]...), new...), data[i+len(old):]...)
+}
+
+// inAtPodStatus replaces in TestPodMemo's List the first old after the
+// name of the pod the test changes: in its status.
+func inAtPodStatus(data []byte, old, new string) []byte {
+	at := bytes.Index(data, []byte(`"name": "web-001-1"`))
+	i := bytes.Index(data[max(at, 0):], []byte(old))
+	if at < 0 || i < 0 {
+		return data
+	}
+	i += at
 	return append(append(append([]byte{}, data[:i]...), new...), data[i+len(old):]...)
 }
 

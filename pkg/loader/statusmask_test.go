@@ -1,0 +1,191 @@
+package loader
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestStatusMaskKeys holds statusMaskKeys to v1.PodStatus: wherever one of
+// its keys is a field's name in the status, the field is of the kind the
+// key says (a string, or a time; the start time only at the top), and a
+// volumeMounts field's elements have a string name.
+func TestStatusMaskKeys(t *testing.T) {
+	timeType := reflect.TypeFor[metav1.Time]()
+	seen := map[string]int{}
+	var walk func(typ reflect.Type, path string, top bool)
+	walk = func(typ reflect.Type, path string, top bool) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct || typ == timeType || typ == reflect.TypeFor[resource.Quantity]() {
+			return
+		}
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			switch kind := statusMaskKeys[name]; {
+			case kind == maskString && ft.Kind() != reflect.String,
+				kind == maskTime && ft != timeType,
+				kind == maskStartTime && (ft != timeType || !top):
+				t.Errorf("%s.%s is a %v, but statusMaskKeys cuts it as kind %d", path, name, f.Type, kind)
+			case kind != 0:
+				seen[name]++
+			}
+			if name == "volumeMounts" {
+				elem := ft.Elem()
+				if nf, ok := elem.FieldByName("Name"); !ok || nf.Type.Kind() != reflect.String || nf.Tag.Get("json") != "name" {
+					t.Errorf("%s.volumeMounts holds %v, without a string name", path, elem)
+				}
+			}
+			walk(f.Type, path+"."+name, false)
+		}
+	}
+	walk(reflect.TypeFor[v1.PodStatus](), "status", true)
+	for key := range statusMaskKeys {
+		if seen[key] == 0 {
+			t.Errorf("statusMaskKeys has %s, which the status does not", key)
+		}
+	}
+}
+
+// FuzzStatusAlike: when a status that leanPodStatus reads is cut into a
+// shape (cutStatus), any status statusAlike finds alike to the shape
+// decodes strictly, as the first does but for the values the shape cut
+// out, with the start time statusAlike gives.
+func FuzzStatusAlike(f *testing.F) {
+	for i, s := range leanStatusSeeds {
+		f.Add([]byte(s), []byte(leanStatusSeeds[(i+1)%len(leanStatusSeeds)]))
+		f.Add([]byte(s), []byte(s))
+	}
+	kubelet := leanStatusSeeds[1]
+	for _, other := range []string{
+		strings.ReplaceAll(kubelet, "2026-01-01T00:00:0", "2026-03-04T05:06:0"),
+		strings.ReplaceAll(kubelet, "10.244.0.7", "10.9.8.7"),
+		strings.ReplaceAll(kubelet, `"startTime": "2026-01-01T00:00:00Z"`, `"startTime": null`),
+		strings.ReplaceAll(kubelet, `"startTime": "2026-01-01T00:00:00Z"`, `"startTime": "2026-01-01T00:00:00+02:00"`),
+		strings.ReplaceAll(kubelet, `"startTime": "2026-01-01T00:00:00Z"`, `"startTime": "2026-02-30T00:00:00Z"`),
+		strings.ReplaceAll(kubelet, "containerd://0123abcd", `containerd://\u0030`),
+		strings.ReplaceAll(kubelet, `"containerd://0123abcd"`, `7`),
+		strings.ReplaceAll(kubelet, "kube-api-access-x7k2p", "kube-api-access-q9z8w"),
+		strings.ReplaceAll(kubelet, `"lastProbeTime": null`, `"lastProbeTime": "2026-01-01T00:00:00Z"`),
+		strings.ReplaceAll(kubelet, `"lastProbeTime": null`, `"lastProbeTime": {}`),
+	} {
+		f.Add([]byte(kubelet), []byte(other))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var d fastDecoder
+		var st v1.PodStatus
+		if !d.leanPodStatus(a, &st) {
+			return
+		}
+		shape, ok := cutStatus(a)
+		if !ok {
+			return
+		}
+		end, start := d.statusAlike(b, 0, shape)
+		if end < 0 {
+			return
+		}
+		if !onlySpaceAfter(b, end) {
+			return
+		}
+		var sa, sb v1.PodStatus
+		if strict, err := DecodeStrict(a, &sa); err != nil || len(strict) > 0 {
+			t.Fatalf("%q read by leanPodStatus, but DecodeStrict: %v, %v", a, err, strict)
+		}
+		strict, err := DecodeStrict(b, &sb)
+		if err != nil || len(strict) > 0 {
+			t.Fatalf("%q alike to %q, but DecodeStrict: %v, %v", b, a, err, strict)
+		}
+		if !reflect.DeepEqual(start, sb.StartTime) && (start == nil || sb.StartTime == nil || !start.Equal(sb.StartTime)) {
+			t.Fatalf("%q: start time %v, DecodeStrict %v", b, start, sb.StartTime)
+		}
+		unmask(&sa)
+		unmask(&sb)
+		if diff := cmp.Diff(sa, sb, cmp.Comparer(func(x, y resource.Quantity) bool { return x.Cmp(y) == 0 })); diff != "" {
+			t.Fatalf("%q alike to %q, but decoded otherwise (-first +second):\n%s", b, a, diff)
+		}
+	})
+}
+
+// unmask clears in st the values a status shape cuts out.
+func unmask(st *v1.PodStatus) {
+	st.StartTime, st.HostIP, st.PodIP = nil, "", ""
+	for i := range st.HostIPs {
+		st.HostIPs[i].IP = ""
+	}
+	for i := range st.PodIPs {
+		st.PodIPs[i].IP = ""
+	}
+	for i := range st.Conditions {
+		st.Conditions[i].LastProbeTime, st.Conditions[i].LastTransitionTime = metav1.Time{}, metav1.Time{}
+	}
+	state := func(s *v1.ContainerState) {
+		if s.Running != nil {
+			s.Running.StartedAt = metav1.Time{}
+		}
+		if s.Terminated != nil {
+			s.Terminated.StartedAt, s.Terminated.FinishedAt, s.Terminated.ContainerID = metav1.Time{}, metav1.Time{}, ""
+		}
+	}
+	for _, css := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
+		for i := range css {
+			cs := &css[i]
+			cs.ContainerID = ""
+			state(&cs.State)
+			state(&cs.LastTerminationState)
+			for j := range cs.VolumeMounts {
+				cs.VolumeMounts[j].Name = ""
+			}
+		}
+	}
+}
+
+// TestStatusAlike checks that the statuses a kubelet writes for a
+// workload's pods are found alike, and statuses that differ otherwise not.
+func TestStatusAlike(t *testing.T) {
+	kubelet := []byte(leanStatusSeeds[1])
+	shape, ok := cutStatus(kubelet)
+	if !ok {
+		t.Fatal("the kubelet's status is not cut")
+	}
+	var d fastDecoder
+	for _, tc := range []struct {
+		other string
+		alike bool
+		start string
+	}{
+		{strings.ReplaceAll(string(kubelet), "2026-01-01T00:00:0", "2026-03-04T05:06:0"), true, "2026-03-04T05:06:00Z"},
+		{strings.ReplaceAll(strings.ReplaceAll(string(kubelet), "10.244.0.7", "10.9.8.7"), "x7k2p", "q9z8w"), true, "2026-01-01T00:00:00Z"},
+		{strings.ReplaceAll(string(kubelet), `"startTime": "2026-01-01T00:00:00Z"`, `"startTime": null`), true, ""},
+		{strings.ReplaceAll(string(kubelet), `"restartCount": 0`, `"restartCount": 1`), false, ""},
+		{strings.ReplaceAll(string(kubelet), `"2026-01-01T00:00:02Z"`, `"2026-01-01T00:00:60Z"`), false, ""},
+		{strings.ReplaceAll(string(kubelet), `"10.244.0.7"`, `"10.244.0.\u0037"`), false, ""},
+		{strings.ReplaceAll(string(kubelet), `"10.244.0.7"`, `10`), false, ""},
+		{strings.ReplaceAll(string(kubelet), `"Running"`, `"Pending"`), false, ""},
+	} {
+		end, start := d.statusAlike([]byte(tc.other), 0, shape)
+		if alike := end == len(tc.other); alike != tc.alike {
+			t.Errorf("%s: alike %v, want %v", tc.other, alike, tc.alike)
+			continue
+		}
+		if got := ""; tc.alike {
+			if start != nil {
+				got = start.UTC().Format("2006-01-02T15:04:05Z")
+			}
+			if got != tc.start {
+				t.Errorf("%s: start time %q, want %q", tc.other, got, tc.start)
+			}
+		}
+	}
+}

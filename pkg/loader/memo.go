@@ -87,10 +87,12 @@ type podMemo struct {
 	// entries is the room pods' managed fields are decoded into
 	// (fromTemplate).
 	entries []metav1.ManagedFieldsEntry
-	// shape is the status shape of the last status matches read, and
-	// start that status's start time.
-	shape *statusShape
-	start *metav1.Time
+	// shape is the status shape of the last status matches (or
+	// matchesYAML) read, and start that status's start time; yamlStatus
+	// is the YAML lines of the status matchesYAML converted last, or nil.
+	shape      *statusShape
+	start      *metav1.Time
+	yamlStatus []byte
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []snapshot.PodParts
@@ -144,6 +146,9 @@ type podTemplate struct {
 	// (statusmask.go); lastStatus is the one found last.
 	statuses   []*statusShape
 	lastStatus int
+	// yamlStatuses are the same as YAML lines (yamlmemo.go).
+	yamlStatuses   []yamlStatusShape
+	lastYAMLStatus int
 }
 
 // span is where a value the memo decodes per pod lies in the document.
@@ -199,7 +204,7 @@ func newPodMemo(hits *int) *podMemo {
 
 // prepare is prepare(raw, true) through the memo.
 func (m *podMemo) prepare(raw []byte) prepared {
-	m.made = nil
+	m.made, m.yamlStatus = nil, nil
 	if m.trials.skip() {
 		return prepare(raw, true, &m.dec)
 	}
@@ -516,11 +521,13 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 			// Alike but for its volatile values to one decoded before,
 			// or typed, as lean keeps it, or else whole by reflection.
 			if s.read {
-				pf.Status = m.shape.st
-				pf.Status.Conditions, pf.Status.StartTime = m.conds[:0], m.start
+				m.setStatus(&pf.Status, m.shape, m.start)
 				continue
 			}
-			if m.knownStatus(t, value, &pf.Status) {
+			if sh := m.knownStatus(t, value, &pf.Status); sh != nil {
+				if m.yamlStatus != nil {
+					m.rememberYAMLStatus(t, m.yamlStatus, sh)
+				}
 				continue
 			}
 			if m.dec.leanPodStatus(value, &pf.Status) {
@@ -600,7 +607,9 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	leanStatus(&pf.Status)
 	leanContainerStatuses(&pf.Status, &pf.Spec)
 	if status != nil && len(pf.Status.Conditions) == 0 && pf.Status.ContainerStatuses == nil {
-		m.rememberStatus(t, status, &decoded)
+		if sh := m.rememberStatus(t, status, &decoded); sh != nil && m.yamlStatus != nil {
+			m.rememberYAMLStatus(t, m.yamlStatus, sh)
+		}
 	}
 	pf.Status.Conditions = slices.Clone(pf.Status.Conditions)
 	pl.Status.Set(&pf.Status)

@@ -1,6 +1,9 @@
 package loader
 
 import (
+	"bytes"
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -129,36 +132,195 @@ func (d *fastDecoder) statusAlike(data []byte, at int, shape []maskSegment) (end
 	return -1, nil
 }
 
-// knownStatus reports whether value, a pod's status, is alike to one of
-// t's status shapes (the last one found first); it then sets st to the
+// knownStatus returns the status shape of t's (the last one found first)
+// that value, a pod's status, is alike to, or nil; it then sets st to the
 // shape's status with value's start time.
-func (m *podMemo) knownStatus(t *podTemplate, value []byte, st *v1.PodStatus) bool {
+func (m *podMemo) knownStatus(t *podTemplate, value []byte, st *v1.PodStatus) *statusShape {
 	for i := range t.statuses {
-		sh := t.statuses[(t.lastStatus+i)%len(t.statuses)]
-		if end, start := m.dec.statusAlike(value, 0, sh.segments); end == len(value) {
-			*st = sh.st
-			st.Conditions, st.StartTime = m.conds[:0], start
-			t.lastStatus = (t.lastStatus + i) % len(t.statuses)
-			return true
+		j := (t.lastStatus + i) % len(t.statuses)
+		if end, start := m.dec.statusAlike(value, 0, t.statuses[j].segments); end == len(value) {
+			m.setStatus(st, t.statuses[j], start)
+			t.lastStatus = j
+			return t.statuses[j]
 		}
 	}
-	return false
+	return nil
+}
+
+// setStatus sets st to sh's status with the start time start.
+func (m *podMemo) setStatus(st *v1.PodStatus, sh *statusShape, start *metav1.Time) {
+	*st = sh.st
+	st.Conditions, st.StartTime = m.conds[:0], start
 }
 
 // rememberStatus remembers for t the status value, decoded into st (a
 // copy of which the shape keeps), of which lean kept no conditions and no
 // container statuses: of the values a shape cuts out, its start time alone
-// (a status otherwise is decoded for each pod).
-func (m *podMemo) rememberStatus(t *podTemplate, value []byte, st *v1.PodStatus) {
+// (a status otherwise is decoded for each pod). It returns the shape, or
+// nil.
+func (m *podMemo) rememberStatus(t *podTemplate, value []byte, st *v1.PodStatus) *statusShape {
 	if len(t.statuses) >= maxStatusShapes || len(value) > maxKnownSize {
-		return
+		return nil
 	}
 	segments, ok := cutStatus(value)
 	if !ok {
-		return
+		return nil
 	}
 	sh := &statusShape{segments: segments, st: *st}
 	sh.st.Conditions, sh.st.StartTime = nil, nil
 	t.statuses = append(t.statuses, sh)
 	t.lastStatus = len(t.statuses) - 1
+	return sh
+}
+
+// A status shape of a YAML List's pods is the status's YAML lines with the
+// same values cut out, each to the end of its line, as a simple scalar (a
+// plain string, a double-quoted one without escapes, or null): a pod's
+// status whose lines are the YAML shape's with such a scalar in each place
+// converts to the JSON status shape's text with those values, and so
+// decodes as its status did.
+
+// yamlStatusShape is a status's YAML lines with the values of
+// statusMaskKeys cut out, and the JSON status shape their JSON fits.
+type yamlStatusShape struct {
+	segments []maskSegment
+	json     *statusShape
+}
+
+// yamlScalar reads a value cut from a status's YAML line: its contents
+// when it is a plain scalar the converter reads as a string, or a
+// double-quoted one without escapes, and null for "null"; false for any
+// other scalar (the status is then converted).
+func yamlScalar(s []byte) (contents []byte, null, ok bool) {
+	switch {
+	case len(s) == 0 || isYAMLWhite(s[len(s)-1]):
+		return nil, false, false
+	case string(s) == "null":
+		return nil, true, true
+	case s[0] == '"':
+		in, ok := quoted(s)
+		return in, false, ok && plainJSONContents(in)
+	}
+	return s, false, isPlainString(s) && plainJSONContents(s)
+}
+
+// cutYAMLStatus returns the block of a status's YAML lines (each ending
+// with a line break) as a YAML shape's segments, cut where cutStatus cuts
+// its JSON: the values of statusMaskKeys, and names in the entries of a
+// volumeMounts sequence, that are simple scalars (yamlScalar). It reads
+// the lines as makeYAMLKey does, a key being in the blocks of the keys
+// indented less before it; false for a line it does not read.
+func cutYAMLStatus(block []byte) ([]maskSegment, bool) {
+	type parent struct {
+		indent int
+		key    string
+	}
+	var stack []parent
+	var segments []maskSegment
+	from := 0
+	for at := 0; at < len(block); {
+		nl := bytes.IndexByte(block[at:], '\n')
+		if nl < 0 {
+			return nil, false
+		}
+		end := at + nl
+		line := block[at:end]
+		n := indentOf(line)
+		for n+1 < len(line) && line[n] == '-' && line[n+1] == ' ' {
+			n += 2
+		}
+		if n == len(line) {
+			return nil, false
+		}
+		k, rest, ok := splitKey(line[n:])
+		if !ok {
+			at = end + 1 // a scalar entry
+			continue
+		}
+		for len(stack) > 0 && stack[len(stack)-1].indent >= n {
+			stack = stack[:len(stack)-1]
+		}
+		if len(rest) == 0 {
+			stack = append(stack, parent{n, string(k)})
+			at = end + 1
+			continue
+		}
+		kind := statusMaskKeys[string(k)]
+		if string(k) == "name" && len(stack) > 0 && stack[len(stack)-1].key == "volumeMounts" {
+			kind = maskString
+		}
+		if _, _, simple := yamlScalar(rest); kind != 0 && simple {
+			v := end - len(rest)
+			segments = append(segments, maskSegment{text: string(block[from:v]), kind: kind})
+			from = end
+		}
+		at = end + 1
+	}
+	return append(segments, maskSegment{text: string(block[from:])}), true
+}
+
+// statusAlikeYAML reports whether block, a status's YAML lines, is
+// shape's with a simple scalar of the kind each place wants (a time that
+// timeOf reads), and returns its start time.
+func (d *fastDecoder) statusAlikeYAML(block []byte, shape []maskSegment) (start *metav1.Time, ok bool) {
+	at := 0
+	var text [64]byte
+	for _, seg := range shape {
+		if len(block)-at < len(seg.text) || string(block[at:at+len(seg.text)]) != seg.text {
+			return nil, false
+		}
+		at += len(seg.text)
+		if seg.kind == 0 {
+			return start, at == len(block)
+		}
+		nl := bytes.IndexByte(block[at:], '\n')
+		if nl < 0 {
+			return nil, false
+		}
+		contents, null, simple := yamlScalar(block[at : at+nl])
+		if !simple {
+			return nil, false
+		}
+		if seg.kind != maskString && !null {
+			// As a JSON string, which its contents are plainly.
+			t, ok := d.timeOf(append(append(append(text[:0], '"'), contents...), '"'))
+			if !ok {
+				return nil, false
+			}
+			if seg.kind == maskStartTime {
+				start = &t
+			}
+		}
+		at += nl
+	}
+	return nil, false
+}
+
+// knownYAMLStatus reports whether block, a pod's status as YAML lines, is
+// alike to one of t's YAML status shapes (the last one found first), and
+// returns its JSON shape and start time.
+func (m *podMemo) knownYAMLStatus(t *podTemplate, block []byte) (*statusShape, *metav1.Time, bool) {
+	for i := range t.yamlStatuses {
+		j := (t.lastYAMLStatus + i) % len(t.yamlStatuses)
+		if start, ok := m.dec.statusAlikeYAML(block, t.yamlStatuses[j].segments); ok {
+			t.lastYAMLStatus = j
+			return t.yamlStatuses[j].json, start, true
+		}
+	}
+	return nil, nil, false
+}
+
+// rememberYAMLStatus remembers for t block, the YAML lines of a status
+// whose JSON fits sh, when they are cut in the places, and for the kinds,
+// sh's text is.
+func (m *podMemo) rememberYAMLStatus(t *podTemplate, block []byte, sh *statusShape) {
+	if len(t.yamlStatuses) >= maxStatusShapes || len(block) > maxKnownSize {
+		return
+	}
+	segments, ok := cutYAMLStatus(block)
+	if !ok || !slices.EqualFunc(segments, sh.segments, func(a, b maskSegment) bool { return a.kind == b.kind }) {
+		return
+	}
+	t.yamlStatuses = append(t.yamlStatuses, yamlStatusShape{segments: segments, json: sh})
+	t.lastYAMLStatus = len(t.yamlStatuses) - 1
 }

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // TestStatusMaskKeys holds statusMaskKeys to v1.PodStatus: wherever one of
@@ -185,6 +187,136 @@ func TestStatusAlike(t *testing.T) {
 			}
 			if got != tc.start {
 				t.Errorf("%s: start time %q, want %q", tc.other, got, tc.start)
+			}
+		}
+	}
+}
+
+// FuzzStatusAlikeYAML: when a status's YAML lines that convert and decode
+// are cut into a YAML shape whose places are the JSON shape's
+// (rememberYAMLStatus), any status statusAlikeYAML finds alike converts
+// and decodes strictly, as the first does but for the values cut out,
+// with the start time statusAlikeYAML gives.
+func FuzzStatusAlikeYAML(f *testing.F) {
+	toYAML := func(s string) []byte {
+		y, err := yaml.JSONToYAML([]byte(s))
+		if err != nil {
+			return []byte(s + "\n")
+		}
+		return y
+	}
+	for i, s := range leanStatusSeeds {
+		f.Add(toYAML(s), toYAML(leanStatusSeeds[(i+1)%len(leanStatusSeeds)]))
+	}
+	kubelet := string(toYAML(leanStatusSeeds[1]))
+	for _, other := range []string{
+		kubelet,
+		strings.ReplaceAll(kubelet, "2026-01-01T00:00:0", "2026-03-04T05:06:0"),
+		strings.ReplaceAll(kubelet, "10.244.0.7", "10.9.8.7"),
+		strings.ReplaceAll(kubelet, "10.244.0.7", "10"),
+		strings.ReplaceAll(kubelet, "10.244.0.7", "yes"),
+		strings.ReplaceAll(kubelet, "10.244.0.7", `"10.244.0.7"`),
+		strings.ReplaceAll(kubelet, "10.244.0.7", `'10.244.0.7'`),
+		strings.ReplaceAll(kubelet, "10.244.0.7", "10.244.0.7 # a comment"),
+		strings.ReplaceAll(kubelet, `startTime: "2026-01-01T00:00:00Z"`, "startTime: null"),
+		strings.ReplaceAll(kubelet, `startTime: "2026-01-01T00:00:00Z"`, "startTime: 2026-01-01T00:00:00Z"),
+		strings.ReplaceAll(kubelet, `startTime: "2026-01-01T00:00:00Z"`, `startTime: "2026-02-30T00:00:00Z"`),
+		strings.ReplaceAll(kubelet, "kube-api-access-x7k2p", "kube-api-access-q9z8w"),
+		strings.ReplaceAll(kubelet, "name: app", "name: web"),
+		strings.ReplaceAll(kubelet, "lastProbeTime: null", `lastProbeTime: "2026-01-01T00:00:00Z"`),
+	} {
+		f.Add([]byte(kubelet), []byte(other))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		ja, err := yaml.YAMLToJSON(a)
+		if err != nil {
+			return
+		}
+		var sa v1.PodStatus
+		if strict, err := DecodeStrict(ja, &sa); err != nil || len(strict) > 0 {
+			return
+		}
+		jsonShape, ok := cutStatus(ja)
+		if !ok {
+			return
+		}
+		shape, ok := cutYAMLStatus(a)
+		if !ok || !slices.EqualFunc(shape, jsonShape, func(x, y maskSegment) bool { return x.kind == y.kind }) {
+			return
+		}
+		var d fastDecoder
+		start, ok := d.statusAlikeYAML(b, shape)
+		if !ok {
+			return
+		}
+		jb, err := yaml.YAMLToJSON(b)
+		if err != nil {
+			t.Fatalf("%q alike to %q, but does not convert: %v", b, a, err)
+		}
+		var sb v1.PodStatus
+		if strict, err := DecodeStrict(jb, &sb); err != nil || len(strict) > 0 {
+			t.Fatalf("%q alike to %q, but DecodeStrict: %v, %v", b, a, err, strict)
+		}
+		if !reflect.DeepEqual(start, sb.StartTime) && (start == nil || sb.StartTime == nil || !start.Equal(sb.StartTime)) {
+			t.Fatalf("%q: start time %v, DecodeStrict %v", b, start, sb.StartTime)
+		}
+		unmask(&sa)
+		unmask(&sb)
+		if diff := cmp.Diff(sa, sb, cmp.Comparer(func(x, y resource.Quantity) bool { return x.Cmp(y) == 0 })); diff != "" {
+			t.Fatalf("%q alike to %q, but decoded otherwise (-first +second):\n%s", b, a, diff)
+		}
+	})
+}
+
+// TestStatusAlikeYAML checks that the YAML lines of the statuses a kubelet
+// writes for a workload's pods are found alike, cut where their JSON is,
+// and lines that differ otherwise, or hold values the converter reads
+// otherwise, not.
+func TestStatusAlikeYAML(t *testing.T) {
+	kubelet, err := yaml.JSONToYAML([]byte(leanStatusSeeds[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape, ok := cutYAMLStatus(kubelet)
+	jsonShape, _ := cutStatus([]byte(leanStatusSeeds[1]))
+	if !ok || !slices.EqualFunc(shape, jsonShape, func(x, y maskSegment) bool { return x.kind == y.kind }) {
+		t.Fatalf("the kubelet's YAML status is cut as %+v, its JSON as %+v", shape, jsonShape)
+	}
+	var d fastDecoder
+	for _, tc := range []struct {
+		old, new string
+		alike    bool
+		start    string
+	}{
+		{"2026-01-01T00:00:0", "2026-03-04T05:06:0", true, "2026-03-04T05:06:00Z"},
+		{"x7k2p", "q9z8w", true, "2026-01-01T00:00:00Z"},
+		{"10.244.0.7", `"10.9.8.7"`, true, "2026-01-01T00:00:00Z"},
+		{`startTime: "2026-01-01T00:00:00Z"`, "startTime: null", true, ""},
+		{"10.244.0.7", "10", false, ""},
+		{"10.244.0.7", "true", false, ""},
+		{"10.244.0.7", "'10.9.8.7'", false, ""},
+		{"10.244.0.7", "10.9.8.7 # where", false, ""},
+		{"10.244.0.7", "10.9.8.7 ", false, ""},
+		{`startTime: "2026-01-01T00:00:00Z"`, "startTime: 2026-01-01T00:00:00Z", false, ""},
+		{`startTime: "2026-01-01T00:00:00Z"`, `startTime: "2026-01-01T00:00:60Z"`, false, ""},
+		{"restartCount: 0", "restartCount: 1", false, ""},
+		{"name: app", "name: web", false, ""},
+	} {
+		other := strings.ReplaceAll(string(kubelet), tc.old, tc.new)
+		if other == string(kubelet) {
+			t.Fatalf("%s → %s changes nothing", tc.old, tc.new)
+		}
+		start, alike := d.statusAlikeYAML([]byte(other), shape)
+		if alike != tc.alike {
+			t.Errorf("%s → %s: alike %v, want %v", tc.old, tc.new, alike, tc.alike)
+			continue
+		}
+		if got := ""; alike {
+			if start != nil {
+				got = start.UTC().Format("2006-01-02T15:04:05Z")
+			}
+			if got != tc.start {
+				t.Errorf("%s → %s: start time %q, want %q", tc.old, tc.new, got, tc.start)
 			}
 		}
 	}

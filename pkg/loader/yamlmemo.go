@@ -214,7 +214,7 @@ func (m *podMemo) prepareYAMLItem(item []byte, scratch *yamlScratch) (prepared, 
 		return prepared{}, false
 	}
 	for _, t := range m.candidates() {
-		if t != nil && t.yaml != nil && m.matchesYAML(item, t.yaml, scratch) {
+		if t != nil && t.yaml != nil && m.matchesYAML(item, t, scratch) {
 			p, ok := m.fromTemplate(t, m.values)
 			if !ok {
 				return prepared{}, false // prepare counts it
@@ -241,12 +241,14 @@ func (m *podMemo) noteYAMLItem(item []byte) {
 	}
 }
 
-// matchesYAML reports whether item's text is yk's key once the values of
-// its volatile fields are cut out where yk's were, as matches reads JSON;
-// it converts each such value, with its key's line, into m.values, and
-// records where each is in m.spans.
-func (m *podMemo) matchesYAML(item []byte, yk *yamlKey, scratch *yamlScratch) bool {
-	m.spans, m.values = m.spans[:0], m.values[:0]
+// matchesYAML reports whether item's text is the YAML key of t's once the
+// values of its volatile fields are cut out where the key's were, as
+// matches reads JSON; it converts each such value, with its key's line,
+// into m.values, and records where each is in m.spans — but for a status
+// alike to one of t's YAML status shapes, read as that (m.shape, m.start).
+func (m *podMemo) matchesYAML(item []byte, t *podTemplate, scratch *yamlScratch) bool {
+	m.spans, m.values, m.yamlStatus = m.spans[:0], m.values[:0], nil
+	yk := t.yaml
 	key, at := yk.key, 0
 	for _, v := range yk.values {
 		var ok bool
@@ -266,6 +268,15 @@ func (m *podMemo) matchesYAML(item []byte, yk *yamlKey, scratch *yamlScratch) bo
 			}
 			end = at + e
 			docEnd = end + 1
+		}
+		if v.field == fieldStatus && v.block {
+			if sh, start, ok := m.knownYAMLStatus(t, item[at:end]); ok {
+				m.shape, m.start = sh, start
+				m.spans = append(m.spans, span{start: len(m.values), end: len(m.values), field: v.field, read: true})
+				at = end
+				continue
+			}
+			m.yamlStatus = item[at:end]
 		}
 		value := item[at-v.keyLine : docEnd]
 		// The loose item converter declines a carriage return anywhere

@@ -190,13 +190,16 @@ type yamlStatusShape struct {
 // yamlScalar reads a value cut from a status's YAML line: its contents
 // when it is a plain scalar the converter reads as a string, or a
 // double-quoted one without escapes, and null for "null"; false for any
-// other scalar (the status is then converted).
+// other scalar, or one that holds what YAML does not allow unescaped (the
+// status is then converted).
 func yamlScalar(s []byte) (contents []byte, null, ok bool) {
 	switch {
 	case len(s) == 0 || isYAMLWhite(s[len(s)-1]):
 		return nil, false, false
 	case string(s) == "null":
 		return nil, true, true
+	case !printable(s):
+		return nil, false, false // the converter refuses the item
 	case s[0] == '"':
 		in, ok := quoted(s)
 		return in, false, ok && plainJSONContents(in)

@@ -3,6 +3,7 @@ package loader
 import (
 	"bytes"
 	"reflect"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -75,20 +76,29 @@ func (d *fastDecoder) leanManagedFieldsAt(data []byte, i int, dst *[]metav1.Mana
 
 // fieldSets are the last field set of each entry of managed fields read,
 // by the entry's index (up to maxLastSets, each of up to maxLastSetSize).
-type fieldSets [][]byte
+type fieldSets []fieldSet
+
+// fieldSet is a field set's text, valid JSON, and where its strings are
+// (each string's opening quote and the offset past its closing one).
+type fieldSet struct {
+	text    []byte
+	strings []int32
+}
 
 // at returns the offset past the field set at data[i], the nth entry's of
 // its managed fields, if it is JSON (validValue), or -1. The field set of
 // a pod's nth entry is often the last pod's of its workload (a
-// controller's entry names the fields of the workload's template): one
-// that is, byte for byte, is known to be JSON without reading it again (a
-// JSON object or array ends where it closes, so the same bytes are the
-// same value).
+// controller's entry names the fields of the workload's template), or is
+// but for one string (the kubelet's names the pod's IP): one that is, byte
+// for byte or but for a string that is one, is known to be JSON without
+// reading it all again (a JSON object or array ends where it closes, so
+// the same bytes are the same value, and one string for another leaves
+// the value one).
 func (sets *fieldSets) at(data []byte, i, n int) int {
 	i = skipSpace(data, i)
 	if n < len(*sets) {
-		if last := (*sets)[n]; len(last) > 0 && bytes.HasPrefix(data[i:], last) {
-			return i + len(last)
+		if end := (*sets)[n].alike(data, i); end >= 0 {
+			return end
 		}
 	}
 	end := validValue(data, i)
@@ -96,10 +106,55 @@ func (sets *fieldSets) at(data []byte, i, n int) int {
 		return end
 	}
 	for len(*sets) <= n {
-		*sets = append(*sets, nil)
+		*sets = append(*sets, fieldSet{})
 	}
-	(*sets)[n] = append((*sets)[n][:0], data[i:end]...)
+	set := &(*sets)[n]
+	set.text = append(set.text[:0], data[i:end]...)
+	set.strings = set.strings[:0]
+	for at := 0; ; {
+		q := bytes.IndexByte(set.text[at:], '"')
+		if q < 0 {
+			break
+		}
+		at += q
+		e := skipString(set.text, at)
+		set.strings = append(set.strings, int32(at), int32(e))
+		at = e
+	}
 	return end
+}
+
+// alike returns the offset past the value at data[i] when it is set's
+// text, or its text but for one string that validString accepts, or -1.
+func (set *fieldSet) alike(data []byte, i int) int {
+	text, rest := set.text, data[i:]
+	if len(text) == 0 {
+		return -1
+	}
+	same := 0
+	for same < len(text) && same < len(rest) && text[same] == rest[same] {
+		same++
+	}
+	if same == len(text) {
+		return i + same
+	}
+	// The first byte that differs must be in a string (past its opening
+	// quote): then the value is text but for that string when the string
+	// validString reads from its opening quote is followed by the rest of
+	// text, since what comes before it is text's.
+	k, found := slices.BinarySearch(set.strings, int32(same))
+	if found || k%2 == 0 {
+		return -1 // on an opening quote, or past a string's end
+	}
+	open, close := int(set.strings[k-1]), int(set.strings[k])
+	if same >= close {
+		return -1
+	}
+	end := validString(rest, open)
+	if end < 0 || !bytes.HasPrefix(rest[end:], text[close:]) {
+		return -1
+	}
+	return i + end + len(text) - close
 }
 
 // maxLastSets bounds the entries whose last field sets are remembered, and

@@ -14,6 +14,15 @@ var leanManagedSeeds = []string{
 	`[{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\"}":{".":{},"f:ip":{}}}}},"manager":"kubelet","operation":"Update","subresource":"status","time":"2026-01-01T00:00:05Z"},` +
 		`{"manager":"kubectl","operation":"Apply","fieldsV1":null,"time":null}]`,
 	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\"}":{".":{},"f:ip":{}}}}}}]`,
+	// The kubelet's field set but for its IP, after the seed above (the
+	// same field set bar one string, which must be one).
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.77\"}":{".":{},"f:ip":{}}}}}}]`,
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.\u0037\"}":{".":{},"f:ip":{}}}}}}]`,
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.\q\"}":{".":{},"f:ip":{}}}}}}]`,
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.`+"\x01"+`\"}":{".":{},"f:ip":{}}}}}}]`,
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"1\"}":{".":{},"f:ip":{}}}}}}]`,
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\"}\"}":{".":{},"f:ip":{}}}}}}]`,
+	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\\\"}":{".":{},"f:ip":{}}}}}}]`,
 	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\"}":{".":{},"f:ip":{}}}}}x}]`,
 	`[{"fieldsV1":{"f:status":{"f:podIPs":{".":{},"k:{\"ip\":\"10.244.0.7\"}":{".":{},"f:ip":{}}}}},"fieldsV1":{}}]`,
 	`[]`,

@@ -124,7 +124,8 @@ func (d *fastDecoder) statusAlike(data []byte, at int, shape []maskSegment) (end
 				return -1, nil
 			}
 			if seg.kind == maskStartTime && text != nil {
-				start = &t
+				start = new(metav1.Time)
+				*start = t
 			}
 		}
 		at = end
@@ -291,7 +292,8 @@ func (d *fastDecoder) statusAlikeYAML(block []byte, shape []maskSegment) (start 
 				return nil, false
 			}
 			if seg.kind == maskStartTime {
-				start = &t
+				start = new(metav1.Time)
+				*start = t
 			}
 		}
 		at += nl

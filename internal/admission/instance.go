@@ -16,6 +16,16 @@ func AdmitPodInstance(p *v1.Pod) bool {
 	return len(ValidatePodInstance(p)) == 0
 }
 
+// AdmitPodInstanceOfResources is AdmitPodInstance for a pod whose spec and
+// status resources (its containers' reports, and the pod's) are the very
+// ones of a pod AdmitPodInstance accepted: the sums it checks and the
+// resources the status reports are then known to fit, and only the rest
+// is validated.
+func AdmitPodInstanceOfResources(p *v1.Pod) bool {
+	defaultPodPhase(&p.Status)
+	return len(validateInstanceMeta(p)) == 0
+}
+
 // ValidatePodInstance validates the fields in which the pods of one
 // workload differ, for a loader that decodes and admits the rest once: for
 // a pod p that equals a pod ValidatePod accepted but in its name, UID,
@@ -28,6 +38,16 @@ func AdmitPodInstance(p *v1.Pod) bool {
 // Its errors may be worded otherwise; the caller asks ValidatePod for
 // them.
 func ValidatePodInstance(p *v1.Pod) field.ErrorList {
+	errs := validateInstanceMeta(p)
+	errs = append(errs, validatePodStatusResources(&p.Status)...)
+	if len(errs) == 0 {
+		errs = validatePodSums(p)
+	}
+	return errs
+}
+
+// validateInstanceMeta is ValidatePodInstance but for the resources.
+func validateInstanceMeta(p *v1.Pod) field.ErrorList {
 	// Of ValidateObjectMeta's checks, those of the fields that differ
 	// (the namespace, labels, owner references and the rest are the
 	// accepted pod's), each path made only for an error.
@@ -47,10 +67,6 @@ func ValidatePodInstance(p *v1.Pod) field.ErrorList {
 	}
 	if n := p.Spec.NodeName; n != "" && !isDNS1123Subdomain(n) {
 		errs = append(errs, validateReference(n, spec.Child("nodeName"))...)
-	}
-	errs = append(errs, validatePodStatusResources(&p.Status)...)
-	if len(errs) == 0 {
-		errs = validatePodSums(p)
 	}
 	return errs
 }

@@ -17,6 +17,9 @@ func TestValidatePodInstance(t *testing.T) {
 	tests := map[string]struct {
 		change  func(p *v1.Pod)
 		wantBad bool
+		// resources says the change is to the resources the status
+		// reports (else AdmitPodInstanceOfResources must agree).
+		resources bool
 	}{
 		"as it is":            {change: func(*v1.Pod) {}},
 		"another name":        {change: func(p *v1.Pod) { p.Name = "web-2" }},
@@ -29,14 +32,14 @@ func TestValidatePodInstance(t *testing.T) {
 		"bad managed fields":  {change: func(p *v1.Pod) { p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m", Operation: "Dance"}} }, wantBad: true},
 		"node name":           {change: func(p *v1.Pod) { p.Spec.NodeName = "node-2" }},
 		"bad node name":       {change: func(p *v1.Pod) { p.Spec.NodeName = "Bad_Node" }, wantBad: true},
-		"allocated":           {change: func(p *v1.Pod) { allocated(p, "2") }},
-		"negative allocated":  {change: func(p *v1.Pod) { allocated(p, "-2") }, wantBad: true},
-		"allocated too much":  {change: func(p *v1.Pod) { allocated(p, "9223372036854775807") }, wantBad: true},
+		"allocated":           {change: func(p *v1.Pod) { allocated(p, "2") }, resources: true},
+		"negative allocated":  {change: func(p *v1.Pod) { allocated(p, "-2") }, wantBad: true, resources: true},
+		"allocated too much":  {change: func(p *v1.Pod) { allocated(p, "9223372036854775807") }, wantBad: true, resources: true},
 		"status cleared":      {change: func(p *v1.Pod) { p.Status = v1.PodStatus{} }},
 		"running":             {change: func(p *v1.Pod) { p.Status = v1.PodStatus{Phase: v1.PodRunning} }},
 		"status requests": {change: func(p *v1.Pod) {
 			p.Status.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("-1")}}
-		}, wantBad: true},
+		}, wantBad: true, resources: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -58,6 +61,9 @@ func TestValidatePodInstance(t *testing.T) {
 			admitted, err := AdmitPodInstance(inst), Admit(whole2)
 			if admitted != (err == nil) || inst.Status.Phase != whole2.Status.Phase {
 				t.Errorf("AdmitPodInstance: %v, phase %q; Admit: %v, phase %q", admitted, inst.Status.Phase, err, whole2.Status.Phase)
+			}
+			if inst := p.DeepCopy(); !tc.resources && AdmitPodInstanceOfResources(inst) != admitted {
+				t.Errorf("AdmitPodInstanceOfResources: %v, AdmitPodInstance: %v", !admitted, admitted)
 			}
 		})
 	}

@@ -496,6 +496,9 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	// decoded, to be remembered (rememberStatus).
 	var status []byte
 	var decoded v1.PodStatus
+	// shaped says the status is a status shape's: its resources are
+	// those of the pod that made the shape, which admission accepted.
+	shaped := false
 	for _, s := range m.spans {
 		value := raw[s.start:s.end]
 		switch s.field {
@@ -522,12 +525,14 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 			// or typed, as lean keeps it, or else whole by reflection.
 			if s.read {
 				m.setStatus(&pf.Status, m.shape, m.start)
+				shaped = true
 				continue
 			}
 			if sh := m.knownStatus(t, value, &pf.Status); sh != nil {
 				if m.yamlStatus != nil {
 					m.rememberYAMLStatus(t, m.yamlStatus, sh)
 				}
+				shaped = true
 				continue
 			}
 			if m.dec.leanPodStatus(value, &pf.Status) {
@@ -591,7 +596,7 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	if pf.Name == "" {
 		return prepared{}, false
 	}
-	if !admission.AdmitPodInstance(pf) {
+	if shaped && !admission.AdmitPodInstanceOfResources(pf) || !shaped && !admission.AdmitPodInstance(pf) {
 		return prepared{}, false
 	}
 	if len(m.slab) == 0 {

@@ -198,6 +198,12 @@ func TestPodMemo(t *testing.T) {
 		"kubelet status with an infeasible resize in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) {
 			st["conditions"] = append(st["conditions"].([]any), map[string]any{"type": "PodResizePending", "status": "True", "reason": "Infeasible"})
 		})},
+		"kubelet status allocating too much in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) {
+			containerStatus(st)["allocatedResources"] = map[string]any{"cpu": "9223372036854775807", "memory": "256Mi"}
+		})},
+		"kubelet status with negative resources in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) {
+			containerStatus(st)["resources"] = map[string]any{"requests": map[string]any{"cpu": "-100m", "memory": "256Mi"}}
+		})},
 		"kubelet status with a restart in one":           {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["restartCount"] = 3 })},
 		"kubelet status with a bad restart count in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["restartCount"] = 1 << 40 })},
 		"kubelet status with an unknown field in one":    {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["stat"] = map[string]any{} })},

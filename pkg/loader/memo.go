@@ -79,8 +79,9 @@ type podMemo struct {
 	// values are the JSON of a YAML item's volatile values
 	// (matchesYAML).
 	values []byte
-	// masked is the last volumes or mounts masked (knownButNames).
-	masked []byte
+	// masked is the last volumes or mounts masked (knownButNames);
+	// names are a YAML item's, masked (maskYAMLNames).
+	masked, names []byte
 	// conds is the room pods' status conditions are decoded into
 	// (fromTemplate).
 	conds []v1.PodCondition
@@ -140,8 +141,9 @@ type podTemplate struct {
 	// last pod.
 	sets fieldSets
 	// masked are volumes and mounts its pods had, but for their names,
-	// each after its field's byte (knownButNames).
-	masked map[string]struct{}
+	// each after its field's byte (knownButNames); yamlMasked the same
+	// as YAML lines (maskYAMLNames).
+	masked, yamlMasked map[string]struct{}
 	// statuses are statuses its pods had, but for their volatile values
 	// (statusmask.go); lastStatus is the one found last.
 	statuses   []*statusShape
@@ -157,8 +159,11 @@ type span struct {
 	field      volatileField
 	// read says the value is already decoded (matches): managed fields,
 	// into the memo's entries; a status, as the memo's shape with its
-	// start time.
+	// start time; volumes or mounts, known but for their names.
 	read bool
+	// maskFrom and maskTo are where a YAML item's volumes or mounts
+	// are in m.names, masked (maskYAMLNames).
+	maskFrom, maskTo int
 }
 
 // volatileField names the fields the memo decodes per pod.
@@ -517,7 +522,11 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		case fieldVolumes, fieldMounts:
 			// Volumes lean drops whole, or mounts (it drops them
 			// all), alike but for their names to ones decoded before.
+			if s.read {
+				continue
+			}
 			if m.knownButNames(t, value, s.field) {
+				m.rememberYAMLNames(t, s)
 				continue
 			}
 		case fieldStatus:
@@ -588,9 +597,11 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		case fieldVolumes:
 			if pf.Spec.Volumes = schedulingVolumes(pf.Spec.Volumes); pf.Spec.Volumes == nil {
 				m.rememberButNames(t)
+				m.rememberYAMLNames(t, s)
 			}
 		case fieldMounts:
 			m.rememberButNames(t)
+			m.rememberYAMLNames(t, s)
 		}
 	}
 	if pf.Name == "" {

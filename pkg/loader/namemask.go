@@ -1,6 +1,8 @@
 package loader
 
 import (
+	"bytes"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -109,4 +111,58 @@ func nodeIndependent(s *v1.VolumeSource) bool {
 		}
 	}
 	return set == 1 && *s == (v1.VolumeSource{Projected: s.Projected, Secret: s.Secret, ConfigMap: s.ConfigMap, DownwardAPI: s.DownwardAPI, EmptyDir: s.EmptyDir})
+}
+
+// maskYAMLNames appends to dst the byte of f (fieldVolumes or fieldMounts)
+// and block, the YAML lines of such a sequence (each ending with a line
+// break), with the value of each entry's name cut out (a NUL byte in its
+// place), and reports whether block is such a sequence whose entries' names
+// are all on lines of their own as simple string scalars (yamlScalar): its
+// JSON is then masked alike by maskNames, the converter converting each
+// name, a string, on its line.
+func maskYAMLNames(dst []byte, f volatileField, block []byte) ([]byte, bool) {
+	dst = append(dst, byte(f))
+	keys, from := -1, 0 // where the entries' keys start
+	for at := 0; at < len(block); {
+		nl := bytes.IndexByte(block[at:], '\n')
+		if nl < 0 {
+			return dst, false
+		}
+		end := at + nl
+		line := block[at:end]
+		n, entry := indentOf(line), false
+		for n+1 < len(line) && line[n] == '-' && line[n+1] == ' ' {
+			n, entry = n+2, true
+		}
+		if keys < 0 {
+			if !entry {
+				return dst, false
+			}
+			keys = n
+		}
+		if n == keys && n < len(line) {
+			if k, rest, ok := splitKey(line[n:]); ok && string(k) == "name" {
+				if _, null, simple := yamlScalar(rest); !simple || null {
+					return dst, false
+				}
+				dst = append(append(dst, block[from:end-len(rest)]...), 0)
+				from = end
+			}
+		}
+		at = end + 1
+	}
+	return append(dst, block[from:]...), true
+}
+
+// rememberYAMLNames remembers for t the YAML lines of the volumes or mounts
+// of span s, masked (maskYAMLNames, into m.names), whose JSON t's pods had
+// but for their names.
+func (m *podMemo) rememberYAMLNames(t *podTemplate, s span) {
+	if s.maskTo <= s.maskFrom || len(t.yamlMasked) >= maxMasked || s.maskTo-s.maskFrom > maxKnownSize {
+		return
+	}
+	if t.yamlMasked == nil {
+		t.yamlMasked = map[string]struct{}{}
+	}
+	t.yamlMasked[string(m.names[s.maskFrom:s.maskTo])] = struct{}{}
 }

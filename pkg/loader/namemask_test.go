@@ -1,9 +1,12 @@
 package loader
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 func TestSchedulingVolumes(t *testing.T) {
@@ -77,6 +80,91 @@ func TestMaskNames(t *testing.T) {
 		got, ok := maskNames(nil, []byte(tt.in))
 		if ok != tt.ok || ok && string(got) != tt.want {
 			t.Errorf("maskNames(%s) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// FuzzMaskYAMLNames: of two YAML sequences maskYAMLNames masks alike, when
+// the first converts and decodes strictly as volumes (or mounts), so does
+// the second, to the same but for their names — so a template's pods
+// whose volumes or mounts are alike as YAML decode alike.
+func FuzzMaskYAMLNames(f *testing.F) {
+	volumes := "- name: kube-api-access-1\n  projected:\n    sources:\n    - configMap:\n        name: kube-root-ca.crt\n"
+	mounts := "- mountPath: /m\n  name: a\n  readOnly: true\n- name: b\n  mountPath: /n\n"
+	for _, pair := range [][2]string{
+		{volumes, strings.ReplaceAll(volumes, "access-1", "access-2")},
+		{volumes, strings.ReplaceAll(volumes, "access-1", `"access-2"`)},
+		{volumes, strings.ReplaceAll(volumes, "kube-root-ca.crt", "other")},
+		{volumes, strings.ReplaceAll(volumes, "access-1", "7")},
+		{volumes, strings.ReplaceAll(volumes, "access-1", "null")},
+		{volumes, strings.ReplaceAll(volumes, "access-1", "a # c")},
+		{mounts, strings.ReplaceAll(mounts, "name: a", "name: z")},
+		{mounts, strings.ReplaceAll(mounts, "name: a", "name: 'z'")},
+		{"  - name: a\n    emptyDir: {}\n", "  - name: b\n    emptyDir: {}\n"},
+		{"- {name: a, emptyDir: {}}\n", "- {name: b, emptyDir: {}}\n"},
+	} {
+		f.Add([]byte(pair[0]), []byte(pair[1]))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		ma, okA := maskYAMLNames(nil, fieldVolumes, a)
+		mb, okB := maskYAMLNames(nil, fieldVolumes, b)
+		if !okA || !okB || string(ma) != string(mb) {
+			return
+		}
+		ja, err := yaml.YAMLToJSON(a)
+		if err != nil {
+			return
+		}
+		jb, err := yaml.YAMLToJSON(b)
+		if err != nil {
+			t.Fatalf("%q masks as %q, but does not convert: %v", b, a, err)
+		}
+		checkAlikeButNames[v1.Volume](t, ja, jb, func(v *v1.Volume) { v.Name = "" })
+		checkAlikeButNames[v1.VolumeMount](t, ja, jb, func(m *v1.VolumeMount) { m.Name = "" })
+	})
+}
+
+// checkAlikeButNames fails unless, when ja decodes strictly as a []T, jb
+// does too, to the same once unname clears each element's name.
+func checkAlikeButNames[T any](t *testing.T, ja, jb []byte, unname func(*T)) {
+	t.Helper()
+	var a, b []T
+	if strict, err := DecodeStrict(ja, &a); err != nil || len(strict) > 0 {
+		return
+	}
+	if strict, err := DecodeStrict(jb, &b); err != nil || len(strict) > 0 {
+		t.Fatalf("%s decodes as %T, but %s does not: %v, %v", ja, a, jb, err, strict)
+	}
+	for _, l := range [][]T{a, b} {
+		for i := range l {
+			unname(&l[i])
+		}
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Fatalf("%s and %s decode otherwise but for their names:\n%s", ja, jb, diff)
+	}
+}
+
+func TestMaskYAMLNames(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"- name: v1\n  projected:\n    sources:\n    - configMap:\n        name: kube-root-ca.crt\n",
+			"\x08- name: \x00\n  projected:\n    sources:\n    - configMap:\n        name: kube-root-ca.crt\n", true},
+		{"- mountPath: /m\n  name: \"a\"\n- name: b\n", "\x08- mountPath: /m\n  name: \x00\n- name: \x00\n", true},
+		{"  - name: a\n    emptyDir: {}\n", "\x08  - name: \x00\n    emptyDir: {}\n", true},
+		{"- {name: a}\n", "\x08- {name: a}\n", true},
+		{"- name: null\n", "", false},
+		{"- name: 7\n", "", false},
+		{"- name: a # c\n", "", false},
+		{"name: a\n", "", false},
+		{"- name: a", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := maskYAMLNames(nil, fieldVolumes, []byte(tt.in))
+		if ok != tt.ok || ok && string(got) != tt.want {
+			t.Errorf("maskYAMLNames(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }

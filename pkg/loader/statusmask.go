@@ -199,13 +199,28 @@ func yamlScalar(s []byte) (contents []byte, null, ok bool) {
 		return nil, false, false
 	case string(s) == "null":
 		return nil, true, true
-	case !printable(s):
-		return nil, false, false // the converter refuses the item
 	case s[0] == '"':
 		in, ok := quoted(s)
-		return in, false, ok && plainJSONContents(in)
+		return in, false, ok && plainText(in)
 	}
-	return s, false, isPlainString(s) && plainJSONContents(s)
+	return s, false, isPlainString(s) && plainText(s)
+}
+
+// plainText reports whether s is printable to YAML (else the converter
+// refuses the item) and plain JSON string contents.
+func plainText(s []byte) bool {
+	return plainASCII(s) || printable(s) && plainJSONContents(s)
+}
+
+// plainASCII reports whether s is printable ASCII without quotes or
+// backslashes: printable to YAML, and plain JSON string contents.
+func plainASCII(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // cutYAMLStatus returns the block of a status's YAML lines (each ending

@@ -247,7 +247,7 @@ func (m *podMemo) noteYAMLItem(item []byte) {
 // into m.values, and records where each is in m.spans — but for a status
 // alike to one of t's YAML status shapes, read as that (m.shape, m.start).
 func (m *podMemo) matchesYAML(item []byte, t *podTemplate, scratch *yamlScratch) bool {
-	m.spans, m.values, m.yamlStatus = m.spans[:0], m.values[:0], nil
+	m.spans, m.values, m.yamlStatus, m.names = m.spans[:0], m.values[:0], nil, m.names[:0]
 	yk := t.yaml
 	key, at := yk.key, 0
 	for _, v := range yk.values {
@@ -278,6 +278,22 @@ func (m *podMemo) matchesYAML(item []byte, t *podTemplate, scratch *yamlScratch)
 			}
 			m.yamlStatus = item[at:end]
 		}
+		maskFrom, maskTo := 0, 0
+		if v.block && (v.field == fieldVolumes || v.field == fieldMounts) {
+			from := len(m.names)
+			names, ok := maskYAMLNames(m.names, v.field, item[at:end])
+			if _, known := t.yamlMasked[string(names[from:])]; ok && known {
+				m.names = names[:from]
+				m.spans = append(m.spans, span{start: len(m.values), end: len(m.values), field: v.field, read: true})
+				at = end
+				continue
+			}
+			if m.names = names; ok {
+				maskFrom, maskTo = from, len(names)
+			} else {
+				m.names = names[:from]
+			}
+		}
 		value := item[at-v.keyLine : docEnd]
 		// The loose item converter declines a carriage return anywhere
 		// (the key, which it read, has none): so does the memo, which
@@ -296,7 +312,7 @@ func (m *podMemo) matchesYAML(item []byte, t *podTemplate, scratch *yamlScratch)
 		start := len(m.values)
 		m.values = append(m.values, out[len(v.prefix):len(out)-1]...)
 		scratch.recycle(out)
-		m.spans = append(m.spans, span{start: start, end: len(m.values), field: v.field})
+		m.spans = append(m.spans, span{start: start, end: len(m.values), field: v.field, maskFrom: maskFrom, maskTo: maskTo})
 		at = end
 	}
 	return string(item[at:]) == key

@@ -94,6 +94,9 @@ type podMemo struct {
 	shape      *statusShape
 	start      *metav1.Time
 	yamlStatus []byte
+	// yamlManaged is the YAML lines of the managed fields matchesYAML
+	// converted last, or nil.
+	yamlManaged []byte
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []snapshot.PodParts
@@ -151,6 +154,10 @@ type podTemplate struct {
 	// yamlStatuses are the same as YAML lines (yamlmemo.go).
 	yamlStatuses   []yamlStatusShape
 	lastYAMLStatus int
+	// yamlManaged are managed fields its pods had as YAML lines, but for
+	// their times and list keys (managedmask.go).
+	yamlManaged     []yamlManagedShape
+	lastYAMLManaged int
 }
 
 // span is where a value the memo decodes per pod lies in the document.
@@ -209,7 +216,7 @@ func newPodMemo(hits *int) *podMemo {
 
 // prepare is prepare(raw, true) through the memo.
 func (m *podMemo) prepare(raw []byte) prepared {
-	m.made, m.yamlStatus = nil, nil
+	m.made, m.yamlStatus, m.yamlManaged = nil, nil, nil
 	if m.trials.skip() {
 		return prepare(raw, true, &m.dec)
 	}
@@ -504,14 +511,21 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	// shaped says the status is a status shape's: its resources are
 	// those of the pod that made the shape, which admission accepted.
 	shaped := false
+	// managed is a YAML item's managed fields, when decoded, to be
+	// remembered (rememberYAMLManaged).
+	var managed []byte
 	for _, s := range m.spans {
 		value := raw[s.start:s.end]
 		switch s.field {
 		case fieldManagedFields:
 			// Without their field sets, into the memo's room: they
 			// are validated, and dropped.
-			if s.read || m.dec.leanManagedFields(value, &m.entries, &t.sets) {
+			if s.read {
 				pf.ManagedFields = m.entries
+				continue
+			}
+			if m.dec.leanManagedFields(value, &m.entries, &t.sets) {
+				pf.ManagedFields, managed = m.entries, m.yamlManaged
 				continue
 			}
 		case fieldAnnotations:
@@ -620,6 +634,9 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		CreationTimestamp: pf.CreationTimestamp, NodeName: pf.Spec.NodeName, Volumes: pf.Spec.Volumes,
 	}
 	m.conds = pf.Status.Conditions
+	if managed != nil {
+		m.rememberYAMLManaged(t, managed, pf.ManagedFields)
+	}
 	leanStatus(&pf.Status)
 	leanContainerStatuses(&pf.Status, &pf.Spec)
 	if status != nil && len(pf.Status.Conditions) == 0 && pf.Status.ContainerStatuses == nil {

@@ -89,6 +89,33 @@ func TestPodMemo(t *testing.T) {
 				"state":              map[string]any{"running": map[string]any{"startedAt": when}},
 				"volumeMounts":       []any{map[string]any{"name": "kube-api-access-" + name, "mountPath": "/m", "readOnly": true}}}}}
 	}
+	// kubeletManaged gives a pod managed fields as a kubelet's and a
+	// controller's entries are: each with its time, the kubelet's naming
+	// the pod's IP in a list key (by its name).
+	kubeletManaged := func(o map[string]any) {
+		name := o["metadata"].(map[string]any)["name"].(string)
+		n := 0
+		for _, c := range name {
+			n = n*7 + int(c)
+		}
+		when := fmt.Sprintf("2026-01-01T00:%02d:%02dZ", n/60%60, n%60)
+		set(o, "metadata.managedFields", []any{
+			map[string]any{"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "time": "2026-01-01T00:00:00Z",
+				"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:ownerReferences": map[string]any{".": map[string]any{}, `k:{"uid":"u1"}`: map[string]any{}}}}},
+			map[string]any{"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "subresource": "status", "time": when,
+				"fieldsV1": map[string]any{"f:status": map[string]any{"f:podIPs": map[string]any{".": map[string]any{},
+					fmt.Sprintf(`k:{"ip":"10.1.%d.%d"}`, n/256%256, n%256): map[string]any{".": map[string]any{}, "f:ip": map[string]any{}}}}}}})
+	}
+	// managedAnd is kubeletManaged, then change, given the kubelet's entry.
+	managedAnd := func(change func(entry map[string]any)) func(map[string]any) {
+		return func(o map[string]any) {
+			kubeletManaged(o)
+			change(o["metadata"].(map[string]any)["managedFields"].([]any)[1].(map[string]any))
+		}
+	}
+	podIPs := func(entry map[string]any) map[string]any {
+		return entry["fieldsV1"].(map[string]any)["f:status"].(map[string]any)["f:podIPs"].(map[string]any)
+	}
 	// kubeletAnd is kubelet, then change.
 	kubeletAnd := func(change func(st map[string]any)) func(map[string]any) {
 		return func(o map[string]any) { kubelet(o); change(o["status"].(map[string]any)) }
@@ -98,8 +125,9 @@ func TestPodMemo(t *testing.T) {
 		// every changes every pod first.
 		every  func(obj map[string]any)
 		mutate func(obj map[string]any)
-		// edit rewrites the List's JSON (for what a map cannot hold).
-		edit func(data []byte) []byte
+		// edit rewrites the List's JSON (for what a map cannot hold), and
+		// editYAML its YAML.
+		edit, editYAML func(data []byte) []byte
 	}{
 		"as written":        {},
 		"bad name":          {mutate: func(o map[string]any) { set(o, "metadata.name", "Bad_Name") }},
@@ -204,6 +232,20 @@ func TestPodMemo(t *testing.T) {
 		"kubelet status with negative resources in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) {
 			containerStatus(st)["resources"] = map[string]any{"requests": map[string]any{"cpu": "-100m", "memory": "256Mi"}}
 		})},
+		"kubelet managed fields":                             {every: kubeletManaged},
+		"kubelet managed fields with a bad time in one":      {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["time"] = "2026-02-30T00:00:00Z" })},
+		"kubelet managed fields with no time in one":         {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["time"] = nil })},
+		"kubelet managed fields with a number time in one":   {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["time"] = 5 })},
+		"kubelet managed fields with a bad quoted time in one": {every: kubeletManaged, editYAML: func(data []byte) []byte {
+			return inAtPodYAML(data, `time: "2026-01-01T00:`, `time: "2026-02-30T00:`)
+		}},
+		"kubelet managed fields with a bad operation in one": {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["operation"] = "Dance" })},
+		"kubelet managed fields with a spaced key in one": {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) {
+			podIPs(e)[`k:{"ip": "10.9.9.9"}`] = map[string]any{}
+		})},
+		"kubelet managed fields with another key in one": {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) {
+			podIPs(e)[`k:{"ip":"10.9.9.9"}`] = map[string]any{}
+		})},
 		"kubelet status with a restart in one":           {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["restartCount"] = 3 })},
 		"kubelet status with a bad restart count in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["restartCount"] = 1 << 40 })},
 		"kubelet status with an unknown field in one":    {every: kubelet, mutate: kubeletAnd(func(st map[string]any) { containerStatus(st)["stat"] = map[string]any{} })},
@@ -262,6 +304,13 @@ func TestPodMemo(t *testing.T) {
 				}
 				files = map[string][]byte{"json": edited}
 			}
+			if tc.editYAML != nil {
+				edited := tc.editYAML(files["yaml"])
+				if bytes.Equal(edited, files["yaml"]) {
+					t.Fatal("the edit changed nothing")
+				}
+				files = map[string][]byte{"yaml": edited}
+			}
 			for format, data := range files {
 				path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+"."+format)
 				if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -288,6 +337,17 @@ func TestPodMemo(t *testing.T) {
 // its name), where the memo reads it.
 func inAtPod(data []byte, old, new string) []byte {
 	at := bytes.Index(data, []byte(`"name": "web-001-1"`))
+	i := bytes.LastIndex(data[:max(at, 0)], []byte(old))
+	if at < 0 || i < 0 {
+		return data
+	}
+	return append(append(append([]byte{}, data[:i]...), new...), data[i+len(old):]...)
+}
+
+// inAtPodYAML replaces in TestPodMemo's List, as YAML, the last old
+// before the name of the pod the test changes.
+func inAtPodYAML(data []byte, old, new string) []byte {
+	at := bytes.Index(data, []byte("name: web-001-1\n"))
 	i := bytes.LastIndex(data[:max(at, 0)], []byte(old))
 	if at < 0 || i < 0 {
 		return data

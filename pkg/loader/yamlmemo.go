@@ -245,9 +245,10 @@ func (m *podMemo) noteYAMLItem(item []byte) {
 // values of its volatile fields are cut out where the key's were, as
 // matches reads JSON; it converts each such value, with its key's line,
 // into m.values, and records where each is in m.spans — but for a status
-// alike to one of t's YAML status shapes, read as that (m.shape, m.start).
+// alike to one of t's YAML status shapes, read as that (m.shape, m.start),
+// and managed fields alike to one of its managed shapes (into m.entries).
 func (m *podMemo) matchesYAML(item []byte, t *podTemplate, scratch *yamlScratch) bool {
-	m.spans, m.values, m.yamlStatus, m.names = m.spans[:0], m.values[:0], nil, m.names[:0]
+	m.spans, m.values, m.yamlStatus, m.yamlManaged, m.names = m.spans[:0], m.values[:0], nil, nil, m.names[:0]
 	yk := t.yaml
 	key, at := yk.key, 0
 	for _, v := range yk.values {
@@ -277,6 +278,15 @@ func (m *podMemo) matchesYAML(item []byte, t *podTemplate, scratch *yamlScratch)
 				continue
 			}
 			m.yamlStatus = item[at:end]
+		}
+		if v.field == fieldManagedFields && v.block {
+			if entries, ok := m.knownYAMLManaged(t, item[at:end]); ok {
+				m.entries = append(m.entries[:0], entries...)
+				m.spans = append(m.spans, span{start: len(m.values), end: len(m.values), field: v.field, read: true})
+				at = end
+				continue
+			}
+			m.yamlManaged = item[at:end]
 		}
 		maskFrom, maskTo := 0, 0
 		if v.block && (v.field == fieldVolumes || v.field == fieldMounts) {

@@ -1,0 +1,153 @@
+package loader
+
+import (
+	"bytes"
+	"slices"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A pod's managed fields, as YAML lines, are most of its text when kubectl
+// keeps them, and alike in a workload's pods but for each entry's time and
+// the keys of its field set that name a list's element by its values (the
+// kubelet's k:{"ip":"10.128.0.5"} names the pod's IP). A lean load keeps
+// nothing of them: they are decoded only to be validated, each field set
+// only checked to be JSON. So a template remembers them (up to
+// maxStatusShapes) as their lines with those times and keys cut out (a
+// managed shape), with the entries decoded of them: a pod's managed fields
+// that are a shape's lines with a time in each time's place and a plain
+// key in each key's are known to decode to the shape's entries but for
+// their times and field sets, which are valid (a field set with one plain
+// string key for another is JSON still).
+
+// maskKey is a key of a field set, cut out of a managed shape.
+const maskKey maskKind = maskStartTime + 1
+
+// yamlManagedShape is the YAML lines of managed fields with their times and
+// list keys cut out, and the entries decoded of them (without their field
+// sets).
+type yamlManagedShape struct {
+	segments []maskSegment
+	entries  []metav1.ManagedFieldsEntry
+}
+
+// cutYAMLManaged returns block, the YAML lines of managed fields (each
+// ending with a line break), as a managed shape's segments: each entry's
+// time cut out (to the end of its line, a simple scalar) and each key of a
+// field set that starts with "k:" (to its colon, a plain scalar), or false
+// for lines it does not read so.
+func cutYAMLManaged(block []byte) ([]maskSegment, bool) {
+	var segments []maskSegment
+	keys, from := -1, 0 // where the entries' keys start
+	for at := 0; at < len(block); {
+		nl := bytes.IndexByte(block[at:], '\n')
+		if nl < 0 {
+			return nil, false
+		}
+		end := at + nl
+		line := block[at:end]
+		n, entry := indentOf(line), false
+		for n+1 < len(line) && line[n] == '-' && line[n+1] == ' ' {
+			n, entry = n+2, true
+		}
+		if keys < 0 {
+			if !entry {
+				return nil, false
+			}
+			keys = n
+		}
+		if n < len(line) {
+			k, rest, ok := splitKey(line[n:])
+			switch {
+			case !ok:
+			case n == keys && string(k) == "time" && len(rest) > 0:
+				if _, _, simple := yamlScalar(rest); simple {
+					segments = append(segments, maskSegment{text: string(block[from : end-len(rest)]), kind: maskTime})
+					from = end
+				}
+			case n > keys && plainKey(line[n:], k):
+				segments = append(segments, maskSegment{text: string(block[from : at+n]), kind: maskKey})
+				from = at + n + len(k)
+			}
+		}
+		at = end + 1
+	}
+	return append(segments, maskSegment{text: string(block[from:])}), true
+}
+
+// plainKey reports whether k, the key splitKey read from content, is a
+// list key ("k:...") written plainly (not quoted), in UTF-8 and printable
+// (as the converter asks of the item).
+func plainKey(content, k []byte) bool {
+	return bytes.HasPrefix(content, []byte("k:")) && bytes.HasPrefix(content, k) && (plainASCII(k) || printable(k) && utf8.Valid(k))
+}
+
+// managedAlikeYAML reports whether block, managed fields as YAML lines, is
+// shape's lines with a simple scalar that timeOf reads in each time's place
+// and a plain list key in each key's.
+func (d *fastDecoder) managedAlikeYAML(block []byte, shape []maskSegment) bool {
+	at := 0
+	var text [64]byte
+	for _, seg := range shape {
+		if len(block)-at < len(seg.text) || string(block[at:at+len(seg.text)]) != seg.text {
+			return false
+		}
+		at += len(seg.text)
+		if seg.kind == 0 {
+			return at == len(block)
+		}
+		nl := bytes.IndexByte(block[at:], '\n')
+		if nl < 0 {
+			return false
+		}
+		content := block[at : at+nl]
+		if seg.kind == maskKey {
+			k, _, ok := splitKey(content)
+			if !ok || !plainKey(content, k) {
+				return false
+			}
+			at += len(k) // the rest of its line is the shape's
+			continue
+		}
+		contents, null, simple := yamlScalar(content)
+		if !simple {
+			return false
+		}
+		if !null {
+			if _, ok := d.timeOf(append(append(append(text[:0], '"'), contents...), '"')); !ok {
+				return false
+			}
+		}
+		at += nl
+	}
+	return false
+}
+
+// knownYAMLManaged returns the entries of the managed shape of t's (the
+// last one found first) that block, a pod's managed fields as YAML lines,
+// is alike to, or false.
+func (m *podMemo) knownYAMLManaged(t *podTemplate, block []byte) ([]metav1.ManagedFieldsEntry, bool) {
+	for i := range t.yamlManaged {
+		j := (t.lastYAMLManaged + i) % len(t.yamlManaged)
+		if m.dec.managedAlikeYAML(block, t.yamlManaged[j].segments) {
+			t.lastYAMLManaged = j
+			return t.yamlManaged[j].entries, true
+		}
+	}
+	return nil, false
+}
+
+// rememberYAMLManaged remembers for t block, the YAML lines of managed
+// fields that decoded to entries (copied).
+func (m *podMemo) rememberYAMLManaged(t *podTemplate, block []byte, entries []metav1.ManagedFieldsEntry) {
+	if len(t.yamlManaged) >= maxStatusShapes || len(block) > maxKnownSize {
+		return
+	}
+	segments, ok := cutYAMLManaged(block)
+	if !ok {
+		return
+	}
+	t.yamlManaged = append(t.yamlManaged, yamlManagedShape{segments: segments, entries: slices.Clone(entries)})
+	t.lastYAMLManaged = len(t.yamlManaged) - 1
+}

@@ -77,10 +77,18 @@ func cutYAMLManaged(block []byte) ([]maskSegment, bool) {
 }
 
 // plainKey reports whether k, the key splitKey read from content, is a
-// list key ("k:...") written plainly (not quoted), in UTF-8 and printable
-// (as the converter asks of the item).
+// list key ("k:...") written plainly (not quoted), in UTF-8, printable and
+// without control characters (the converter refuses a carriage return).
 func plainKey(content, k []byte) bool {
-	return bytes.HasPrefix(content, []byte("k:")) && bytes.HasPrefix(content, k) && (plainASCII(k) || printable(k) && utf8.Valid(k))
+	if !bytes.HasPrefix(content, []byte("k:")) || !bytes.HasPrefix(content, k) {
+		return false
+	}
+	for _, c := range k {
+		if c < 0x20 {
+			return false
+		}
+	}
+	return printable(k) && utf8.Valid(k)
 }
 
 // managedAlikeYAML reports whether block, managed fields as YAML lines, is
@@ -103,6 +111,9 @@ func (d *fastDecoder) managedAlikeYAML(block []byte, shape []maskSegment) bool {
 		}
 		content := block[at : at+nl]
 		if seg.kind == maskKey {
+			if len(content) == 0 {
+				return false
+			}
 			k, _, ok := splitKey(content)
 			if !ok || !plainKey(content, k) {
 				return false

@@ -232,10 +232,10 @@ func TestPodMemo(t *testing.T) {
 		"kubelet status with negative resources in one": {every: kubelet, mutate: kubeletAnd(func(st map[string]any) {
 			containerStatus(st)["resources"] = map[string]any{"requests": map[string]any{"cpu": "-100m", "memory": "256Mi"}}
 		})},
-		"kubelet managed fields":                             {every: kubeletManaged},
-		"kubelet managed fields with a bad time in one":      {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["time"] = "2026-02-30T00:00:00Z" })},
-		"kubelet managed fields with no time in one":         {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["time"] = nil })},
-		"kubelet managed fields with a number time in one":   {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["time"] = 5 })},
+		"kubelet managed fields":                           {every: kubeletManaged},
+		"kubelet managed fields with a bad time in one":    {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["time"] = "2026-02-30T00:00:00Z" })},
+		"kubelet managed fields with no time in one":       {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["time"] = nil })},
+		"kubelet managed fields with a number time in one": {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["time"] = 5 })},
 		"kubelet managed fields with a bad quoted time in one": {every: kubeletManaged, editYAML: func(data []byte) []byte {
 			return inAtPodYAML(data, `time: "2026-01-01T00:`, `time: "2026-02-30T00:`)
 		}},

@@ -600,7 +600,7 @@ func withOwnTimesAndIP(b *testing.B, template string) string {
 	b.Helper()
 	const fixed = `"2026-01-01T00:00:00Z"`
 	for _, key := range []string{"creationTimestamp", "lastTransitionTime", "startTime", "startedAt", "time"} {
-		template = strings.ReplaceAll(template, key+": "+fixed, key+`: "%[9]s"`)
+		template = strings.ReplaceAll(template, " "+key+": "+fixed, " "+key+`: "%[9]s"`) // not restartedAt
 		template = strings.ReplaceAll(template, `"`+key+`": `+fixed, `"`+key+`": "%[9]s"`)
 	}
 	template = strings.ReplaceAll(template, "10.244.0.7", "%[8]s")

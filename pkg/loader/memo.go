@@ -528,6 +528,11 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				pf.ManagedFields, managed = m.entries, m.yamlManaged
 				continue
 			}
+		case fieldCreationTimestamp:
+			if t, ok := m.dec.timeOf(value); ok {
+				pf.CreationTimestamp = t
+				continue
+			}
 		case fieldAnnotations:
 			if v, ok := m.annotations[string(value)]; ok {
 				pf.Annotations = v

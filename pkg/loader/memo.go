@@ -147,6 +147,10 @@ type podTemplate struct {
 	// each after its field's byte (knownButNames); yamlMasked the same
 	// as YAML lines (maskYAMLNames).
 	masked, yamlMasked map[string]struct{}
+	// lastMasked are the volumes and the mounts (by field, from
+	// fieldVolumes) masked last found or remembered, which matches
+	// reads a pod's along.
+	lastMasked [2]string
 	// statuses are statuses its pods had, but for their volatile values
 	// (statusmask.go); lastStatus is the one found last.
 	statuses   []*statusShape
@@ -448,6 +452,13 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 		case fieldManagedFields:
 			end = m.dec.leanManagedFieldsAt(raw, at, &m.entries, &t.sets)
 			read = end >= 0
+		case fieldVolumes, fieldMounts:
+			// Volumes and mounts alike but for their names to the
+			// last ones known are known (namemask.go).
+			if known := t.lastMasked[f-fieldVolumes]; known != "" {
+				end = alikeButNames(raw, at, known)
+				read = end >= 0
+			}
 		case fieldStatus:
 			// So is the status, when it is alike to the last one
 			// of the template's pods (statusmask.go).

@@ -63,7 +63,7 @@ func TestPodMemo(t *testing.T) {
 		set(o, "spec.volumes", []any{map[string]any{"name": "kube-api-access-" + name, "projected": map[string]any{
 			"sources": []any{map[string]any{"serviceAccountToken": map[string]any{"expirationSeconds": 3607, "path": "token"}}}}}})
 		c := o["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
-		c["volumeMounts"] = []any{map[string]any{"name": "kube-api-access-" + name, "mountPath": "/m-" + name, "readOnly": true}}
+		c["volumeMounts"] = []any{map[string]any{"name": "kube-api-access-" + name, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}}
 	}
 	// kubelet gives a pod the status its kubelet writes while it runs:
 	// its own addresses, container ID and times (by its name), and its
@@ -200,11 +200,17 @@ func TestPodMemo(t *testing.T) {
 			set(o, "spec.volumes", []any{map[string]any{"name": "v", "projected": map[string]any{"sourcez": []any{}}}})
 		}},
 		"bad volume name in one": {every: token, mutate: func(o map[string]any) { set(o, "spec.volumes", []any{map[string]any{"name": 7}}) }},
+		"bad escape in a mount name in one": {every: token, edit: func(data []byte) []byte {
+			return inAtPodStatus(data, `"name": "kube-api-access-web-001-1"`, `"name": "kube-api-access-web\q001-1"`)
+		}},
+		"escaped mount name in one": {every: token, edit: func(data []byte) []byte {
+			return inAtPodStatus(data, `"name": "kube-api-access-web-001-1"`, `"name": "kube-api-access-web\u002d001-1"`)
+		}},
 		"bad mount in one": {every: token, mutate: func(o map[string]any) {
 			o["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["volumeMounts"] = []any{map[string]any{"name": "v", "mountPth": "/a"}}
 		}},
 		"mounts twice in one": {every: token, edit: func(data []byte) []byte {
-			return bytes.Replace(data, []byte(`"mountPath": "/m-web-001-1"`), []byte(`"mountPath": "/m-web-001-1"}], "volumeMounts": [{"name": "x", "mountPath": "/y"`), 1)
+			return inAtPodStatus(data, `"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"`, `"mountPath": "/m"}], "volumeMounts": [{"name": "x", "mountPath": "/y"`)
 		}},
 		"volumes twice in one": {every: token, edit: func(data []byte) []byte {
 			return bytes.Replace(data, []byte(`"nodeName": "node-001"`), []byte(`"nodeName": "node-001", "volumes": []`), 1)

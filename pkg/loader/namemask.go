@@ -2,6 +2,7 @@ package loader
 
 import (
 	"bytes"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -60,7 +61,36 @@ func (m *podMemo) knownButNames(t *podTemplate, value []byte, f volatileField) b
 	}
 	m.masked = masked
 	_, known := t.masked[string(masked)]
+	if ok && known {
+		t.lastMasked[f-fieldVolumes] = string(masked[1:])
+	}
 	return ok && known
+}
+
+// alikeButNames returns the offset past the value at data[at] when it is
+// masked (a value maskNames masked) with a plain string in each name's
+// place, or -1: maskNames would then mask it to masked.
+func alikeButNames(data []byte, at int, masked string) int {
+	for {
+		n := strings.IndexByte(masked, 0)
+		if n < 0 {
+			if len(data)-at < len(masked) || string(data[at:at+len(masked)]) != masked {
+				return -1
+			}
+			return at + len(masked)
+		}
+		if len(data)-at < n || string(data[at:at+n]) != masked[:n] {
+			return -1
+		}
+		at += n
+		if at >= len(data) || data[at] != '"' {
+			return -1
+		}
+		if _, at = plainTextAt(data, at); at < 0 {
+			return -1
+		}
+		masked = masked[n+1:]
+	}
 }
 
 // rememberButNames remembers m.masked, of the value just decoded, for t.
@@ -72,6 +102,7 @@ func (m *podMemo) rememberButNames(t *podTemplate) {
 		t.masked = map[string]struct{}{}
 	}
 	t.masked[string(m.masked)] = struct{}{}
+	t.lastMasked[volatileField(m.masked[0])-fieldVolumes] = string(m.masked[1:])
 }
 
 // schedulingVolumes returns the volumes of vols that the scheduler reads:

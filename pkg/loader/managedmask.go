@@ -40,38 +40,33 @@ type yamlManagedShape struct {
 func cutYAMLManaged(block []byte) ([]maskSegment, bool) {
 	var segments []maskSegment
 	keys, from := -1, 0 // where the entries' keys start
-	for at := 0; at < len(block); {
-		nl := bytes.IndexByte(block[at:], '\n')
-		if nl < 0 {
-			return nil, false
-		}
-		end := at + nl
-		line := block[at:end]
-		n, entry := indentOf(line), false
-		for n+1 < len(line) && line[n] == '-' && line[n+1] == ' ' {
-			n, entry = n+2, true
-		}
+	ok := eachBlockLine(block, func(at, end, n int, entry bool) bool {
 		if keys < 0 {
 			if !entry {
-				return nil, false
+				return false
 			}
 			keys = n
 		}
-		if n < len(line) {
-			k, rest, ok := splitKey(line[n:])
-			switch {
-			case !ok:
-			case n == keys && string(k) == "time" && len(rest) > 0:
-				if _, _, simple := yamlScalar(rest); simple {
-					segments = append(segments, maskSegment{text: string(block[from : end-len(rest)]), kind: maskTime})
-					from = end
-				}
-			case n > keys && plainKey(line[n:], k):
-				segments = append(segments, maskSegment{text: string(block[from : at+n]), kind: maskKey})
-				from = at + n + len(k)
-			}
+		line := block[at:end]
+		if n == len(line) {
+			return true
 		}
-		at = end + 1
+		k, rest, ok := splitKey(line[n:])
+		switch {
+		case !ok:
+		case n == keys && string(k) == "time" && len(rest) > 0:
+			if _, _, simple := yamlScalar(rest); simple {
+				segments = append(segments, maskSegment{text: string(block[from : end-len(rest)]), kind: maskTime})
+				from = end
+			}
+		case n > keys && plainKey(line[n:], k):
+			segments = append(segments, maskSegment{text: string(block[from : at+n]), kind: maskKey})
+			from = at + n + len(k)
+		}
+		return true
+	})
+	if !ok {
+		return nil, false
 	}
 	return append(segments, maskSegment{text: string(block[from:])}), true
 }

@@ -68,13 +68,16 @@ func TestPodMemo(t *testing.T) {
 	// kubelet gives a pod the status its kubelet writes while it runs:
 	// its own addresses, container ID and times (by its name), and its
 	// container's resources, the spec's.
-	kubelet := func(o map[string]any) {
-		name := o["metadata"].(map[string]any)["name"].(string)
-		n := 0
-		for _, c := range name {
+	// podNumber is a number of the pod's own, and when the time of its own.
+	podNumber := func(o map[string]any) (n int, when string) {
+		for _, c := range o["metadata"].(map[string]any)["name"].(string) {
 			n = n*7 + int(c)
 		}
-		when := fmt.Sprintf("2026-01-01T00:%02d:%02dZ", n/60%60, n%60)
+		return n, fmt.Sprintf("2026-01-01T00:%02d:%02dZ", n/60%60, n%60)
+	}
+	kubelet := func(o map[string]any) {
+		name := o["metadata"].(map[string]any)["name"].(string)
+		n, when := podNumber(o)
 		ip := fmt.Sprintf("10.1.%d.%d", n/256%256, n%256)
 		conds := []any{}
 		for _, c := range []string{"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"} {
@@ -93,12 +96,7 @@ func TestPodMemo(t *testing.T) {
 	// controller's entries are: each with its time, the kubelet's naming
 	// the pod's IP in a list key (by its name).
 	kubeletManaged := func(o map[string]any) {
-		name := o["metadata"].(map[string]any)["name"].(string)
-		n := 0
-		for _, c := range name {
-			n = n*7 + int(c)
-		}
-		when := fmt.Sprintf("2026-01-01T00:%02d:%02dZ", n/60%60, n%60)
+		n, when := podNumber(o)
 		set(o, "metadata.managedFields", []any{
 			map[string]any{"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "time": "2026-01-01T00:00:00Z",
 				"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:ownerReferences": map[string]any{".": map[string]any{}, `k:{"uid":"u1"}`: map[string]any{}}}}},

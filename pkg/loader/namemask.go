@@ -1,7 +1,6 @@
 package loader
 
 import (
-	"bytes"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -154,33 +153,28 @@ func nodeIndependent(s *v1.VolumeSource) bool {
 func maskYAMLNames(dst []byte, f volatileField, block []byte) ([]byte, bool) {
 	dst = append(dst, byte(f))
 	keys, from := -1, 0 // where the entries' keys start
-	for at := 0; at < len(block); {
-		nl := bytes.IndexByte(block[at:], '\n')
-		if nl < 0 {
-			return dst, false
-		}
-		end := at + nl
-		line := block[at:end]
-		n, entry := indentOf(line), false
-		for n+1 < len(line) && line[n] == '-' && line[n+1] == ' ' {
-			n, entry = n+2, true
-		}
+	ok := eachBlockLine(block, func(at, end, n int, entry bool) bool {
 		if keys < 0 {
 			if !entry {
-				return dst, false
+				return false
 			}
 			keys = n
 		}
-		if n == keys && n < len(line) {
-			if k, rest, ok := splitKey(line[n:]); ok && string(k) == "name" {
-				if _, null, simple := yamlScalar(rest); !simple || null {
-					return dst, false
-				}
-				dst = append(append(dst, block[from:end-len(rest)]...), 0)
-				from = end
-			}
+		line := block[at:end]
+		if n != keys || n == len(line) {
+			return true
 		}
-		at = end + 1
+		if k, rest, ok := splitKey(line[n:]); ok && string(k) == "name" {
+			if _, null, simple := yamlScalar(rest); !simple || null {
+				return false
+			}
+			dst = append(append(dst, block[from:end-len(rest)]...), 0)
+			from = end
+		}
+		return true
+	})
+	if !ok {
+		return dst, false
 	}
 	return append(dst, block[from:]...), true
 }

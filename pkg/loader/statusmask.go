@@ -237,45 +237,61 @@ func cutYAMLStatus(block []byte) ([]maskSegment, bool) {
 	var stack []parent
 	var segments []maskSegment
 	from := 0
-	for at := 0; at < len(block); {
-		nl := bytes.IndexByte(block[at:], '\n')
-		if nl < 0 {
-			return nil, false
-		}
-		end := at + nl
+	ok := eachBlockLine(block, func(at, end, n int, _ bool) bool {
 		line := block[at:end]
-		n := indentOf(line)
-		for n+1 < len(line) && line[n] == '-' && line[n+1] == ' ' {
-			n += 2
-		}
 		if n == len(line) {
-			return nil, false
+			return false
 		}
 		k, rest, ok := splitKey(line[n:])
 		if !ok {
-			at = end + 1 // a scalar entry
-			continue
+			return true // a scalar entry
 		}
 		for len(stack) > 0 && stack[len(stack)-1].indent >= n {
 			stack = stack[:len(stack)-1]
 		}
 		if len(rest) == 0 {
 			stack = append(stack, parent{n, string(k)})
-			at = end + 1
-			continue
+			return true
 		}
 		kind := statusMaskKeys[string(k)]
 		if string(k) == "name" && len(stack) > 0 && stack[len(stack)-1].key == "volumeMounts" {
 			kind = maskString
 		}
 		if _, _, simple := yamlScalar(rest); kind != 0 && simple {
-			v := end - len(rest)
-			segments = append(segments, maskSegment{text: string(block[from:v]), kind: kind})
+			segments = append(segments, maskSegment{text: string(block[from : end-len(rest)]), kind: kind})
 			from = end
+		}
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	return append(segments, maskSegment{text: string(block[from:])}), true
+}
+
+// eachBlockLine calls f with each line of block, which ends with a line
+// break: where the line starts and ends (without its break), how far into
+// it its content starts, past its indentation and any "- " of sequence
+// entries, and whether there was one. It returns false when a line has no
+// break or f returns false.
+func eachBlockLine(block []byte, f func(at, end, n int, entry bool) bool) bool {
+	for at := 0; at < len(block); {
+		nl := bytes.IndexByte(block[at:], '\n')
+		if nl < 0 {
+			return false
+		}
+		end := at + nl
+		line := block[at:end]
+		n, entry := indentOf(line), false
+		for n+1 < len(line) && line[n] == '-' && line[n+1] == ' ' {
+			n, entry = n+2, true
+		}
+		if !f(at, end, n, entry) {
+			return false
 		}
 		at = end + 1
 	}
-	return append(segments, maskSegment{text: string(block[from:])}), true
+	return true
 }
 
 // statusAlikeYAML reports whether block, a status's YAML lines, is

@@ -101,23 +101,31 @@ func FuzzStatusAlike(f *testing.F) {
 		if !onlySpaceAfter(b, end) {
 			return
 		}
-		var sa, sb v1.PodStatus
+		var sa v1.PodStatus
 		if strict, err := DecodeStrict(a, &sa); err != nil || len(strict) > 0 {
 			t.Fatalf("%q read by leanPodStatus, but DecodeStrict: %v, %v", a, err, strict)
 		}
-		strict, err := DecodeStrict(b, &sb)
-		if err != nil || len(strict) > 0 {
-			t.Fatalf("%q alike to %q, but DecodeStrict: %v, %v", b, a, err, strict)
-		}
-		if !reflect.DeepEqual(start, sb.StartTime) && (start == nil || sb.StartTime == nil || !start.Equal(sb.StartTime)) {
-			t.Fatalf("%q: start time %v, DecodeStrict %v", b, start, sb.StartTime)
-		}
-		unmask(&sa)
-		unmask(&sb)
-		if diff := cmp.Diff(sa, sb, cmp.Comparer(func(x, y resource.Quantity) bool { return x.Cmp(y) == 0 })); diff != "" {
-			t.Fatalf("%q alike to %q, but decoded otherwise (-first +second):\n%s", b, a, diff)
-		}
+		checkAlikeStatus(t, a, b, &sa, b, start)
 	})
+}
+
+// checkAlikeStatus fails unless jb (b as JSON) decodes strictly, with the
+// start time start, to sa (a's status) but for the values a status shape
+// cuts out.
+func checkAlikeStatus(t *testing.T, a, b []byte, sa *v1.PodStatus, jb []byte, start *metav1.Time) {
+	t.Helper()
+	var sb v1.PodStatus
+	if strict, err := DecodeStrict(jb, &sb); err != nil || len(strict) > 0 {
+		t.Fatalf("%q alike to %q, but DecodeStrict: %v, %v", b, a, err, strict)
+	}
+	if !reflect.DeepEqual(start, sb.StartTime) && (start == nil || sb.StartTime == nil || !start.Equal(sb.StartTime)) {
+		t.Fatalf("%q: start time %v, DecodeStrict %v", b, start, sb.StartTime)
+	}
+	unmask(sa)
+	unmask(&sb)
+	if diff := cmp.Diff(*sa, sb, cmp.Comparer(func(x, y resource.Quantity) bool { return x.Cmp(y) == 0 })); diff != "" {
+		t.Fatalf("%q alike to %q, but decoded otherwise (-first +second):\n%s", b, a, diff)
+	}
 }
 
 // unmask clears in st the values a status shape cuts out.
@@ -253,18 +261,7 @@ func FuzzStatusAlikeYAML(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q alike to %q, but does not convert: %v", b, a, err)
 		}
-		var sb v1.PodStatus
-		if strict, err := DecodeStrict(jb, &sb); err != nil || len(strict) > 0 {
-			t.Fatalf("%q alike to %q, but DecodeStrict: %v, %v", b, a, err, strict)
-		}
-		if !reflect.DeepEqual(start, sb.StartTime) && (start == nil || sb.StartTime == nil || !start.Equal(sb.StartTime)) {
-			t.Fatalf("%q: start time %v, DecodeStrict %v", b, start, sb.StartTime)
-		}
-		unmask(&sa)
-		unmask(&sb)
-		if diff := cmp.Diff(sa, sb, cmp.Comparer(func(x, y resource.Quantity) bool { return x.Cmp(y) == 0 })); diff != "" {
-			t.Fatalf("%q alike to %q, but decoded otherwise (-first +second):\n%s", b, a, diff)
-		}
+		checkAlikeStatus(t, a, b, &sa, jb, start)
 	})
 }
 

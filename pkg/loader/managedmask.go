@@ -157,3 +157,107 @@ func (m *podMemo) rememberYAMLManaged(t *podTemplate, block []byte, entries []me
 	t.yamlManaged = append(t.yamlManaged, yamlManagedShape{segments: segments, entries: slices.Clone(entries)})
 	t.lastYAMLManaged = len(t.yamlManaged) - 1
 }
+
+// The same is done for a JSON List's managed fields (managedShape): their
+// text with each entry's time cut out (a plain string or null, a time
+// timeOf reads) and each key of a field set that starts with "k:" (any
+// JSON string takes its place).
+
+// managedShape is the JSON text of managed fields with their times and
+// list keys cut out, and the entries decoded of them (without their field
+// sets).
+type managedShape = yamlManagedShape
+
+// cutManaged returns data, managed fields' JSON that decoded, as a
+// managed shape's segments, or false when it is not an array of objects
+// that it walks.
+func cutManaged(data []byte) ([]maskSegment, bool) {
+	var segments []maskSegment
+	from := 0
+	end := walkArray(data, 0, func(e int) int {
+		return walkObject(data, e, func(key []byte, v int) int {
+			switch string(key) {
+			case "time":
+				_, end := plainTextAt(data, v)
+				if end >= 0 {
+					segments = append(segments, maskSegment{text: string(data[from:v]), kind: maskTime})
+					from = end
+				}
+				return end
+			case "fieldsV1":
+				end := skipValue(data, v)
+				if end < 0 {
+					return -1
+				}
+				// Its keys: the strings followed by a colon.
+				for at := v; at < end; {
+					q := bytes.IndexByte(data[at:end], '"')
+					if q < 0 {
+						break
+					}
+					open := at + q
+					close := skipString(data, open)
+					if close < 0 {
+						return -1
+					}
+					if c := skipSpace(data, close); c < end && data[c] == ':' && bytes.HasPrefix(data[open:], []byte(`"k:`)) {
+						segments = append(segments, maskSegment{text: string(data[from:open]), kind: maskKey})
+						from = close
+					}
+					at = close
+				}
+				return end
+			}
+			return skipValue(data, v)
+		})
+	})
+	if end < 0 {
+		return nil, false
+	}
+	return append(segments, maskSegment{text: string(data[from:end])}), true
+}
+
+// managedAlike returns the offset past the managed fields at data[at]
+// when they are shape's text with a time timeOf reads (or null) in each
+// time's place and a JSON string in each key's, or -1.
+func (d *fastDecoder) managedAlike(data []byte, at int, shape []maskSegment) int {
+	for _, seg := range shape {
+		if len(data)-at < len(seg.text) || string(data[at:at+len(seg.text)]) != seg.text {
+			return -1
+		}
+		at += len(seg.text)
+		var end int
+		switch seg.kind {
+		case 0:
+			return at
+		case maskKey:
+			if at >= len(data) || data[at] != '"' {
+				return -1
+			}
+			end = validString(data, at)
+		default:
+			if _, end = plainTextAt(data, at); end >= 0 {
+				if _, ok := d.timeOf(data[at:end]); !ok {
+					return -1
+				}
+			}
+		}
+		if end < 0 {
+			return -1
+		}
+		at = end
+	}
+	return -1
+}
+
+// rememberManaged remembers for t value, managed fields' JSON that decoded
+// to entries (copied).
+func (m *podMemo) rememberManaged(t *podTemplate, value []byte, entries []metav1.ManagedFieldsEntry) {
+	if len(t.managed) >= maxStatusShapes || len(value) > maxKnownSize {
+		return
+	}
+	if segments, ok := cutManaged(value); ok {
+		t.managed = append(t.managed, managedShape{segments: segments, entries: slices.Clone(entries)})
+		t.lastManaged = len(t.managed) - 1
+	}
+}

@@ -95,8 +95,10 @@ type podMemo struct {
 	start      *metav1.Time
 	yamlStatus []byte
 	// yamlManaged is the YAML lines of the managed fields matchesYAML
-	// converted last, or nil.
+	// converted last, or nil; walked says matches decoded the managed
+	// fields entry by entry (not along a managed shape).
 	yamlManaged []byte
+	walked      bool
 	// slab is where the next pods are made: allocated podSlab at a time,
 	// as they all live as long as the snapshot.
 	slab []snapshot.PodParts
@@ -162,6 +164,9 @@ type podTemplate struct {
 	// their times and list keys (managedmask.go).
 	yamlManaged     []yamlManagedShape
 	lastYAMLManaged int
+	// managed are the same as JSON.
+	managed     []managedShape
+	lastManaged int
 }
 
 // span is where a value the memo decodes per pod lies in the document.
@@ -438,7 +443,7 @@ func (m *podMemo) follow(t *podTemplate) {
 // document: matches is true exactly when cut(raw) is and raw's key is t's,
 // with the same spans, and it does not walk what is t's.
 func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
-	m.spans = m.spans[:0]
+	m.spans, m.walked = m.spans[:0], false
 	key, at := t.key, 0
 	for _, f := range t.fields {
 		var ok bool
@@ -450,8 +455,16 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 		end, read := -1, false
 		switch f {
 		case fieldManagedFields:
-			end = m.dec.leanManagedFieldsAt(raw, at, &m.entries, &t.sets)
-			read = end >= 0
+			if len(t.managed) > 0 {
+				sh := &t.managed[t.lastManaged]
+				if end = m.dec.managedAlike(raw, at, sh.segments); end >= 0 {
+					m.entries, read = append(m.entries[:0], sh.entries...), true
+					break
+				}
+			}
+			if end = m.dec.leanManagedFieldsAt(raw, at, &m.entries, &t.sets); end >= 0 {
+				read, m.walked = true, true
+			}
 		case fieldVolumes, fieldMounts:
 			// Volumes and mounts alike but for their names to the
 			// last ones known are known (namemask.go).
@@ -523,8 +536,9 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	// those of the pod that made the shape, which admission accepted.
 	shaped := false
 	// managed is a YAML item's managed fields, when decoded, to be
-	// remembered (rememberYAMLManaged).
-	var managed []byte
+	// remembered (rememberYAMLManaged), and walkedManaged a JSON pod's
+	// (rememberManaged).
+	var managed, walkedManaged []byte
 	for _, s := range m.spans {
 		value := raw[s.start:s.end]
 		switch s.field {
@@ -533,6 +547,9 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 			// are validated, and dropped.
 			if s.read {
 				pf.ManagedFields = m.entries
+				if m.walked {
+					walkedManaged = value
+				}
 				continue
 			}
 			if m.dec.leanManagedFields(value, &m.entries, &t.sets) {
@@ -652,6 +669,9 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	m.conds = pf.Status.Conditions
 	if managed != nil {
 		m.rememberYAMLManaged(t, managed, pf.ManagedFields)
+	}
+	if walkedManaged != nil {
+		m.rememberManaged(t, walkedManaged, pf.ManagedFields)
 	}
 	leanStatus(&pf.Status)
 	leanContainerStatuses(&pf.Status, &pf.Spec)

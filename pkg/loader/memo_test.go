@@ -243,6 +243,12 @@ func TestPodMemo(t *testing.T) {
 		"kubelet managed fields with a bad quoted time in one": {every: kubeletManaged, editYAML: func(data []byte) []byte {
 			return inAtPodYAML(data, `time: "2026-01-01T00:`, `time: "2026-02-30T00:`)
 		}},
+		"kubelet managed fields with a bad escape in a key in one": {every: kubeletManaged, edit: func(data []byte) []byte {
+			return inAtPod(data, `k:{\"ip\":\"10.1.`, `k:{\"ip\":\"\q`)
+		}},
+		"kubelet managed fields with a bad JSON time in one": {every: kubeletManaged, edit: func(data []byte) []byte {
+			return inAtPod(data, `"time": "2026-01-01T00:`, `"time": "2026-02-30T00:`)
+		}},
 		"kubelet managed fields with a bad operation in one": {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) { e["operation"] = "Dance" })},
 		"kubelet managed fields with a spaced key in one": {every: kubeletManaged, mutate: managedAnd(func(e map[string]any) {
 			podIPs(e)[`k:{"ip": "10.9.9.9"}`] = map[string]any{}

@@ -43,32 +43,8 @@ import (
 //
 //	go test -run NONE -bench WhatifEndToEnd -benchtime 3x ./cmd/reprieve/
 func BenchmarkWhatifEndToEnd(b *testing.B) {
-	nodes := 5000
-	if s := os.Getenv("REPRIEVE_E2E_NODES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("REPRIEVE_E2E_NODES: %v", err)
-		}
-		nodes = n
-	}
-	dir := b.TempDir()
-	files := dir
-	if d := os.Getenv("REPRIEVE_E2E_DIR"); d != "" {
-		files = d
-	}
-	// REPRIEVE_E2E_BINARY runs another build (an older commit's, to
-	// compare) on the same files.
-	bin := os.Getenv("REPRIEVE_E2E_BINARY")
-	if bin == "" {
-		bin = filepath.Join(dir, "reprieve")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			b.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
-	pod := filepath.Join(dir, "pod.yaml")
-	if err := os.WriteFile(pod, []byte(benchPod), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	e := newEndToEnd(b)
+	pod := e.podFile(b, 1)
 	for _, c := range []struct {
 		format  string
 		managed bool
@@ -77,44 +53,141 @@ func BenchmarkWhatifEndToEnd(b *testing.B) {
 		{"json", false, "tokens"}, {"yaml", false, "tokens"}, {"json", false, "distinct"}, {"yaml", false, "distinct"},
 		{"json", false, "minimal"}, {"yaml", false, "minimal"}} {
 		format, managed := c.format, c.managed
-		name := fmt.Sprintf("snapshot-%d-managed=%s.%s", nodes, yesNo(managed), format)
-		sub := fmt.Sprintf("%s/managed=%s/nodes=%d", format, yesNo(managed), nodes)
+		name := fmt.Sprintf("snapshot-%d-managed=%s.%s", e.nodes, yesNo(managed), format)
+		sub := fmt.Sprintf("%s/managed=%s/nodes=%d", format, yesNo(managed), e.nodes)
 		if c.pods != "" {
-			name = fmt.Sprintf("snapshot-%d-%s.%s", nodes, c.pods, format)
-			sub = fmt.Sprintf("%s/managed=no/%s/nodes=%d", format, c.pods, nodes)
+			name = fmt.Sprintf("snapshot-%d-%s.%s", e.nodes, c.pods, format)
+			sub = fmt.Sprintf("%s/managed=no/%s/nodes=%d", format, c.pods, e.nodes)
 		}
-		path := filepath.Join(files, name)
+		path := filepath.Join(e.files, name)
 		b.Run(sub, func(b *testing.B) {
 			// Written here, not before b.Run, so that -bench picking one
 			// variant writes one file; b.Loop starts the timer afterwards.
 			if c.pods == "minimal" {
-				b.SetBytes(writeMinimalSnapshot(b, path, format, nodes, 30))
+				b.SetBytes(writeMinimalSnapshot(b, path, format, e.nodes, 30))
 			} else {
-				b.SetBytes(writeKubectlSnapshot(b, path, format, nodes, 30, managed, c.pods))
+				b.SetBytes(writeKubectlSnapshot(b, path, format, e.nodes, 30, managed, c.pods))
 			}
-			var cpu time.Duration
-			var peak int64
-			var walls, cpus []float64
-			for b.Loop() {
-				cmd := exec.Command(bin, "whatif", "--snapshot", path, "-f", pod, "-o", "json")
-				cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-				start := time.Now()
-				if err := cmd.Run(); err != nil {
-					b.Fatalf("reprieve whatif: %v", err)
-				}
-				walls = append(walls, time.Since(start).Seconds())
-				u := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-				c := time.Duration(u.Utime.Nano() + u.Stime.Nano())
-				cpu += c
-				cpus = append(cpus, c.Seconds())
-				peak = max(peak, u.Maxrss) // KiB on Linux
-			}
-			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
-			b.ReportMetric(median(walls), "median-s")
-			b.ReportMetric(median(cpus), "median-cpu-s")
-			b.ReportMetric(float64(peak)/1024, "peak-MiB")
+			e.time(b, path, pod, "-o", "json")
 		})
 	}
+}
+
+// BenchmarkWhatifManyPods times `reprieve whatif --snapshot FILE -f PODS`
+// as BenchmarkWhatifEndToEnd does, on its kubectl JSON file (managed fields
+// stripped), with one pod and with 100 pods of different sizes and
+// priorities in one multi-document file, printed as the default table: the
+// snapshot is loaded once and each pod evaluated on it, so the 100 cost one
+// load and 100 evaluations. (With -o json each decision also writes every
+// candidate and every node's verdict: about 1 MB a pod at 5,000 nodes.)
+// It reports, besides the run's figures, the wall time each pod beyond the
+// first adds (extra-ms/pod: the difference of the two runs' medians over
+// 99; 0 for the run of one pod).
+//
+//	go test -run NONE -bench WhatifManyPods -benchtime 3x ./cmd/reprieve/
+func BenchmarkWhatifManyPods(b *testing.B) {
+	e := newEndToEnd(b)
+	path := filepath.Join(e.files, fmt.Sprintf("snapshot-%d-managed=no.json", e.nodes))
+	var one float64
+	for _, n := range []int{1, 100} {
+		pod := e.podFile(b, n)
+		b.Run(fmt.Sprintf("pods=%d/nodes=%d", n, e.nodes), func(b *testing.B) {
+			b.SetBytes(writeKubectlSnapshot(b, path, "json", e.nodes, 30, false, ""))
+			wall := e.time(b, path, pod)
+			if n == 1 {
+				one = wall
+			} else if one > 0 {
+				b.ReportMetric(1000*(wall-one)/float64(n-1), "extra-ms/pod")
+			}
+		})
+	}
+}
+
+// endToEnd is what the end-to-end benchmarks share: the cluster's size,
+// the binary they time and where their files go.
+type endToEnd struct {
+	nodes int
+	// dir is the benchmark's own temporary directory; files is where the
+	// snapshots are written (REPRIEVE_E2E_DIR, else dir).
+	dir, files string
+	bin        string
+}
+
+// newEndToEnd reads the benchmarks' environment (REPRIEVE_E2E_NODES,
+// REPRIEVE_E2E_DIR, REPRIEVE_E2E_BINARY) and builds the binary unless
+// another is given.
+func newEndToEnd(b *testing.B) *endToEnd {
+	e := &endToEnd{nodes: 5000, dir: b.TempDir()}
+	if s := os.Getenv("REPRIEVE_E2E_NODES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatalf("REPRIEVE_E2E_NODES: %v", err)
+		}
+		e.nodes = n
+	}
+	e.files = e.dir
+	if d := os.Getenv("REPRIEVE_E2E_DIR"); d != "" {
+		e.files = d
+	}
+	// REPRIEVE_E2E_BINARY runs another build (an older commit's, to
+	// compare) on the same files.
+	e.bin = os.Getenv("REPRIEVE_E2E_BINARY")
+	if e.bin == "" {
+		e.bin = filepath.Join(e.dir, "reprieve")
+		if out, err := exec.Command("go", "build", "-o", e.bin, ".").CombinedOutput(); err != nil {
+			b.Fatalf("go build: %v\n%s", err, out)
+		}
+	}
+	return e
+}
+
+// podFile writes the pods to evaluate, n of them, and returns the file's
+// path: benchPod alone, or n pods of one to four CPUs and priorities 100
+// to 1,000 as one multi-document file.
+func (e *endToEnd) podFile(b *testing.B, n int) string {
+	path := filepath.Join(e.dir, fmt.Sprintf("pods-%d.yaml", n))
+	text := benchPod
+	if n > 1 {
+		var w strings.Builder
+		for i := range n {
+			fmt.Fprintf(&w, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: want-%03d, namespace: default}\nspec:\n  priority: %d\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: %dm, memory: 1Gi}}\n",
+				i, 100+i%10*100, 1000+i%4*900)
+		}
+		text = w.String()
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// time runs `reprieve whatif --snapshot path -f pod` with args b.N times
+// and reports the runs' CPU time (mean and median), wall time (median) and
+// peak RSS; it returns the median wall time in seconds.
+func (e *endToEnd) time(b *testing.B, path, pod string, args ...string) float64 {
+	var cpu time.Duration
+	var peak int64
+	var walls, cpus []float64
+	for b.Loop() {
+		cmd := exec.Command(e.bin, append([]string{"whatif", "--snapshot", path, "-f", pod}, args...)...)
+		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("reprieve whatif: %v", err)
+		}
+		walls = append(walls, time.Since(start).Seconds())
+		u := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		c := time.Duration(u.Utime.Nano() + u.Stime.Nano())
+		cpu += c
+		cpus = append(cpus, c.Seconds())
+		peak = max(peak, u.Maxrss) // KiB on Linux
+	}
+	wall := median(walls)
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(wall, "median-s")
+	b.ReportMetric(median(cpus), "median-cpu-s")
+	b.ReportMetric(float64(peak)/1024, "peak-MiB")
+	return wall
 }
 
 // BenchmarkWhatifInProcess runs `reprieve whatif` as

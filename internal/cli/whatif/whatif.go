@@ -245,7 +245,10 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	// whatif only evaluates: the snapshot's pods need only what decisions
 	// read. Until the snapshot is built, almost nothing allocated is
-	// garbage: the collector waits.
+	// garbage: the collector waits, and goes on waiting through the first
+	// decision. (Collecting once the snapshot was built made the first
+	// evaluation at 5,000 nodes take 20-30 ms instead of 1-2 ms: it ran
+	// beside a collection of the whole heap and assisted it.)
 	release := deferCollection(os.Getenv, loader.InputSize(o.Snapshots...))
 	defer release()
 	set, err := o.loadSet(ctx, true)
@@ -259,7 +262,6 @@ func (o *Options) Run(ctx context.Context) error {
 		fmt.Fprintln(o.errOut, "warning: the snapshot has no nodes: every pod is unschedulable")
 	}
 	snap, err := set.Build()
-	release()
 	if err != nil {
 		return err
 	}
@@ -272,7 +274,13 @@ func (o *Options) Run(ctx context.Context) error {
 	// as the ones before it left it.
 	var e whatif.Evaluator
 	decisions := make([]*whatif.Decision, 0, len(pods))
-	for _, pod := range pods {
+	for i, pod := range pods {
+		if i == 1 {
+			// Several pods: their decisions and their garbage add up,
+			// so the collection put off runs from here on (a whatif of
+			// one pod ends without it).
+			release()
+		}
 		prof := o.profile(pod.Obj())
 		d, err := e.Evaluate(snap, pod, whatif.Options{
 			Now:         o.now,

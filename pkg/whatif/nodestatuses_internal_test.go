@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -157,6 +158,48 @@ func TestNodeStatusesMatchesEachNode(t *testing.T) {
 		})
 		if !slices.IsSorted(names) {
 			t.Fatalf("trial %d: All is not in node order: %v", trial, names)
+		}
+	}
+}
+
+// TestNodeStatusesMarshalJSON holds NodeStatuses' own encoding to
+// encoding/json's of the map it stands for (Map), byte for byte: names in
+// any order, shared and distinct statuses, names that need escaping, and
+// a name given twice.
+func TestNodeStatusesMarshalJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	odd := []string{"a<b", "é-node", "q\"uote", "tab\there", "z", "A", "node-10", "node-9", ""}
+	for trial := range 300 {
+		m := NodeStatuses{}
+		for range r.IntN(40) {
+			name := fmt.Sprintf("node-%d", r.IntN(1000))
+			if r.IntN(8) == 0 {
+				name = odd[r.IntN(len(odd))]
+			}
+			m.names = append(m.names, name)
+		}
+		for k := range 1 + r.IntN(4) {
+			ns := &NodeStatus{Code: "Unschedulable", Plugin: "NodeResourcesFit", Reasons: []string{fmt.Sprint("Insufficient cpu <", k, ">")}}
+			if k%2 == 1 {
+				ns.Preemption = &PreemptionStatus{Code: "Unschedulable", Reasons: []string{"No victims & none"}}
+			}
+			m.distinct = append(m.distinct, ns)
+		}
+		for i := range m.names {
+			if r.IntN(4) > 0 {
+				m.add(int32(i), int32(r.IntN(len(m.distinct))), 1)
+			}
+		}
+		want, err := json.Marshal(m.Map())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.MarshalJSON() // not through json.Marshal, which would escape what it lets through
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("trial %d: names %q:\n got %s\nwant %s", trial, m.names, got, want)
 		}
 	}
 }

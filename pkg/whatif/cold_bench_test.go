@@ -17,9 +17,9 @@ import (
 // the snapshot is built outside the timer and evaluated right after, as the
 // CLI does. The garbage of the iteration before is collected before the
 // build, so that no collection the benchmark's own earlier iterations made
-// due runs during the evaluation (the CLI's one load leaves none due: it
-// defers collection until its decisions are made); a collection that does
-// run there is counted in gcs/op. BenchmarkWhatif's figures are for later
+// due runs during the evaluation (the CLI's load leaves none due: it puts
+// collection off through the first decision); a collection that does run
+// there is counted in gcs/op. BenchmarkWhatif's figures are for later
 // evaluations.
 func BenchmarkWhatifCold(b *testing.B) {
 	eachColdCluster(b, func(b *testing.B, objs snapshot.Objects, podObj *v1.Pod) {

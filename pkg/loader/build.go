@@ -37,21 +37,7 @@ func (s *Set) Build() (*snapshot.Snapshot, error) {
 func CheckNodeSums(objs *snapshot.Objects, origin func(any) string) error {
 	// Most clusters' pods are far from the limit: when the bound of every
 	// node's sums fits, nothing can overflow.
-	bounds := map[string]int64{}
-	fits := true
-	for p := range objs.AllPods() {
-		node := p.Spec.NodeName
-		if node == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-			continue
-		}
-		b, ok := admission.RequestsBound(p)
-		if !ok || bounds[node] > math.MaxInt64-b {
-			fits = false
-			break
-		}
-		bounds[node] += b
-	}
-	if fits {
+	if boundsFit(objs) {
 		return nil
 	}
 	type sums struct{ cpu, mem, eph, nzCPU, nzMem int64 }
@@ -98,6 +84,55 @@ func CheckNodeSums(objs *snapshot.Objects, origin func(any) string) error {
 		}
 	}
 	return nil
+}
+
+// boundsFit reports whether the bound of the requests of the pods bound to
+// each node (admission.RequestsBound) fits in 64 bits, node by node. A pod
+// kept in parts whose status reports no container (a lean load drops the
+// statuses that agree with the spec) has its shape's bound, worked out once
+// for all the pods of the shape rather than for each pod made whole.
+func boundsFit(objs *snapshot.Objects) bool {
+	bounds := map[string]int64{}
+	add := func(node string, phase v1.PodPhase, bound func() (int64, bool)) bool {
+		if node == "" || phase == v1.PodSucceeded || phase == v1.PodFailed {
+			return true
+		}
+		b, ok := bound()
+		if !ok || bounds[node] > math.MaxInt64-b {
+			return false
+		}
+		bounds[node] += b
+		return true
+	}
+	for _, p := range objs.Pods {
+		if !add(p.Spec.NodeName, p.Status.Phase, func() (int64, bool) { return admission.RequestsBound(p) }) {
+			return false
+		}
+	}
+	type bound struct {
+		b  int64
+		ok bool
+	}
+	shapes := map[*v1.Pod]bound{}
+	var scratch v1.Pod
+	for _, parts := range objs.PodParts {
+		if !add(parts.NodeName, parts.Status.Phase, func() (int64, bool) {
+			if len(parts.Status.ContainerStatuses) > 0 || parts.Status.Rest != nil {
+				// The status may count: the pod made whole.
+				parts.Into(&scratch)
+				return admission.RequestsBound(&scratch)
+			}
+			sb, known := shapes[parts.Shape]
+			if !known {
+				sb.b, sb.ok = admission.RequestsBound(parts.Shape)
+				shapes[parts.Shape] = sb
+			}
+			return sb.b, sb.ok
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 // locate turns a snapshot.ObjectError into an InputError with its file.

@@ -52,7 +52,7 @@ func CheckNodeSums(objs *snapshot.Objects, origin func(any) string) error {
 	}
 	for p, given := range objs.AllPods() {
 		node := p.Spec.NodeName
-		if node == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+		if !counted(node, p.Status.Phase) {
 			continue
 		}
 		t := byNode[node]
@@ -93,11 +93,9 @@ func CheckNodeSums(objs *snapshot.Objects, origin func(any) string) error {
 // for all the pods of the shape rather than for each pod made whole.
 func boundsFit(objs *snapshot.Objects) bool {
 	bounds := map[string]int64{}
-	add := func(node string, phase v1.PodPhase, bound func() (int64, bool)) bool {
-		if node == "" || phase == v1.PodSucceeded || phase == v1.PodFailed {
-			return true
-		}
-		b, ok := bound()
+	// add adds the bound b (ok: it fits in 64 bits) of a pod on node, or
+	// reports that the node's sum would not fit.
+	add := func(node string, b int64, ok bool) bool {
 		if !ok || bounds[node] > math.MaxInt64-b {
 			return false
 		}
@@ -105,7 +103,10 @@ func boundsFit(objs *snapshot.Objects) bool {
 		return true
 	}
 	for _, p := range objs.Pods {
-		if !add(p.Spec.NodeName, p.Status.Phase, func() (int64, bool) { return admission.RequestsBound(p) }) {
+		if !counted(p.Spec.NodeName, p.Status.Phase) {
+			continue
+		}
+		if b, ok := admission.RequestsBound(p); !add(p.Spec.NodeName, b, ok) {
 			return false
 		}
 	}
@@ -114,25 +115,32 @@ func boundsFit(objs *snapshot.Objects) bool {
 		ok bool
 	}
 	shapes := map[*v1.Pod]bound{}
-	var scratch v1.Pod
+	var whole v1.Pod
 	for _, parts := range objs.PodParts {
-		if !add(parts.NodeName, parts.Status.Phase, func() (int64, bool) {
-			if len(parts.Status.ContainerStatuses) > 0 || parts.Status.Rest != nil {
-				// The status may count: the pod made whole.
-				parts.Into(&scratch)
-				return admission.RequestsBound(&scratch)
-			}
-			sb, known := shapes[parts.Shape]
-			if !known {
-				sb.b, sb.ok = admission.RequestsBound(parts.Shape)
-				shapes[parts.Shape] = sb
-			}
-			return sb.b, sb.ok
-		}) {
+		if !counted(parts.NodeName, parts.Status.Phase) {
+			continue
+		}
+		sb, known := shapes[parts.Shape]
+		switch {
+		case len(parts.Status.ContainerStatuses) > 0 || parts.Status.Rest != nil:
+			// The status may count: the pod made whole.
+			parts.Into(&whole)
+			sb.b, sb.ok = admission.RequestsBound(&whole)
+		case !known:
+			sb.b, sb.ok = admission.RequestsBound(parts.Shape)
+			shapes[parts.Shape] = sb
+		}
+		if !add(parts.NodeName, sb.b, sb.ok) {
 			return false
 		}
 	}
 	return true
+}
+
+// counted reports whether a pod on node in phase counts in the node's
+// sums: it is bound and not finished.
+func counted(node string, phase v1.PodPhase) bool {
+	return node != "" && phase != v1.PodSucceeded && phase != v1.PodFailed
 }
 
 // locate turns a snapshot.ObjectError into an InputError with its file.

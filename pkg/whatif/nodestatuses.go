@@ -214,31 +214,31 @@ func (m NodeStatuses) Equal(o NodeStatuses) bool {
 func (m NodeStatuses) MarshalJSON() ([]byte, error) {
 	type entry struct {
 		name   string
+		key    []byte // the name encoded, or nil when it is written as it is
 		status int32
 	}
 	entries := make([]entry, 0, m.len)
 	for _, r := range m.runs {
 		for i := r.first; i < r.first+r.count; i++ {
-			entries = append(entries, entry{m.names[i], r.status})
+			entries = append(entries, entry{name: m.names[i], status: r.status})
 		}
 	}
 	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
-	// The keys and values, each encoded once, and their size.
-	keys := make([][]byte, 0, len(entries))
+	// As in a map, a name given twice keeps its last status. Each key and
+	// each distinct status is encoded once, and the object's size added up.
+	kept := entries[:0]
 	values := make([][]byte, len(m.distinct))
 	size := 2
 	for i, e := range entries {
 		if i+1 < len(entries) && entries[i+1].name == e.name {
-			continue // as in a map, the last status of a name
+			continue
 		}
-		key := []byte(nil) // written as it is
 		if !plainName(e.name) {
 			var err error
-			if key, err = json.Marshal(e.name); err != nil {
+			if e.key, err = json.Marshal(e.name); err != nil {
 				return nil, err
 			}
 		}
-		keys = append(keys, key)
 		if values[e.status] == nil {
 			b, err := json.Marshal(*m.distinct[e.status])
 			if err != nil {
@@ -246,24 +246,20 @@ func (m NodeStatuses) MarshalJSON() ([]byte, error) {
 			}
 			values[e.status] = b
 		}
-		size += len(e.name) + 2 + len(key) + 2 + len(values[e.status])
+		size += len(e.name) + 2 + len(e.key) + 2 + len(values[e.status])
+		kept = append(kept, e)
 	}
 	out := make([]byte, 0, size)
 	out = append(out, '{')
-	k := 0
-	for i, e := range entries {
-		if i+1 < len(entries) && entries[i+1].name == e.name {
-			continue
-		}
-		if k > 0 {
+	for i, e := range kept {
+		if i > 0 {
 			out = append(out, ',')
 		}
-		if keys[k] == nil {
-			out = append(append(append(out, '"'), e.name...), '"')
+		if e.key != nil {
+			out = append(out, e.key...)
 		} else {
-			out = append(out, keys[k]...)
+			out = append(append(append(out, '"'), e.name...), '"')
 		}
-		k++
 		out = append(append(out, ':'), values[e.status]...)
 	}
 	return append(out, '}'), nil

@@ -56,11 +56,11 @@ func cutYAMLManaged(block []byte) ([]maskSegment, bool) {
 		case !ok:
 		case n == keys && string(k) == "time" && len(rest) > 0:
 			if _, _, simple := yamlScalar(rest); simple {
-				segments = append(segments, maskSegment{text: string(block[from : end-len(rest)]), kind: maskTime})
+				segments = append(segments, maskSegment{text: string(block[from : end-len(rest)]), kind: maskTime, was: string(rest)})
 				from = end
 			}
 		case n > keys && plainKey(line[n:], k):
-			segments = append(segments, maskSegment{text: string(block[from : at+n]), kind: maskKey})
+			segments = append(segments, maskSegment{text: string(block[from : at+n]), kind: maskKey, was: string(k)})
 			from = at + n + len(k)
 		}
 		return true
@@ -100,6 +100,12 @@ func (d *fastDecoder) managedAlikeYAML(block []byte, shape []maskSegment) bool {
 		if seg.kind == 0 {
 			return at == len(block)
 		}
+		if seg.kind == maskKey && sameText(block, at, seg.was) && len(block) > at+len(seg.was) && block[at+len(seg.was)] == ':' {
+			// The next segment holds the rest of the line: a line alike
+			// is the shape's own.
+			at += len(seg.was)
+			continue
+		}
 		nl := bytes.IndexByte(block[at:], '\n')
 		if nl < 0 {
 			return false
@@ -114,6 +120,10 @@ func (d *fastDecoder) managedAlikeYAML(block []byte, shape []maskSegment) bool {
 				return false
 			}
 			at += len(k) // the rest of its line is the shape's
+			continue
+		}
+		if string(content) == seg.was {
+			at += nl
 			continue
 		}
 		contents, null, simple := yamlScalar(content)
@@ -180,7 +190,7 @@ func cutManaged(data []byte) ([]maskSegment, bool) {
 			case "time":
 				_, end := plainTextAt(data, v)
 				if end >= 0 {
-					segments = append(segments, maskSegment{text: string(data[from:v]), kind: maskTime})
+					segments = append(segments, maskSegment{text: string(data[from:v]), kind: maskTime, was: string(data[v:end])})
 					from = end
 				}
 				return end
@@ -201,7 +211,7 @@ func cutManaged(data []byte) ([]maskSegment, bool) {
 						return -1
 					}
 					if c := skipSpace(data, close); c < end && data[c] == ':' && bytes.HasPrefix(data[open:], []byte(`"k:`)) {
-						segments = append(segments, maskSegment{text: string(data[from:open]), kind: maskKey})
+						segments = append(segments, maskSegment{text: string(data[from:open]), kind: maskKey, was: string(data[open:close])})
 						from = close
 					}
 					at = close
@@ -227,10 +237,12 @@ func (d *fastDecoder) managedAlike(data []byte, at int, shape []maskSegment) int
 		}
 		at += len(seg.text)
 		var end int
-		switch seg.kind {
-		case 0:
+		switch {
+		case seg.kind == 0:
 			return at
-		case maskKey:
+		case sameText(data, at, seg.was):
+			end = at + len(seg.was)
+		case seg.kind == maskKey:
 			if at >= len(data) || data[at] != '"' {
 				return -1
 			}

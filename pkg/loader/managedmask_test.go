@@ -105,7 +105,10 @@ func TestManagedAlikeYAML(t *testing.T) {
 		old, new string
 		alike    bool
 	}{
+		{"", "", true},
 		{"10.1.0.7", "10.9.8.7", true},
+		{"10.1.0.7", "10.1.0.77", true},
+		{`k:{"ip":"10.1.0.7"}`, `k:{"ip":"10.1.0.7"}x`, true},
 		{`k:{"uid":"u1"}`, `k:{"uid":"u2"}`, true},
 		{`"2026-01-01T00:00:05Z"`, `"2026-03-04T05:06:07Z"`, true},
 		{`"2026-01-01T00:00:05Z"`, "null", true},
@@ -195,7 +198,9 @@ func TestManagedAlike(t *testing.T) {
 		old, new string
 		alike    bool
 	}{
+		{"", "", true},
 		{"10.244.0.7", "10.9.8.7", true},
+		{"10.244.0.7", "10.244.0.77", true},
 		{"10.244.0.7", `10.9.8.\u0037`, true},
 		{`"2026-01-01T00:00:05Z"`, `"2026-03-04T05:06:07Z"`, true},
 		{`"2026-01-01T00:00:05Z"`, "null", true},

@@ -57,6 +57,12 @@ type statusShape struct {
 type maskSegment struct {
 	text string
 	kind maskKind
+	// was is the text of the value cut out, as the shape's own pod had it
+	// (a JSON token with the space before it, or a YAML line's rest). A
+	// pod whose value there is the same text has a valid one, so alike
+	// checks only what is not: most keys and many times are the same in
+	// every pod of a workload.
+	was string
 }
 
 // cutStatus returns data, a status's JSON, as a shape's segments, or false
@@ -85,7 +91,7 @@ func cutStatus(data []byte) ([]maskSegment, bool) {
 				if end < 0 {
 					return -1
 				}
-				segments = append(segments, maskSegment{text: string(data[from:v]), kind: kind})
+				segments = append(segments, maskSegment{text: string(data[from:v]), kind: kind, was: string(data[v:end])})
 				from = end
 				return end
 			})
@@ -101,6 +107,11 @@ func cutStatus(data []byte) ([]maskSegment, bool) {
 	return append(segments, maskSegment{text: string(data[from:])}), true
 }
 
+// sameText reports whether data at at starts with text.
+func sameText(data []byte, at int, text string) bool {
+	return len(data)-at >= len(text) && string(data[at:at+len(text)]) == text
+}
+
 // statusAlike reads the status at data[at] along shape: it returns the
 // offset past it, and its start time, when the status is the shape's text
 // with a value of the kind the shape cut out in each place (a time that
@@ -113,6 +124,10 @@ func (d *fastDecoder) statusAlike(data []byte, at int, shape []maskSegment) (end
 		at += len(seg.text)
 		if seg.kind == 0 {
 			return at, start
+		}
+		if seg.kind != maskStartTime && sameText(data, at, seg.was) {
+			at += len(seg.was)
+			continue
 		}
 		text, end := plainTextAt(data, at)
 		if end < 0 {
@@ -258,7 +273,7 @@ func cutYAMLStatus(block []byte) ([]maskSegment, bool) {
 			kind = maskString
 		}
 		if _, _, simple := yamlScalar(rest); kind != 0 && simple {
-			segments = append(segments, maskSegment{text: string(block[from : end-len(rest)]), kind: kind})
+			segments = append(segments, maskSegment{text: string(block[from : end-len(rest)]), kind: kind, was: string(rest)})
 			from = end
 		}
 		return true
@@ -311,6 +326,10 @@ func (d *fastDecoder) statusAlikeYAML(block []byte, shape []maskSegment) (start 
 		nl := bytes.IndexByte(block[at:], '\n')
 		if nl < 0 {
 			return nil, false
+		}
+		if seg.kind != maskStartTime && string(block[at:at+nl]) == seg.was {
+			at += nl
+			continue
 		}
 		contents, null, simple := yamlScalar(block[at : at+nl])
 		if !simple {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -175,6 +176,7 @@ func TestStatusAlike(t *testing.T) {
 		alike bool
 		start string
 	}{
+		{string(kubelet), true, "2026-01-01T00:00:00Z"},
 		{strings.ReplaceAll(string(kubelet), "2026-01-01T00:00:0", "2026-03-04T05:06:0"), true, "2026-03-04T05:06:00Z"},
 		{strings.ReplaceAll(strings.ReplaceAll(string(kubelet), "10.244.0.7", "10.9.8.7"), "x7k2p", "q9z8w"), true, "2026-01-01T00:00:00Z"},
 		{strings.ReplaceAll(string(kubelet), `"startTime": "2026-01-01T00:00:00Z"`, `"startTime": null`), true, ""},
@@ -280,6 +282,10 @@ func TestStatusAlikeYAML(t *testing.T) {
 		t.Fatalf("the kubelet's YAML status is cut as %+v, its JSON as %+v", shape, jsonShape)
 	}
 	var d fastDecoder
+	// Its own lines, each value as the shape's pod had it.
+	if start, alike := d.statusAlikeYAML(kubelet, shape); !alike || start == nil || !start.Equal(&metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}) {
+		t.Errorf("the shape's own status: alike %v, start time %v", alike, start)
+	}
 	for _, tc := range []struct {
 		old, new string
 		alike    bool

@@ -165,9 +165,9 @@ func Empty() *Snapshot {
 // and unparsable selectors, each with an *ObjectError.
 func New(objs Objects) (*Snapshot, error) { return NewParallel(objs, 1) }
 
-// NewParallel is New with the pods' own state (priority, requests,
-// affinity terms) worked out on up to parallelism goroutines before they
-// are added in order; the snapshot and any error are New's.
+// NewParallel is New on up to parallelism goroutines: the pods' own state
+// (priority, requests, affinity terms) is worked out ahead of the one that
+// adds them in order (addPods); the snapshot and any error are New's.
 func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	s := Empty()
 	s.podsByKey = make(map[string]*Pod, objs.podCount())
@@ -189,28 +189,8 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 		}
 	}
 	s.relist()
-	var made []madePod
-	if parallelism > 1 {
-		made = s.newPods(&objs, parallelism)
-	}
-	var scratch podScratch
-	for i := range objs.podCount() {
-		h := objs.head(i)
-		if h.nodeName != "" && h.phase != v1.PodSucceeded && h.phase != v1.PodFailed && s.nodesByName[h.nodeName] == nil {
-			return nil, &ObjectError{Kind: "Pod", Namespace: h.namespace, Name: h.name, Field: "spec.nodeName",
-				Detail: fmt.Sprintf("node %q does not exist in the snapshot", h.nodeName), Obj: h.origin}
-		}
-		var err error
-		if made != nil {
-			_, err = s.addPod(h.namespace, h.name, h.origin, made[i].pod, made[i].err)
-		} else {
-			var own *Pod
-			own, err = s.newPodOf(&objs, i, &scratch)
-			_, err = s.addPod(h.namespace, h.name, h.origin, own, err)
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := s.addPods(&objs, parallelism); err != nil {
+		return nil, err
 	}
 	for _, pdb := range objs.PDBs {
 		if s.hasPDB(pdb.Namespace, pdb.Name) {
@@ -328,8 +308,10 @@ type podScratch struct {
 	shape *v1.Pod
 	// protos are pods lately made of pods in parts, by shapeSlot of
 	// their shapes, that newPodOf may copy for the next pods of their
-	// shapes (nil where none may be).
+	// shapes (nil where none may be): copies, held in kept, of pods that
+	// are added (and so numbered) maybe while the next ones are made.
 	protos [shapeSlots]*Pod
+	kept   [shapeSlots]Pod
 }
 
 // shapeSlots is the size of the caches by shape (podScratch.protos,
@@ -413,7 +395,9 @@ func (s *Snapshot) newPodOf(objs *Objects, i int, scratch *podScratch) (*Pod, er
 			p.obj, p.parts = parts.Shape, parts
 			scratch.protos[shapeSlot(parts.Shape)] = nil
 			if p.terms == nil && specFixed(parts) {
-				scratch.protos[shapeSlot(parts.Shape)] = p
+				slot := shapeSlot(parts.Shape)
+				scratch.kept[slot] = *p
+				scratch.protos[slot] = &scratch.kept[slot]
 			}
 		}
 		var oe *ObjectError
@@ -424,39 +408,109 @@ func (s *Snapshot) newPodOf(objs *Objects, i int, scratch *podScratch) (*Pod, er
 	return p, err
 }
 
-// madePod is a pod's own state made ahead (newPods), or why it cannot be.
+// addPods adds objs' pods in order, each as addPod adds it. With
+// parallelism above 1, the pods' own state (newPodOf) is made ahead on
+// parallelism-1 more goroutines, in runs of neighbours, while this one
+// adds the pods made: making reads only the priority classes, which adding
+// does not change. The first error stops both.
+func (s *Snapshot) addPods(objs *Objects, parallelism int) error {
+	n := objs.podCount()
+	var ahead *podsAhead
+	if parallelism > 1 && n > podRun {
+		ahead = s.makePodsAhead(objs, parallelism-1)
+		defer ahead.stop()
+	}
+	var scratch podScratch
+	for i := range n {
+		h := objs.head(i)
+		if h.nodeName != "" && h.phase != v1.PodSucceeded && h.phase != v1.PodFailed && s.nodesByName[h.nodeName] == nil {
+			return &ObjectError{Kind: "Pod", Namespace: h.namespace, Name: h.name, Field: "spec.nodeName",
+				Detail: fmt.Sprintf("node %q does not exist in the snapshot", h.nodeName), Obj: h.origin}
+		}
+		var own *Pod
+		var err error
+		if ahead != nil {
+			own, err = ahead.get(i)
+		} else {
+			own, err = s.newPodOf(objs, i, &scratch)
+		}
+		if own == nil || err != nil {
+			if _, err := s.addPod(h.namespace, h.name, h.origin, own, err); err != nil {
+				return err
+			}
+			continue
+		}
+		// As addPod, with one map operation: a duplicate fails the
+		// build, so it may take its first's place.
+		had := len(s.podsByKey)
+		s.podsByKey[own.Key] = own
+		if len(s.podsByKey) == had {
+			return &ObjectError{Kind: "Pod", Namespace: h.namespace, Name: h.name, Field: "metadata.name", Detail: "duplicate object", Obj: h.origin}
+		}
+		s.admit(own)
+	}
+	return nil
+}
+
+// podRun is how many neighbouring pods a goroutine makes at a time.
+const podRun = 256
+
+// podsAhead are pods' own states made on goroutines of their own, a run at
+// a time, for the loop that adds them in order.
+type podsAhead struct {
+	made []madePod
+	// ready[r] is closed once run r is made.
+	ready   []chan struct{}
+	next    atomic.Int64
+	stopped atomic.Bool
+	wg      sync.WaitGroup
+}
+
+// madePod is a pod's own state made ahead, or why it cannot be.
 type madePod struct {
 	pod *Pod
 	err error
 }
 
-// newPods makes the pods' own state on up to parallelism goroutines, in
-// runs of neighbours; it reads only the priority classes.
-func (s *Snapshot) newPods(objs *Objects, parallelism int) []madePod {
+// makePodsAhead starts making objs' pods on goroutines goroutines.
+func (s *Snapshot) makePodsAhead(objs *Objects, goroutines int) *podsAhead {
 	n := objs.podCount()
-	made := make([]madePod, n)
-	const run = 256
-	runs := (n + run - 1) / run
-	var next atomic.Int64
-	work := func() {
-		var scratch podScratch
-		for {
-			r := int(next.Add(1)) - 1
-			if r >= runs {
-				return
-			}
-			for i := r * run; i < min((r+1)*run, n); i++ {
-				made[i].pod, made[i].err = s.newPodOf(objs, i, &scratch)
-			}
-		}
+	runs := (n + podRun - 1) / podRun
+	a := &podsAhead{made: make([]madePod, n), ready: make([]chan struct{}, runs)}
+	for r := range a.ready {
+		a.ready[r] = make(chan struct{})
 	}
-	var wg sync.WaitGroup
-	for range min(parallelism, runs) - 1 {
-		wg.Go(work)
+	for range min(goroutines, runs) {
+		a.wg.Go(func() {
+			var scratch podScratch
+			for !a.stopped.Load() {
+				r := int(a.next.Add(1)) - 1
+				if r >= runs {
+					return
+				}
+				for i := r * podRun; i < min((r+1)*podRun, n); i++ {
+					a.made[i].pod, a.made[i].err = s.newPodOf(objs, i, &scratch)
+				}
+				close(a.ready[r])
+			}
+		})
 	}
-	work()
-	wg.Wait()
-	return made
+	return a
+}
+
+// get returns pod i as made, once its run is; it is called for each pod
+// in order.
+func (a *podsAhead) get(i int) (*Pod, error) {
+	if i%podRun == 0 {
+		<-a.ready[i/podRun]
+	}
+	return a.made[i].pod, a.made[i].err
+}
+
+// stop stops the goroutines (between runs) and waits for them.
+func (a *podsAhead) stop() {
+	a.stopped.Store(true)
+	a.wg.Wait()
 }
 
 // addPod adds the pod namespace/name, given as origin, whose own state
@@ -475,13 +529,19 @@ func (s *Snapshot) addPod(namespace, name string, origin any, p *Pod, err error)
 	if err != nil {
 		return nil, err
 	}
+	s.podsByKey[key] = p
+	s.admit(p)
+	return p, nil
+}
+
+// admit numbers p, a pod podsByKey holds now, and adds it to the label
+// sets, terms and node it belongs to.
+func (s *Snapshot) admit(p *Pod) {
 	p.Seq = s.seq
 	s.seq++
 	s.labelSets.acquire(p)
 	s.terms.acquire(p)
-	s.podsByKey[key] = p
 	s.place(p)
-	return p, nil
 }
 
 // UpdatePod replaces a pod's object. A bound pod that changes moves to the

@@ -26,7 +26,8 @@ func TestLeanDecidesAlike(t *testing.T) {
 	}
 	dir := t.TempDir()
 	many := filepath.Join(dir, "many.json")
-	writeFile(t, many, mustJSON(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": manyObjects(30)}, true))
+	// Enough pods (360) for Build to make them ahead of adding them.
+	writeFile(t, many, mustJSON(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": manyObjects(60)}, true))
 	// The volumes example, each pod with a token and a config map volume
 	// as well as its claim.
 	volumes, err := os.ReadFile("../../internal/cli/whatif/testdata/volumes/cluster.yaml")

@@ -34,16 +34,10 @@ type labelSets struct {
 	free  []int
 	// key is scratch space for building keys.
 	key []byte
-	// byShape holds the sets of a few shapes (PodParts.Shape) lately
-	// seen, by a hash of the shape's address: the pods of a shape share
-	// their namespace and labels.
-	byShape [shapeSlots]shapeSet
-}
-
-// shapeSet is the label set of the pods of a shape.
-type shapeSet struct {
-	shape *v1.Pod
-	set   *LabelSet
+	// byShape holds the sets of the shapes (PodParts.Shape) lately seen,
+	// up to maxShapes of them: the pods of a shape share their namespace
+	// and labels.
+	byShape map[*v1.Pod]*LabelSet
 }
 
 // LabelSetID returns the index of the pod's label set in the snapshot's
@@ -58,11 +52,9 @@ func (s *Snapshot) LabelSets() []*LabelSet { return s.labelSets.list }
 
 // acquire gives p the interned label set of its namespace and labels.
 func (ls *labelSets) acquire(p *Pod) {
-	var slot *shapeSet
 	if p.parts != nil {
-		slot = &ls.byShape[shapeSlot(p.obj)]
 		// A set no pod holds any more may have been freed.
-		if set := slot.set; slot.shape == p.obj && set.refs > 0 && ls.list[set.id] == set {
+		if set := ls.byShape[p.obj]; set != nil && set.refs > 0 && ls.list[set.id] == set {
 			set.refs++
 			p.labelSetID = int32(set.id)
 			return
@@ -87,8 +79,11 @@ func (ls *labelSets) acquire(p *Pod) {
 	}
 	set.refs++
 	p.labelSetID = int32(set.id)
-	if slot != nil {
-		slot.shape, slot.set = p.obj, set
+	if p.parts != nil {
+		if ls.byShape == nil || len(ls.byShape) == maxShapes {
+			ls.byShape = make(map[*v1.Pod]*LabelSet)
+		}
+		ls.byShape[p.obj] = set
 	}
 }
 

@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -127,5 +128,51 @@ func TestSplitPod(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, p.Obj()); diff != "" {
 		t.Errorf("Obj (-want +got)\n%s", diff)
+	}
+}
+
+// TestPartsOfManyShapes: pods in parts of more shapes than the caches by
+// shape hold, interleaved so that a shape's pods lie far apart, read as the
+// same pods whole, made on one goroutine or ahead of adding them on
+// several.
+func TestPartsOfManyShapes(t *testing.T) {
+	const shapes, pods = 5000, 12000
+	nodes := []*v1.Node{rt.Node("n1").CPU("1000").Memory("1Ti").Obj(), rt.Node("n2").CPU("1000").Memory("1Ti").Obj()}
+	var whole []*v1.Pod
+	var parts []*snapshot.PodParts
+	firsts := make([]*snapshot.PodParts, shapes)
+	for i := range pods {
+		k := i * 7919 % shapes
+		obj := rt.Pod("ns", fmt.Sprintf("p%d", i)).Label("app", fmt.Sprint("a", k)).Priority(int32(k%100)).
+			Req(fmt.Sprintf("%dm", 1+k%500), "1Mi").On(fmt.Sprintf("n%d", 1+i%2)).StartedAt(i % 13).Obj()
+		whole = append(whole, obj)
+		p := snapshot.SplitPod(obj.DeepCopy())
+		// The pods of a shape share it, as a lean load's do.
+		if first := firsts[k]; first != nil {
+			p.Shape = first.Shape
+		} else {
+			firsts[k] = p
+		}
+		parts = append(parts, p)
+	}
+	want, err := snapshot.New(snapshot.Objects{Nodes: nodes, Pods: whole})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2, 3} {
+		got, err := snapshot.NewParallel(snapshot.Objects{Nodes: nodes, PodParts: parts}, workers)
+		if err != nil {
+			t.Fatalf("%d goroutines: %v", workers, err)
+		}
+		if len(got.Pods()) != pods {
+			t.Fatalf("%d goroutines: %d pods, want %d", workers, len(got.Pods()), pods)
+		}
+		for _, w := range want.Pods() {
+			g := got.Pod(w.Key)
+			if g == nil || g.Seq != w.Seq || g.Priority != w.Priority || !cmp.Equal(g.Requests, w.Requests) || g.NodeName() != w.NodeName() ||
+				!g.StartTime().Equal(w.StartTime()) || !cmp.Equal(got.LabelSets()[g.LabelSetID()].Labels, want.LabelSets()[w.LabelSetID()].Labels) {
+				t.Fatalf("%d goroutines: pod %s differs: %+v, want %+v", workers, w.Key, g, w)
+			}
+		}
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -306,24 +305,42 @@ func (o *Objects) head(i int) podHead {
 type podScratch struct {
 	pod   v1.Pod
 	shape *v1.Pod
-	// protos are pods lately made of pods in parts, by shapeSlot of
-	// their shapes, that newPodOf may copy for the next pods of their
-	// shapes (nil where none may be): copies, held in kept, of pods that
-	// are added (and so numbered) maybe while the next ones are made.
-	protos [shapeSlots]*Pod
-	kept   [shapeSlots]Pod
+	// protos are pods lately made of pods in parts, by their shapes,
+	// that newPodOf may copy for the next pods of those shapes: copies
+	// (keep) of pods that are added, and so numbered, maybe while the
+	// next ones are made.
+	protos map[*v1.Pod]*Pod
+	// kept holds the copies, a block at a time; used counts those taken
+	// since protos was last emptied, which it is at maxShapes.
+	kept [][]Pod
+	used int
 }
 
-// shapeSlots is the size of the caches by shape (podScratch.protos,
-// labelSets.byShape).
-const shapeSlots = 64
+// keptBlock is how many prototypes a block of podScratch.kept holds.
+const keptBlock = 64
 
-// shapeSlot returns the slot of shape in a cache of shapeSlots slots: a
-// hash of its address.
-func shapeSlot(shape *v1.Pod) int {
-	a := reflect.ValueOf(shape).Pointer()
-	return int((a>>6 ^ a>>12) % shapeSlots)
+// keep makes a copy of p, a pod of shape's, shape's prototype.
+func (sc *podScratch) keep(shape *v1.Pod, p *Pod) {
+	if sc.protos == nil {
+		sc.protos = make(map[*v1.Pod]*Pod)
+	}
+	if sc.used == maxShapes {
+		clear(sc.protos)
+		sc.used = 0
+	}
+	b, i := sc.used/keptBlock, sc.used%keptBlock
+	if b == len(sc.kept) {
+		sc.kept = append(sc.kept, make([]Pod, keptBlock))
+	}
+	sc.kept[b][i] = *p
+	sc.protos[shape] = &sc.kept[b][i]
+	sc.used++
 }
+
+// maxShapes bounds the caches by shape (podScratch.protos,
+// labelSets.byShape): a cluster's workloads, most often, but not a shape
+// per pod, as where no two pods are alike.
+const maxShapes = 4096
 
 // specFixed reports whether what parts' pod occupies, its priority and
 // its terms come from its shape alone: its status reports no resources
@@ -380,7 +397,7 @@ func (o *Objects) pod(i int, scratch *podScratch) (*v1.Pod, any) {
 func (s *Snapshot) newPodOf(objs *Objects, i int, scratch *podScratch) (*Pod, error) {
 	if i >= len(objs.Pods) {
 		parts := objs.PodParts[i-len(objs.Pods)]
-		if proto := scratch.protos[shapeSlot(parts.Shape)]; proto != nil && proto.obj == parts.Shape && specFixed(parts) {
+		if proto := scratch.protos[parts.Shape]; proto != nil && specFixed(parts) {
 			p := *proto
 			p.parts, p.Seq, p.labelSetID = parts, 0, -1
 			p.Key = parts.Shape.Namespace + "/" + parts.Name
@@ -393,11 +410,9 @@ func (s *Snapshot) newPodOf(objs *Objects, i int, scratch *podScratch) (*Pod, er
 	if parts, ok := origin.(*PodParts); ok {
 		if p != nil {
 			p.obj, p.parts = parts.Shape, parts
-			scratch.protos[shapeSlot(parts.Shape)] = nil
+			delete(scratch.protos, parts.Shape)
 			if p.terms == nil && specFixed(parts) {
-				slot := shapeSlot(parts.Shape)
-				scratch.kept[slot] = *p
-				scratch.protos[slot] = &scratch.kept[slot]
+				scratch.keep(parts.Shape, p)
 			}
 		}
 		var oe *ObjectError

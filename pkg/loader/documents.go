@@ -172,8 +172,11 @@ func (s *Set) prepareDocuments(name string, docs []document, duplicates bool) er
 		return func(i int) {
 			d := &docs[i]
 			if d.yaml != nil {
-				c, err := convertYAMLWith(fmt.Sprintf("%s#%d", name, d.index), d.yaml, duplicates, &scratch)
+				c, err := convertYAMLWith(d.yaml, duplicates, &scratch)
 				if err != nil {
+					// Its source worded only now: a load of many
+					// documents would word one for each.
+					err.Source = fmt.Sprintf("%s#%d", name, d.index)
 					failed[i] = err
 					return
 				}
@@ -200,8 +203,9 @@ func (s *Set) prepareDocuments(name string, docs []document, duplicates bool) er
 // convertYAMLWith converts one YAML document to JSON, with its first
 // duplicate key (unless duplicates is false: under --validate=ignore they
 // do not matter), using a converting goroutine's scratch (nil allocates).
-// An empty document has no data.
-func convertYAMLWith(src string, doc []byte, duplicates bool, scratch *yamlScratch) (document, error) {
+// An empty document has no data. Its error has no Source: the caller's to
+// set.
+func convertYAMLWith(doc []byte, duplicates bool, scratch *yamlScratch) (document, *InputError) {
 	// The fast conversion first (fastyaml.go; it declines duplicate keys
 	// and whatever it does not read for certain). Then one generic parse
 	// for a document without a duplicate key; only a document the strict
@@ -217,7 +221,7 @@ func convertYAMLWith(src string, doc []byte, duplicates bool, scratch *yamlScrat
 	}
 	if raw == nil {
 		if raw, err = yaml.YAMLToJSON(doc); err != nil {
-			return document{}, &InputError{Source: src, Detail: "malformed YAML/JSON: " + oneLine(err.Error())}
+			return document{}, &InputError{Detail: "malformed YAML/JSON: " + oneLine(err.Error())}
 		}
 	}
 	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {

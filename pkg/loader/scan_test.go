@@ -269,11 +269,11 @@ func TestLargeListErrors(t *testing.T) {
 		data := mustYAML(t, asList(objs))
 		i := bytes.Index(data, []byte("  kind: Node\n"))
 		dup := slicesConcat(data[:i], []byte("  kind: Node\n"), data[i:])
-		d, err := convertYAMLWith("f", dup, true, nil)
-		if err != nil {
-			t.Fatal(err)
+		d, cerr := convertYAMLWith(dup, true, nil)
+		if cerr != nil {
+			t.Fatal(cerr)
 		}
-		err = NewSet().AddBytes("f", dup)
+		err := NewSet().AddBytes("f", dup)
 		if err == nil || d.duplicate == "" || !strings.Contains(err.Error(), d.duplicate) {
 			t.Errorf("error %v, want it to name %q", err, d.duplicate)
 		}

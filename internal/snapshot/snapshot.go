@@ -473,7 +473,12 @@ const podRun = 256
 // podsAhead are pods' own states made on goroutines of their own, a run at
 // a time, for the loop that adds them in order.
 type podsAhead struct {
-	made []madePod
+	made []*Pod
+	// errs holds the errors of making pods (few, if any), by index;
+	// anyErrs says it holds one.
+	mu      sync.Mutex
+	errs    map[int]error
+	anyErrs atomic.Bool
 	// ready[r] is closed once run r is made.
 	ready   []chan struct{}
 	next    atomic.Int64
@@ -481,17 +486,11 @@ type podsAhead struct {
 	wg      sync.WaitGroup
 }
 
-// madePod is a pod's own state made ahead, or why it cannot be.
-type madePod struct {
-	pod *Pod
-	err error
-}
-
 // makePodsAhead starts making objs' pods on goroutines goroutines.
 func (s *Snapshot) makePodsAhead(objs *Objects, goroutines int) *podsAhead {
 	n := objs.podCount()
 	runs := (n + podRun - 1) / podRun
-	a := &podsAhead{made: make([]madePod, n), ready: make([]chan struct{}, runs)}
+	a := &podsAhead{made: make([]*Pod, n), ready: make([]chan struct{}, runs)}
 	for r := range a.ready {
 		a.ready[r] = make(chan struct{})
 	}
@@ -504,7 +503,11 @@ func (s *Snapshot) makePodsAhead(objs *Objects, goroutines int) *podsAhead {
 					return
 				}
 				for i := r * podRun; i < min((r+1)*podRun, n); i++ {
-					a.made[i].pod, a.made[i].err = s.newPodOf(objs, i, &scratch)
+					p, err := s.newPodOf(objs, i, &scratch)
+					a.made[i] = p
+					if err != nil {
+						a.failed(i, err)
+					}
 				}
 				close(a.ready[r])
 			}
@@ -519,7 +522,23 @@ func (a *podsAhead) get(i int) (*Pod, error) {
 	if i%podRun == 0 {
 		<-a.ready[i/podRun]
 	}
-	return a.made[i].pod, a.made[i].err
+	if !a.anyErrs.Load() {
+		return a.made[i], nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.made[i], a.errs[i]
+}
+
+// failed records why pod i could not be made.
+func (a *podsAhead) failed(i int, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.errs == nil {
+		a.errs = map[int]error{}
+	}
+	a.errs[i] = err
+	a.anyErrs.Store(true)
 }
 
 // stop stops the goroutines (between runs) and waits for them.

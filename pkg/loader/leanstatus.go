@@ -449,6 +449,19 @@ func utcSecond(text []byte) (time.Time, bool) {
 	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), true
 }
 
+// timeAt is utcSecond of the JSON string at data[at], when it is one of
+// its length: the time and the offset past it. Such a string is plain (a
+// digit or one of "-T:Z" in each place), so it is the one plainTextAt
+// reads there, and the time timeOf reads of it.
+func timeAt(data []byte, at int) (time.Time, int, bool) {
+	const n = len(`"2006-01-02T15:04:05Z"`)
+	if len(data)-at < n {
+		return time.Time{}, -1, false
+	}
+	t, ok := utcSecond(data[at : at+n])
+	return t, at + n, ok
+}
+
 // daysIn returns the days of month (1 to 12) of year in the proleptic
 // Gregorian calendar, as package time counts them.
 func daysIn(month, year int) int {

@@ -172,3 +172,24 @@ func FuzzTimeOf(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTimeAt: where timeAt reads a time, plainTextAt reads a plain string
+// to the same end, and timeOf reads it as the same time.
+func FuzzTimeAt(f *testing.F) {
+	for _, s := range []string{`"2026-01-01T00:00:00Z",`, `"2024-02-29T23:59:59Z"`, `"2025-02-29T00:00:00Z"`, `"2026-01-01T00:00:00+02:00"`,
+		` "2026-01-01T00:00:00Z"`, `"2026-01-01T00:00:00Z`, `"2026-01-01T00:00:0xZ"`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, end, ok := timeAt(data, 0)
+		if !ok {
+			return
+		}
+		_, plainEnd := plainTextAt(data, 0)
+		var d fastDecoder
+		want, wantOK := d.timeOf(data[:max(plainEnd, 0)])
+		if plainEnd != end || !wantOK || !want.Equal(&metav1.Time{Time: got}) {
+			t.Fatalf("timeAt(%q) = %v to %d; plainTextAt ends at %d, timeOf reads %v (%v)", data, got, end, plainEnd, want, wantOK)
+		}
+	})
+}

@@ -248,6 +248,10 @@ func (d *fastDecoder) managedAlike(data []byte, at int, shape []maskSegment) int
 			}
 			end = validString(data, at)
 		default:
+			var ok bool
+			if _, end, ok = timeAt(data, at); ok {
+				break // as the API server writes times
+			}
 			if _, end = plainTextAt(data, at); end >= 0 {
 				if _, ok := d.timeOf(data[at:end]); !ok {
 					return -1

@@ -129,6 +129,16 @@ func (d *fastDecoder) statusAlike(data []byte, at int, shape []maskSegment) (end
 			at += len(seg.was)
 			continue
 		}
+		if seg.kind != maskString {
+			if t, end, ok := timeAt(data, at); ok {
+				// As the API server writes times: as read below.
+				if seg.kind == maskStartTime {
+					start = &metav1.Time{Time: t.Local()}
+				}
+				at = end
+				continue
+			}
+		}
 		text, end := plainTextAt(data, at)
 		if end < 0 {
 			return -1, nil

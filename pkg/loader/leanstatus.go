@@ -462,6 +462,24 @@ func timeAt(data []byte, at int) (time.Time, int, bool) {
 	return t, at + n, ok
 }
 
+// timeValueAt reads the time or null at data[at] (after space) as
+// timeOf reads it: the time, whether it is null, and the offset past it,
+// or -1. A time as the API server writes it is read where it stands
+// (timeAt), anything else as a plain string first.
+func (d *fastDecoder) timeValueAt(data []byte, at int) (t metav1.Time, null bool, end int) {
+	if parsed, end, ok := timeAt(data, at); ok {
+		return metav1.Time{Time: parsed.Local()}, false, end
+	}
+	text, end := plainTextAt(data, at)
+	if end < 0 {
+		return metav1.Time{}, false, -1
+	}
+	if t, ok := d.timeOf(data[at:end]); ok {
+		return t, text == nil, end
+	}
+	return metav1.Time{}, false, -1
+}
+
 // daysIn returns the days of month (1 to 12) of year in the proleptic
 // Gregorian calendar, as package time counts them.
 func daysIn(month, year int) int {

@@ -93,7 +93,7 @@ func (d *fastDecoder) managedAlikeYAML(block []byte, shape []maskSegment) bool {
 	at := 0
 	var text [64]byte
 	for _, seg := range shape {
-		if len(block)-at < len(seg.text) || string(block[at:at+len(seg.text)]) != seg.text {
+		if !sameText(block, at, seg.text) {
 			return false
 		}
 		at += len(seg.text)
@@ -232,7 +232,7 @@ func cutManaged(data []byte) ([]maskSegment, bool) {
 // time's place and a JSON string in each key's, or -1.
 func (d *fastDecoder) managedAlike(data []byte, at int, shape []maskSegment) int {
 	for _, seg := range shape {
-		if len(data)-at < len(seg.text) || string(data[at:at+len(seg.text)]) != seg.text {
+		if !sameText(data, at, seg.text) {
 			return -1
 		}
 		at += len(seg.text)
@@ -248,15 +248,7 @@ func (d *fastDecoder) managedAlike(data []byte, at int, shape []maskSegment) int
 			}
 			end = validString(data, at)
 		default:
-			var ok bool
-			if _, end, ok = timeAt(data, at); ok {
-				break // as the API server writes times
-			}
-			if _, end = plainTextAt(data, at); end >= 0 {
-				if _, ok := d.timeOf(data[at:end]); !ok {
-					return -1
-				}
-			}
+			_, _, end = d.timeValueAt(data, at)
 		}
 		if end < 0 {
 			return -1

@@ -73,7 +73,7 @@ func alikeButNames(data []byte, at int, masked string) int {
 	for {
 		n := strings.IndexByte(masked, 0)
 		if n < 0 {
-			if len(data)-at < len(masked) || string(data[at:at+len(masked)]) != masked {
+			if !sameText(data, at, masked) {
 				return -1
 			}
 			return at + len(masked)

@@ -53,6 +53,11 @@ func skipString(data []byte, i int) int {
 	}
 }
 
+// sameText reports whether data at at starts with text.
+func sameText(data []byte, at int, text string) bool {
+	return len(data)-at >= len(text) && string(data[at:at+len(text)]) == text
+}
+
 // eightSpaces is eight spaces read as a little-endian word.
 const eightSpaces = 0x2020202020202020
 

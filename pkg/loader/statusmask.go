@@ -107,51 +107,33 @@ func cutStatus(data []byte) ([]maskSegment, bool) {
 	return append(segments, maskSegment{text: string(data[from:])}), true
 }
 
-// sameText reports whether data at at starts with text.
-func sameText(data []byte, at int, text string) bool {
-	return len(data)-at >= len(text) && string(data[at:at+len(text)]) == text
-}
-
 // statusAlike reads the status at data[at] along shape: it returns the
 // offset past it, and its start time, when the status is the shape's text
 // with a value of the kind the shape cut out in each place (a time that
 // timeOf reads), or -1.
 func (d *fastDecoder) statusAlike(data []byte, at int, shape []maskSegment) (end int, start *metav1.Time) {
 	for _, seg := range shape {
-		if len(data)-at < len(seg.text) || string(data[at:at+len(seg.text)]) != seg.text {
+		if !sameText(data, at, seg.text) {
 			return -1, nil
 		}
 		at += len(seg.text)
-		if seg.kind == 0 {
+		var end int
+		switch {
+		case seg.kind == 0:
 			return at, start
-		}
-		if seg.kind != maskStartTime && sameText(data, at, seg.was) {
-			at += len(seg.was)
-			continue
-		}
-		if seg.kind != maskString {
-			if t, end, ok := timeAt(data, at); ok {
-				// As the API server writes times: as read below.
-				if seg.kind == maskStartTime {
-					start = &metav1.Time{Time: t.Local()}
-				}
-				at = end
-				continue
+		case seg.kind != maskStartTime && sameText(data, at, seg.was):
+			end = at + len(seg.was)
+		case seg.kind == maskString:
+			_, end = plainTextAt(data, at)
+		default:
+			var t metav1.Time
+			var null bool
+			if t, null, end = d.timeValueAt(data, at); end >= 0 && seg.kind == maskStartTime && !null {
+				start = &t
 			}
 		}
-		text, end := plainTextAt(data, at)
 		if end < 0 {
 			return -1, nil
-		}
-		if seg.kind != maskString {
-			t, ok := d.timeOf(data[at:end])
-			if !ok {
-				return -1, nil
-			}
-			if seg.kind == maskStartTime && text != nil {
-				start = new(metav1.Time)
-				*start = t
-			}
 		}
 		at = end
 	}
@@ -326,7 +308,7 @@ func (d *fastDecoder) statusAlikeYAML(block []byte, shape []maskSegment) (start 
 	at := 0
 	var text [64]byte
 	for _, seg := range shape {
-		if len(block)-at < len(seg.text) || string(block[at:at+len(seg.text)]) != seg.text {
+		if !sameText(block, at, seg.text) {
 			return nil, false
 		}
 		at += len(seg.text)

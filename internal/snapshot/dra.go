@@ -22,20 +22,20 @@ type draObjects struct {
 func (s *Snapshot) addDRA(objs Objects) error {
 	for _, rs := range objs.ResourceSlices {
 		if _, dup := s.dra.slices[rs.Name]; dup {
-			return &ObjectError{Kind: "ResourceSlice", Name: rs.Name, Field: "metadata.name", Detail: "duplicate object", Obj: rs}
+			return duplicateObject("ResourceSlice", "", rs.Name, rs)
 		}
 		s.SetResourceSlice(rs)
 	}
 	for _, dc := range objs.DeviceClasses {
 		if _, dup := s.dra.classes[dc.Name]; dup {
-			return &ObjectError{Kind: "DeviceClass", Name: dc.Name, Field: "metadata.name", Detail: "duplicate object", Obj: dc}
+			return duplicateObject("DeviceClass", "", dc.Name, dc)
 		}
 		s.SetDeviceClass(dc)
 	}
 	for _, rc := range objs.ResourceClaims {
 		ns := namespaceOrDefault(rc.Namespace)
 		if s.ResourceClaim(ns, rc.Name) != nil {
-			return &ObjectError{Kind: "ResourceClaim", Namespace: ns, Name: rc.Name, Field: "metadata.name", Detail: "duplicate object", Obj: rc}
+			return duplicateObject("ResourceClaim", ns, rc.Name, rc)
 		}
 		s.SetResourceClaim(rc)
 	}

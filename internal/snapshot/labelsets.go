@@ -80,8 +80,11 @@ func (ls *labelSets) acquire(p *Pod) {
 	set.refs++
 	p.labelSetID = int32(set.id)
 	if p.parts != nil {
-		if ls.byShape == nil || len(ls.byShape) == maxShapes {
+		if ls.byShape == nil {
 			ls.byShape = make(map[*v1.Pod]*LabelSet)
+		}
+		if len(ls.byShape) == maxShapes {
+			clear(ls.byShape)
 		}
 		ls.byShape[p.obj] = set
 	}

@@ -70,7 +70,7 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 // add many and call relist once.
 func (s *Snapshot) addNode(n *v1.Node) error {
 	if _, dup := s.nodesByName[n.Name]; dup {
-		return &ObjectError{Kind: "Node", Name: n.Name, Field: "metadata.name", Detail: "duplicate object", Obj: n}
+		return duplicateObject("Node", "", n.Name, n)
 	}
 	node := &Node{Name: n.Name}
 	node.setObj(n)

@@ -172,13 +172,13 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	s.podsByKey = make(map[string]*Pod, objs.podCount())
 	for _, ns := range objs.Namespaces {
 		if _, dup := s.namespaces[ns.Name]; dup {
-			return nil, &ObjectError{Kind: "Namespace", Name: ns.Name, Field: "metadata.name", Detail: "duplicate object", Obj: ns}
+			return nil, duplicateObject("Namespace", "", ns.Name, ns)
 		}
 		s.SetNamespace(ns)
 	}
 	for _, pc := range objs.PriorityClasses {
 		if _, dup := s.classesByName[pc.Name]; dup {
-			return nil, &ObjectError{Kind: "PriorityClass", Name: pc.Name, Field: "metadata.name", Detail: "duplicate object", Obj: pc}
+			return nil, duplicateObject("PriorityClass", "", pc.Name, pc)
 		}
 		s.SetPriorityClass(pc)
 	}
@@ -193,7 +193,7 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	}
 	for _, pdb := range objs.PDBs {
 		if s.hasPDB(pdb.Namespace, pdb.Name) {
-			return nil, &ObjectError{Kind: "PodDisruptionBudget", Namespace: pdb.Namespace, Name: pdb.Name, Field: "metadata.name", Detail: "duplicate object", Obj: pdb}
+			return nil, duplicateObject("PodDisruptionBudget", pdb.Namespace, pdb.Name, pdb)
 		}
 		if err := s.SetPDB(pdb); err != nil {
 			return nil, err
@@ -204,7 +204,7 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	}
 	for _, pg := range objs.PodGroups {
 		if s.PodGroup(namespaceOrDefault(pg.Namespace), pg.Name) != nil {
-			return nil, &ObjectError{Kind: "PodGroup", Namespace: namespaceOrDefault(pg.Namespace), Name: pg.Name, Field: "metadata.name", Detail: "duplicate object", Obj: pg}
+			return nil, duplicateObject("PodGroup", namespaceOrDefault(pg.Namespace), pg.Name, pg)
 		}
 		if err := s.SetPodGroup(pg); err != nil {
 			return nil, err
@@ -212,7 +212,7 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	}
 	for _, cpg := range objs.CompositePodGroups {
 		if s.CompositePodGroup(namespaceOrDefault(cpg.Namespace), cpg.Name) != nil {
-			return nil, &ObjectError{Kind: "CompositePodGroup", Namespace: namespaceOrDefault(cpg.Namespace), Name: cpg.Name, Field: "metadata.name", Detail: "duplicate object", Obj: cpg}
+			return nil, duplicateObject("CompositePodGroup", namespaceOrDefault(cpg.Namespace), cpg.Name, cpg)
 		}
 		if err := s.SetCompositePodGroup(cpg); err != nil {
 			return nil, err
@@ -224,6 +224,12 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 	s.buildOrders(parallelism)
 	s.buildDomains()
 	return s, nil
+}
+
+// duplicateObject is the error for an object of kind named as one the
+// snapshot holds already.
+func duplicateObject(kind, namespace, name string, obj any) *ObjectError {
+	return &ObjectError{Kind: kind, Namespace: namespace, Name: name, Field: "metadata.name", Detail: "duplicate object", Obj: obj}
 }
 
 func namespaceOrDefault(ns string) string {
@@ -460,7 +466,7 @@ func (s *Snapshot) addPods(objs *Objects, parallelism int) error {
 		had := len(s.podsByKey)
 		s.podsByKey[own.Key] = own
 		if len(s.podsByKey) == had {
-			return &ObjectError{Kind: "Pod", Namespace: h.namespace, Name: h.name, Field: "metadata.name", Detail: "duplicate object", Obj: h.origin}
+			return duplicateObject("Pod", h.namespace, h.name, h.origin)
 		}
 		s.admit(own)
 	}
@@ -474,11 +480,9 @@ const podRun = 256
 // a time, for the loop that adds them in order.
 type podsAhead struct {
 	made []*Pod
-	// errs holds the errors of making pods (few, if any), by index;
-	// anyErrs says it holds one.
-	mu      sync.Mutex
-	errs    map[int]error
-	anyErrs atomic.Bool
+	// errs[r] holds why pods of run r could not be made, by their place
+	// in the run (nil: all were), written by the run's goroutine.
+	errs [][]error
 	// ready[r] is closed once run r is made.
 	ready   []chan struct{}
 	next    atomic.Int64
@@ -490,7 +494,7 @@ type podsAhead struct {
 func (s *Snapshot) makePodsAhead(objs *Objects, goroutines int) *podsAhead {
 	n := objs.podCount()
 	runs := (n + podRun - 1) / podRun
-	a := &podsAhead{made: make([]*Pod, n), ready: make([]chan struct{}, runs)}
+	a := &podsAhead{made: make([]*Pod, n), errs: make([][]error, runs), ready: make([]chan struct{}, runs)}
 	for r := range a.ready {
 		a.ready[r] = make(chan struct{})
 	}
@@ -503,10 +507,12 @@ func (s *Snapshot) makePodsAhead(objs *Objects, goroutines int) *podsAhead {
 					return
 				}
 				for i := r * podRun; i < min((r+1)*podRun, n); i++ {
-					p, err := s.newPodOf(objs, i, &scratch)
-					a.made[i] = p
-					if err != nil {
-						a.failed(i, err)
+					var err error
+					if a.made[i], err = s.newPodOf(objs, i, &scratch); err != nil {
+						if a.errs[r] == nil {
+							a.errs[r] = make([]error, podRun)
+						}
+						a.errs[r][i%podRun] = err
 					}
 				}
 				close(a.ready[r])
@@ -522,23 +528,10 @@ func (a *podsAhead) get(i int) (*Pod, error) {
 	if i%podRun == 0 {
 		<-a.ready[i/podRun]
 	}
-	if !a.anyErrs.Load() {
-		return a.made[i], nil
+	if errs := a.errs[i/podRun]; errs != nil {
+		return a.made[i], errs[i%podRun]
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.made[i], a.errs[i]
-}
-
-// failed records why pod i could not be made.
-func (a *podsAhead) failed(i int, err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.errs == nil {
-		a.errs = map[int]error{}
-	}
-	a.errs[i] = err
-	a.anyErrs.Store(true)
+	return a.made[i], nil
 }
 
 // stop stops the goroutines (between runs) and waits for them.
@@ -558,7 +551,7 @@ func (s *Snapshot) addPod(namespace, name string, origin any, p *Pod, err error)
 		key = namespace + "/" + name
 	}
 	if _, dup := s.podsByKey[key]; dup {
-		return nil, &ObjectError{Kind: "Pod", Namespace: namespace, Name: name, Field: "metadata.name", Detail: "duplicate object", Obj: origin}
+		return nil, duplicateObject("Pod", namespace, name, origin)
 	}
 	if err != nil {
 		return nil, err

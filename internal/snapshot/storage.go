@@ -82,7 +82,7 @@ func addEach[T metav1.Object](kind string, namespaced bool, objs []T, index *map
 			key = ns + "/" + key
 		}
 		if _, taken := (*index)[key]; taken {
-			return &ObjectError{Kind: kind, Namespace: ns, Name: o.GetName(), Field: "metadata.name", Detail: "duplicate object", Obj: o}
+			return duplicateObject(kind, ns, o.GetName(), o)
 		}
 		set(o)
 	}

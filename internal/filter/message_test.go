@@ -12,7 +12,7 @@ import (
 // reason, with few and with many distinct reasons, shared or not.
 func TestFitErrorMessage(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, distinct := range []int{1, 3, 32, 33, 200} {
+	for _, distinct := range []int{1, 3, 16, 17, 32, 33, 200} {
 		statuses := make([]Status, 3000)
 		for i := range statuses {
 			if i > 0 && r.IntN(2) == 0 {

@@ -1,8 +1,8 @@
 package filter
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/reprieve/reprieve/internal/snapshot"
@@ -270,14 +270,14 @@ func (c *Cycle) filterWithNominated(st *State, i int, n *snapshot.Node) Status {
 // available:" followed by the sorted histogram of the statuses' reasons, or
 // the PreFilter rejection.
 func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
-	msg := fmt.Sprintf("0/%d nodes are available:", numNodes)
+	msg := "0/" + strconv.Itoa(numNodes) + " nodes are available:"
 	if !preFilter.IsSuccess() {
 		return msg + " " + preFilter.Message() + "."
 	}
+	var h reasonHistogram
 	// Runs of nodes rejected with equal reasons (mostly one slice shared by
 	// the filters' common statuses, which compares in one step) are
 	// counted once.
-	counts := map[string]int{}
 	var run []string
 	runLength := 0
 	for _, s := range statuses {
@@ -285,21 +285,71 @@ func FitErrorMessage(numNodes int, preFilter Status, statuses []Status) string {
 			runLength++
 			continue
 		}
-		for _, r := range run {
-			counts[r] += runLength
-		}
+		h.addAll(run, runLength)
 		run, runLength = s.Reasons, 1
 	}
-	for _, r := range run {
-		counts[r] += runLength
-	}
-	parts := make([]string, 0, len(counts))
-	for r, n := range counts {
-		parts = append(parts, fmt.Sprintf("%d %s", n, r))
-	}
-	slices.Sort(parts)
+	h.addAll(run, runLength)
+	parts := h.parts()
 	if len(parts) > 0 {
 		msg += " " + strings.Join(parts, ", ") + "."
 	}
 	return msg
+}
+
+// reasonHistogram counts nodes by reason. The few reasons most messages
+// have are kept in a list; a map takes over beyond maxListedReasons.
+type reasonHistogram struct {
+	list     []reasonCount
+	byReason map[string]int // index in list, once it is long
+}
+
+type reasonCount struct {
+	reason string
+	n      int
+}
+
+// maxListedReasons is how many distinct reasons are looked up by going
+// through the list; more are indexed by a map.
+const maxListedReasons = 16
+
+func (h *reasonHistogram) addAll(reasons []string, n int) {
+	for _, r := range reasons {
+		h.add(r, n)
+	}
+}
+
+func (h *reasonHistogram) add(reason string, n int) {
+	if h.byReason != nil {
+		if i, ok := h.byReason[reason]; ok {
+			h.list[i].n += n
+			return
+		}
+		h.byReason[reason] = len(h.list)
+	} else {
+		for i := range h.list {
+			if h.list[i].reason == reason {
+				h.list[i].n += n
+				return
+			}
+		}
+		if len(h.list) == maxListedReasons {
+			h.byReason = make(map[string]int, 2*maxListedReasons)
+			for i, rc := range h.list {
+				h.byReason[rc.reason] = i
+			}
+			h.byReason[reason] = len(h.list)
+		}
+	}
+	h.list = append(h.list, reasonCount{reason, n})
+}
+
+// parts renders each reason as "N reason", sorted as strings (as upstream
+// sorts them).
+func (h *reasonHistogram) parts() []string {
+	parts := make([]string, len(h.list))
+	for i, rc := range h.list {
+		parts[i] = strconv.Itoa(rc.n) + " " + rc.reason
+	}
+	slices.Sort(parts)
+	return parts
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -604,7 +605,7 @@ func (r *Result) PostFilterMessage(numNodes int) string {
 	case !r.Eligible:
 		return "preemption: " + r.IneligibleReason
 	case r.Chosen != nil:
-		return fmt.Sprintf("preemption: found a potential placement for pod on node %s, preempting %d victims", r.Chosen.Node.Name, len(r.Chosen.Victims))
+		return "preemption: found a potential placement for pod on node " + r.Chosen.Node.Name + ", preempting " + strconv.Itoa(len(r.Chosen.Victims)) + " victims"
 	case r.Err != nil:
 		return "preemption: " + r.Err.Error()
 	}

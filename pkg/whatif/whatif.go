@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -211,8 +212,14 @@ func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snap
 		slices.Sort(vg.Nodes)
 		d.VictimGroups = append(d.VictimGroups, vg)
 	}
+	d.Victims = make([]Victim, 0, len(chosen.Victims))
+	starts := make([]metav1.Time, len(chosen.Victims)) // the victims' own copies
 	for i, v := range chosen.Victims {
-		vic := Victim{Pod: v.Pod.Key, Node: v.Pod.NodeName(), Priority: v.Pod.Priority, StartTime: v.Pod.StartTime().DeepCopy(), Group: groupOf[v]}
+		vic := Victim{Pod: v.Pod.Key, Node: v.Pod.NodeName(), Priority: v.Pod.Priority, Group: groupOf[v]}
+		if st := v.Pod.StartTime(); st != nil {
+			starts[i] = *st
+			vic.StartTime = &starts[i]
+		}
 		placeVictim(&vic, chosen, i)
 		for _, pdb := range chosen.Broken[v] {
 			vic.PDBs = append(vic.PDBs, pdb.Namespace+"/"+pdb.Name)
@@ -220,17 +227,16 @@ func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snap
 		d.Victims = append(d.Victims, vic)
 	}
 	d.DisruptedWorkloads = chosen.DisruptedWorkloads()
-	d.Summary = fmt.Sprintf("preempts %d %s on %s", len(d.Victims), plural(len(d.Victims), "pod", "pods"), d.NominatedNode)
+	d.Summary = "preempts " + count(len(d.Victims), "pod", "pods") + " on " + d.NominatedNode
 	switch groups := d.VictimGroups; len(groups) {
 	case 0:
 	case 1:
-		n := len(groups[0].Nodes)
-		d.Summary += fmt.Sprintf(", evicting %s %s whole (%d %s)", groups[0].Kind, groups[0].Name, n, plural(n, "node", "nodes"))
+		d.Summary += ", evicting " + groups[0].Kind + " " + groups[0].Name + " whole (" + count(len(groups[0].Nodes), "node", "nodes") + ")"
 	default:
-		d.Summary += fmt.Sprintf(", evicting %d pod groups whole", len(groups))
+		d.Summary += ", evicting " + strconv.Itoa(len(groups)) + " pod groups whole"
 	}
 	if d.NumPDBViolations > 0 {
-		d.Summary += fmt.Sprintf(", breaking %d disruption %s", d.NumPDBViolations, plural(d.NumPDBViolations, "budget", "budgets"))
+		d.Summary += ", breaking " + count(d.NumPDBViolations, "disruption budget", "disruption budgets")
 	}
 	d.Summary += pendingSummary(res.Policy, chosen)
 }
@@ -324,6 +330,11 @@ func warnings(pod *snapshot.Pod, f config.Features) []string {
 // filters share the reasons of their common statuses between evaluations.
 func ownReasons(reasons []string) []string {
 	return append(make([]string, 0, len(reasons)), reasons...)
+}
+
+// count is n and the noun for it: "1 pod", "3 pods".
+func count(n int, one, many string) string {
+	return strconv.Itoa(n) + " " + plural(n, one, many)
 }
 
 func plural(n int, one, many string) string {

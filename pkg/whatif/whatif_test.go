@@ -637,6 +637,51 @@ func TestMessages(t *testing.T) {
 	}
 }
 
+// TestSummary checks the one-line summary of a preemption, and that the
+// victims' start times are the decision's own copies.
+func TestSummary(t *testing.T) {
+	guard := func(app string) *policyv1.PodDisruptionBudget {
+		return rt.PDB("default", app, map[string]string{"app": app}, 0)
+	}
+	for name, tc := range map[string]struct {
+		victims []*v1.Pod
+		pdbs    []*policyv1.PodDisruptionBudget
+		want    string
+	}{
+		"one victim": {
+			victims: []*v1.Pod{pod("a", 1, "2").On("n1").StartedAt(5).Obj()},
+			want:    "preempts 1 pod on n1",
+		},
+		"two victims, one budget broken": {
+			victims: []*v1.Pod{pod("a", 1, "1").Label("app", "g").On("n1").StartedAt(5).Obj(), pod("b", 1, "1").On("n1").StartedAt(6).Obj()},
+			pdbs:    []*policyv1.PodDisruptionBudget{guard("g")},
+			want:    "preempts 2 pods on n1, breaking 1 disruption budget",
+		},
+		"two budgets broken": {
+			victims: []*v1.Pod{pod("a", 1, "1").Label("app", "g").On("n1").StartedAt(5).Obj(), pod("b", 1, "1").Label("app", "h").On("n1").StartedAt(6).Obj()},
+			pdbs:    []*policyv1.PodDisruptionBudget{guard("g"), guard("h")},
+			want:    "preempts 2 pods on n1, breaking 2 disruption budgets",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := evaluate(t, scenario{nodes: []*v1.Node{node("n1", "2").Obj()}, pods: tc.victims, pdbs: tc.pdbs, pod: pod("p", 10, "2").Obj()})
+			if d.Summary != tc.want {
+				t.Errorf("summary %q, want %q", d.Summary, tc.want)
+			}
+			if len(d.Victims) != len(tc.victims) {
+				t.Fatalf("%d victims, want %d", len(d.Victims), len(tc.victims))
+			}
+			for _, v := range d.Victims {
+				i := slices.IndexFunc(tc.victims, func(p *v1.Pod) bool { return "default/"+p.Name == v.Pod })
+				st := tc.victims[i].Status.StartTime
+				if v.StartTime == nil || !v.StartTime.Equal(st) || v.StartTime == st {
+					t.Errorf("%s: start time %v, want a copy of %v", v.Pod, v.StartTime, st)
+				}
+			}
+		})
+	}
+}
+
 // candidateBudget is the default profile with DefaultPreemption's candidate
 // budget set.
 func candidateBudget(percentage, absolute int32) *config.Profile {

@@ -20,6 +20,7 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
 	"github.com/reprieve/reprieve/internal/cli/output"
+	"github.com/reprieve/reprieve/internal/hugeheap"
 	"github.com/reprieve/reprieve/internal/snapshot"
 	"github.com/reprieve/reprieve/pkg/config"
 	"github.com/reprieve/reprieve/pkg/kube"
@@ -329,10 +330,18 @@ func (o *Options) profile(pod *v1.Pod) *config.Profile {
 	return p
 }
 
+// hugeReserve is the heap a load of big files has backed by huge pages
+// (hugeheap.Reserve): 150,000 pods take about 250 MB with the garbage the
+// load leaves.
+const hugeReserve = 512 << 20
+
 // loadSet reads the snapshot files, or lists the live cluster when none
 // are given; lean reads the files with loader.Options.Lean.
 func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 	if len(o.Snapshots) > 0 {
+		if loader.InputSize(o.Snapshots...) >= headroomMinInput && os.Getenv("GOMEMLIMIT") == "" {
+			hugeheap.Reserve(hugeReserve)
+		}
 		opts := o.load
 		opts.Lean = lean
 		set, err := loader.LoadWith(opts, o.Snapshots...)

@@ -1,0 +1,58 @@
+package hugeheap
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// TestReserve checks that the heap Reserve advised is not touched by it,
+// and that the objects allocated next are backed by huge pages.
+func TestReserve(t *testing.T) {
+	if !onRequest() || strictOvercommit() {
+		t.Skip("the kernel does not give huge pages on request here")
+	}
+	const n = 64 << 20
+	anon, huge := memory(t, "/proc/self/status", "RssAnon:"), memory(t, "/proc/self/smaps_rollup", "AnonHugePages:")
+	if !Reserve(n) {
+		t.Fatal("Reserve advised nothing")
+	}
+	// At most the first two blocks were the heap's before, and zeroed.
+	if grown := memory(t, "/proc/self/status", "RssAnon:") - anon; grown > 3*block {
+		t.Errorf("Reserve touched %d MB of the %d it reserved", grown>>20, n>>20)
+	}
+	objects := make([][]byte, 0, n/2/1024)
+	for range cap(objects) {
+		objects = append(objects, bytes.Repeat([]byte{1}, 1024))
+	}
+	if got := memory(t, "/proc/self/smaps_rollup", "AnonHugePages:") - huge; got < n/4 {
+		t.Errorf("%d MB of huge pages after allocating %d MB, want at least %d", got>>20, n>>21, n>>22)
+	}
+	if len(objects) == 0 {
+		t.Fatal("no objects")
+	}
+}
+
+// memory returns the field of a /proc file that counts kB, in bytes.
+func memory(t *testing.T, path, field string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := bytes.CutPrefix(s.Bytes(), []byte(field)); ok {
+			kb, err := strconv.Atoi(string(bytes.Fields(rest)[0]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("%s: no %s", path, field)
+	return 0
+}

@@ -14,20 +14,22 @@ func TestReserve(t *testing.T) {
 	if !onRequest() || strictOvercommit() {
 		t.Skip("the kernel does not give huge pages on request here")
 	}
-	const n = 64 << 20
-	anon, huge := memory(t, "/proc/self/status", "RssAnon:"), memory(t, "/proc/self/smaps_rollup", "AnonHugePages:")
+	const n = 128 << 20
+	anon := memory(t, "/proc/self/status", "RssAnon:")
 	if !Reserve(n) {
 		t.Fatal("Reserve advised nothing")
 	}
-	// At most the first two blocks were the heap's before, and zeroed.
-	if grown := memory(t, "/proc/self/status", "RssAnon:") - anon; grown > 3*block {
+	// At most the first block was the heap's before, and zeroed.
+	if grown := memory(t, "/proc/self/status", "RssAnon:") - anon; grown > 2*block {
 		t.Errorf("Reserve touched %d MB of the %d it reserved", grown>>20, n>>20)
 	}
 	objects := make([][]byte, 0, n/2/1024)
 	for range cap(objects) {
 		objects = append(objects, bytes.Repeat([]byte{1}, 1024))
 	}
-	if got := memory(t, "/proc/self/smaps_rollup", "AnonHugePages:") - huge; got < n/4 {
+	// (The Go runtime asks for huge pages for none of the heap: without
+	// the advice there are next to none.)
+	if got := memory(t, "/proc/self/smaps_rollup", "AnonHugePages:"); got < n/4 {
 		t.Errorf("%d MB of huge pages after allocating %d MB, want at least %d", got>>20, n>>21, n>>22)
 	}
 	if len(objects) == 0 {

@@ -2,6 +2,7 @@ package hugeheap
 
 import (
 	"bytes"
+	"math/bits"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -23,7 +24,9 @@ const block = 16 << 20
 // allocated: call it before a big load, while the heap is small. It
 // reports whether it advised any memory.
 func Reserve(n int) bool {
-	if !onRequest() || strictOvercommit() {
+	// Not on a 32-bit system, whose address space hundreds of megabytes
+	// reserved would crowd.
+	if bits.UintSize < 64 || !onRequest() || strictOvercommit() {
 		return false
 	}
 	// No collection while the blocks are allocated: they would start

@@ -330,17 +330,25 @@ func (o *Options) profile(pod *v1.Pod) *config.Profile {
 	return p
 }
 
-// hugeReserve is the heap a load of big files has backed by huge pages
+// hugeReserve is the heap a big load has backed by huge pages
 // (hugeheap.Reserve): 150,000 pods take about 250 MB with the garbage the
 // load leaves.
 const hugeReserve = 512 << 20
+
+// reserveHugePages has the heap the load grows into backed by huge pages,
+// unless the user has chosen how memory is managed (GOMEMLIMIT).
+func reserveHugePages() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		hugeheap.Reserve(hugeReserve)
+	}
+}
 
 // loadSet reads the snapshot files, or lists the live cluster when none
 // are given; lean reads the files with loader.Options.Lean.
 func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 	if len(o.Snapshots) > 0 {
-		if loader.InputSize(o.Snapshots...) >= headroomMinInput && os.Getenv("GOMEMLIMIT") == "" {
-			hugeheap.Reserve(hugeReserve)
+		if loader.InputSize(o.Snapshots...) >= headroomMinInput {
+			reserveHugePages()
 		}
 		opts := o.load
 		opts.Lean = lean
@@ -351,11 +359,9 @@ func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// A live cluster's size is known only once listed; a small one
-		// costs the reservation 2-3 ms.
-		hugeheap.Reserve(hugeReserve)
-	}
+	// A live cluster's size is known only once listed; for a small one
+	// the reservation costs 2-3 ms.
+	reserveHugePages()
 	progress := newProgress(o.errOut)
 	objs, warnings, err := kube.ListWith(ctx, client, kube.ListOptions{ChunkSize: o.ChunkSize, Progress: progress.report, Features: o.features})
 	progress.done()

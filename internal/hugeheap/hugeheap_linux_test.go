@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -13,6 +14,9 @@ import (
 func TestReserve(t *testing.T) {
 	if !onRequest() || strictOvercommit() {
 		t.Skip("the kernel does not give huge pages on request here")
+	}
+	if held() > maxStartMemory {
+		t.Skip("the process is no longer starting (go test -count)")
 	}
 	const n = 128 << 20
 	anon := memory(t, "/proc/self/status", "RssAnon:")
@@ -57,4 +61,15 @@ func memory(t *testing.T, path, field string) int {
 	}
 	t.Fatalf("%s: no %s", path, field)
 	return 0
+}
+
+// TestReserveLate checks that Reserve does nothing in a process holding
+// more than a starting one: its blocks would be zeroed.
+func TestReserveLate(t *testing.T) {
+	garbage := make([]byte, 2*maxStartMemory)
+	garbage[0] = 1
+	if Reserve(64 << 20) {
+		t.Error("Reserve advised memory in a process holding 128 MB")
+	}
+	runtime.KeepAlive(garbage)
 }

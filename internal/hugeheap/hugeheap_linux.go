@@ -6,9 +6,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/reprieve/reprieve/internal/runtimestat"
 )
 
 // block is the size of most allocations Reserve makes. Each allocation
@@ -71,14 +72,7 @@ func advise(n int) bool {
 }
 
 // held returns the memory the runtime has mapped.
-func held() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
-}
+func held() uint64 { return runtimestat.Bytes("/memory/classes/total:bytes") }
 
 // onRequest reports whether the kernel gives transparent huge pages only
 // to memory advised MADV_HUGEPAGE.

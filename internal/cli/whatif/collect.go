@@ -3,8 +3,9 @@ package whatif
 import (
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync"
+
+	"github.com/reprieve/reprieve/internal/runtimestat"
 )
 
 // loadHeadroom is the garbage deferCollection lets a load leave, beyond
@@ -96,11 +97,4 @@ func loadGCPercent(live uint64) int {
 }
 
 // liveHeap returns the heap the last collection found live.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
-}
+func liveHeap() uint64 { return runtimestat.Bytes("/gc/heap/live:bytes") }

@@ -14,6 +14,7 @@
 // without touching it, advises it MADV_HUGEPAGE, and frees it; the
 // runtime keeps the freed memory and hands it out again, lowest address
 // first, to the load's objects. Where the kernel gives huge pages to
-// every mapping ("always"), or to none ("never"), under strict overcommit,
-// and on 32-bit systems, it does nothing.
+// every mapping ("always"), or to none ("never"), under strict overcommit
+// or a memory limit, on 32-bit systems, and once the process holds more
+// than a starting one, it does nothing.
 package hugeheap

@@ -2,6 +2,7 @@ package hugeheap
 
 import (
 	"bytes"
+	"math"
 	"math/bits"
 	"os"
 	"runtime"
@@ -13,8 +14,9 @@ import (
 )
 
 // block is the size of most allocations Reserve makes. Each allocation
-// costs about 20 µs of the runtime's bookkeeping: 512 MB takes 2–3 ms in
-// blocks of 16 MB, 8 ms in blocks of 4 MB.
+// costs about 20 µs of the runtime's bookkeeping: allocating 512 MB took
+// 2–3 ms in blocks of 16 MB, 8 ms in blocks of 4 MB (Reserve in all,
+// with its collection, takes 5–6 ms in a starting whatif).
 const block = 16 << 20
 
 // firstBlock is the size of Reserve's first allocation; the next ones
@@ -29,20 +31,22 @@ const firstBlock = 256 << 10
 // maxStartMemory is the most memory the runtime may hold for Reserve to
 // go ahead. A process holding more is no longer starting: its blocks
 // would land on pages it freed, which the runtime zeroes, touching them
-// with small pages (a second Reserve in a process that had loaded a
-// snapshot took 0.9 s so). A starting `reprieve whatif` holds 7 MB.
+// with small pages (BenchmarkWhatifInProcess, which runs whatif again and
+// again in one process, took 1.58 s an iteration so, 0.67–0.75 s without).
 const maxStartMemory = 64 << 20
 
 // Reserve makes about n bytes of the heap the process grows into next
 // eligible for transparent huge pages, when the kernel gives them only to
 // memory that asks. It runs a garbage collection, to free what it
 // allocated: call it before a big load, while the process is starting
-// (it does nothing once the runtime holds more than 64 MB). It reports
-// whether it advised any memory.
+// (it does nothing once the runtime holds more than 64 MB). It does
+// nothing under a memory limit (GOMEMLIMIT, debug.SetMemoryLimit): the
+// blocks would count against it. It reports whether it advised any
+// memory.
 func Reserve(n int) bool {
 	// Not on a 32-bit system, whose address space hundreds of megabytes
 	// reserved would crowd.
-	if bits.UintSize < 64 || held() > maxStartMemory || !onRequest() || strictOvercommit() {
+	if bits.UintSize < 64 || held() > maxStartMemory || memoryLimited() || !onRequest() || strictOvercommit() {
 		return false
 	}
 	// No collection while the blocks are allocated: they would start
@@ -73,6 +77,9 @@ func advise(n int) bool {
 
 // held returns the memory the runtime has mapped.
 func held() uint64 { return runtimestat.Bytes("/memory/classes/total:bytes") }
+
+// memoryLimited reports whether the runtime has a memory limit.
+func memoryLimited() bool { return debug.SetMemoryLimit(-1) != math.MaxInt64 }
 
 // onRequest reports whether the kernel gives transparent huge pages only
 // to memory advised MADV_HUGEPAGE.

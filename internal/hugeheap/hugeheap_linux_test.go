@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"testing"
 )
@@ -36,8 +37,15 @@ func TestReserve(t *testing.T) {
 	if got := memory(t, "/proc/self/smaps_rollup", "AnonHugePages:"); got < n/4 {
 		t.Errorf("%d MB of huge pages after allocating %d MB, want at least %d", got>>20, n>>21, n>>22)
 	}
-	if len(objects) == 0 {
-		t.Fatal("no objects")
+	runtime.KeepAlive(objects)
+}
+
+// TestReserveUnderMemoryLimit checks that Reserve does nothing under a
+// memory limit, which its blocks would count against.
+func TestReserveUnderMemoryLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
+	if Reserve(64 << 20) {
+		t.Error("Reserve advised memory under a memory limit")
 	}
 }
 

@@ -250,7 +250,7 @@ func (o *Options) Run(ctx context.Context) error {
 	// decision. (Collecting once the snapshot was built made the first
 	// evaluation at 5,000 nodes take 20-30 ms instead of 1-2 ms: it ran
 	// beside a collection of the whole heap and assisted it.)
-	release := deferCollection(os.Getenv, loader.InputSize(o.Snapshots...))
+	release := o.prepareLoad(true)
 	defer release()
 	set, err := o.loadSet(ctx, true)
 	if err != nil {
@@ -335,21 +335,27 @@ func (o *Options) profile(pod *v1.Pod) *config.Profile {
 // load leaves.
 const hugeReserve = 512 << 20
 
-// reserveHugePages has the heap the load grows into backed by huge pages,
-// unless the user has chosen how memory is managed (GOMEMLIMIT).
-func reserveHugePages() {
-	if os.Getenv("GOMEMLIMIT") == "" {
+// prepareLoad readies the runtime for the load loadSet makes next: a big
+// one (files of headroomMinInput bytes or more, or a live cluster, whose
+// size is known only once listed; a small one costs the reservation 5-6
+// ms) gets its heap backed by huge pages, and with collectLater the
+// collector waits until release is called (deferCollection).
+func (o *Options) prepareLoad(collectLater bool) (release func()) {
+	input := loader.InputSize(o.Snapshots...)
+	release = func() {}
+	if collectLater {
+		release = deferCollection(os.Getenv, input)
+	}
+	if len(o.Snapshots) == 0 || input >= headroomMinInput {
 		hugeheap.Reserve(hugeReserve)
 	}
+	return release
 }
 
 // loadSet reads the snapshot files, or lists the live cluster when none
 // are given; lean reads the files with loader.Options.Lean.
 func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 	if len(o.Snapshots) > 0 {
-		if loader.InputSize(o.Snapshots...) >= headroomMinInput {
-			reserveHugePages()
-		}
 		opts := o.load
 		opts.Lean = lean
 		set, err := loader.LoadWith(opts, o.Snapshots...)
@@ -359,9 +365,6 @@ func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A live cluster's size is known only once listed; for a small one
-	// the reservation costs 2-3 ms.
-	reserveHugePages()
 	progress := newProgress(o.errOut)
 	objs, warnings, err := kube.ListWith(ctx, client, kube.ListOptions{ChunkSize: o.ChunkSize, Progress: progress.report, Features: o.features})
 	progress.done()

@@ -126,10 +126,12 @@ func (d *fastDecoder) statusAlike(data []byte, at int, shape []maskSegment) (end
 		case seg.kind == maskString:
 			_, end = plainTextAt(data, at)
 		default:
-			var t metav1.Time
-			var null bool
-			if t, null, end = d.timeValueAt(data, at); end >= 0 && seg.kind == maskStartTime && !null {
-				start = &t
+			// Only the start time is kept (and allocated): the others
+			// are read to be checked.
+			t, null, e := d.timeValueAt(data, at)
+			if end = e; end >= 0 && seg.kind == maskStartTime && !null {
+				start = new(metav1.Time)
+				*start = t
 			}
 		}
 		if end < 0 {

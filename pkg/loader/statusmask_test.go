@@ -200,6 +200,16 @@ func TestStatusAlike(t *testing.T) {
 			}
 		}
 	}
+	// Only the start time is kept: the status's other times (each
+	// condition's, the container's start) are read without being
+	// allocated, which for 150,000 pods was 20 MB of garbage.
+	other := []byte(strings.ReplaceAll(string(kubelet), "2026-01-01T00:00:0", "2026-03-04T05:06:0"))
+	if n := strings.Count(string(other), "2026-03-04T05:06:0"); n < 3 {
+		t.Fatalf("the status has %d times that differ from the shape's, want several", n)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { d.statusAlike(other, 0, shape) }); allocs != 1 {
+		t.Errorf("statusAlike made %v allocations, want 1 (the start time)", allocs)
+	}
 }
 
 // FuzzStatusAlikeYAML: when a status's YAML lines that convert and decode

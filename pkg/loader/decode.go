@@ -339,10 +339,9 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 		return &InputError{Source: src(), Object: h.Kind, Field: "metadata.name", Detail: "missing"}
 	}
 	key := objectKey{h.Kind, ns, h.Name}
-	if prev, dup := s.seen[key]; dup {
+	if prev, dup := s.seen.add(key, at); dup {
 		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: "metadata.name", Detail: "duplicate object (first defined in " + prev.String() + ")"}
 	}
-	s.seen[key] = at
 
 	if pr.quantityField != "" {
 		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: pr.quantityField, Detail: pr.quantityDetail}

@@ -110,7 +110,7 @@ type Set struct {
 	dec       *fastDecoder
 	skipped   []skippedObject // what each Skipped line names
 	origin    map[any]source
-	seen      map[objectKey]source
+	seen      objectIndex
 	defaulted map[any]bool
 	globals   admission.GlobalDefaults
 }
@@ -120,7 +120,7 @@ func NewSet() *Set { return NewSetWith(Options{}) }
 
 // NewSetWith returns an empty set reading with opts.
 func NewSetWith(opts Options) *Set {
-	return &Set{opts: opts, origin: map[any]source{}, seen: map[objectKey]source{}, defaulted: map[any]bool{}}
+	return &Set{opts: opts, origin: map[any]source{}, defaulted: map[any]bool{}}
 }
 
 // RawDocument is a document kept as JSON, with where it came from.
@@ -185,15 +185,12 @@ func (s *Set) WorkloadLines() []string {
 	return out
 }
 
-// reserve makes room in the set's maps for n more objects: a large load
-// then does not grow them step by step as it commits.
+// reserve makes room in the set's map of origins for n more objects: a
+// large load then does not grow it step by step as it commits.
 func (s *Set) reserve(n int) {
 	if n < 1024 {
 		return
 	}
-	seen := make(map[objectKey]source, len(s.seen)+n)
-	maps.Copy(seen, s.seen)
-	s.seen = seen
 	if !s.opts.Lean {
 		origin := make(map[any]source, len(s.origin)+n)
 		maps.Copy(origin, s.origin)

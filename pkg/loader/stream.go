@@ -496,27 +496,29 @@ func cutJSONItems(w *window, i *int, value func(func([]byte, int) int) (int, err
 	}
 	// next is "\n", the first element's indentation and "{".
 	next := lineStart(w.buf, *i)
+	loose := false
+	// toNextLine cuts an element to the next line that starts one, or
+	// else (at the end of the input) to the end of the value scanned.
+	toNextLine := func(data []byte, at int) int {
+		j := indexLineStart(data[at+1:], next)
+		if j >= 0 {
+			loose = true
+			return at + 1 + j
+		}
+		if !w.eof {
+			return -1
+		}
+		loose = false
+		return skipValue(data, at)
+	}
 	for first := true; ; first = false {
 		var end int
 		var err error
-		loose := false
+		loose = false
 		if first || next == nil {
 			end, err = value(skipValue)
 		} else {
-			// To the next line that starts an element, or else (at the
-			// end of the input) the value scanned.
-			end, err = value(func(data []byte, at int) int {
-				j := indexLineStart(data[at+1:], next)
-				if j >= 0 {
-					loose = true
-					return at + 1 + j
-				}
-				if !w.eof {
-					return -1
-				}
-				loose = false
-				return skipValue(data, at)
-			})
+			end, err = value(toNextLine)
 		}
 		if err != nil {
 			return err

@@ -60,7 +60,46 @@ type itemBatch struct {
 	// chunks are the chunks the items are slices of (nil for an item
 	// of its own), held until each is prepared.
 	chunks []*chunk
-	preps  []prepared
+	preps  []preparedItem
+}
+
+// preparedItem is an item prepared, as its batch keeps it until the List
+// is committed: its name, object and problems, and the rest of its
+// prepared form where it is the same as the item's before (the pods of a
+// workload share it). A batch of a List of 150,000 pods so holds 48 bytes
+// an item instead of 128.
+type preparedItem struct {
+	// like is prepared but for h.Name, obj and bad.
+	like *prepared
+	name string
+	obj  any
+	bad  *problems
+}
+
+// keep returns p as a batch keeps it, sharing last's like when that is
+// p's but for its own fields.
+func keep(p prepared, last *prepared) preparedItem {
+	like := last
+	if last == nil || !sameButOwn(last, &p) {
+		like = new(prepared)
+		*like = p
+		like.h.Name, like.obj, like.bad = "", nil, nil
+	}
+	return preparedItem{like: like, name: p.h.Name, obj: p.obj, bad: p.bad}
+}
+
+// sameButOwn reports whether like, a preparedItem's like, is p but for
+// p's name, object and problems.
+func sameButOwn(like, p *prepared) bool {
+	return like.h.APIVersion == p.h.APIVersion && like.h.Kind == p.h.Kind && like.h.Namespace == p.h.Namespace &&
+		like.known == p.known && like.namespaced == p.namespaced && like.apiVersion == p.apiVersion && like.ns == p.ns
+}
+
+// prepared returns the item's prepared form.
+func (it *preparedItem) prepared() prepared {
+	p := *it.like
+	p.h.Name, p.obj, p.bad = it.name, it.obj, it.bad
+	return p
 }
 
 // streamer prepares the items of a List on worker goroutines, batch by
@@ -97,7 +136,8 @@ func newStreamer(workers int, yaml, duplicates bool, preparer func() (func([]byt
 // which reads a loose YAML item of a pod of a shape it knows without
 // converting all of it (yamlmemo.go).
 func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([]byte) prepared, memo *podMemo) {
-	b.preps = make([]prepared, len(b.raw))
+	b.preps = make([]preparedItem, len(b.raw))
+	var last *prepared // the like of the item before
 	for i, raw := range b.raw {
 		if st.declined.Load() {
 			return
@@ -106,7 +146,8 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 		if st.yaml {
 			if b.loose[i] && memo != nil {
 				if p, ok := memo.prepareYAMLItem(raw, scratch); ok {
-					b.preps[i], b.raw[i] = p, nil
+					b.preps[i], b.raw[i] = keep(p, last), nil
+					last = b.preps[i].like
 					b.done(i, true)
 					continue
 				}
@@ -126,17 +167,19 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 				return
 			}
 		}
-		b.preps[i] = prep(raw)
+		p := prep(raw)
+		b.preps[i] = keep(p, last)
+		last = b.preps[i].like
 		if item != nil && memo != nil {
 			memo.noteYAMLItem(item)
 		}
-		if !st.yaml && b.loose[i] && !b.preps[i].decoded() && !oneValue(raw) {
+		if !st.yaml && b.loose[i] && !p.decoded() && !oneValue(raw) {
 			// Cut wrongly (a decoded object is one value): the file is
 			// read whole instead, which reads it right or words the error.
 			st.declined.Store(true)
 			return
 		}
-		if b.preps[i].decoded() {
+		if p.decoded() {
 			// commit needs the JSON only to word an error; the decoded
 			// object holds none of it.
 			if st.yaml {
@@ -273,7 +316,7 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 	i := 0
 	for k, b := range st.batches {
 		for j := range b.raw {
-			if err := s.commitItem(path, i, b.raw[j], b.preps[j], 0); err != nil {
+			if err := s.commitItem(path, i, b.raw[j], b.preps[j].prepared(), 0); err != nil {
 				return true, err
 			}
 			i++

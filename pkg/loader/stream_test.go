@@ -9,11 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -519,6 +522,61 @@ func TestReadWhole(t *testing.T) {
 		_ = f.Close()
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("size %d: read %d bytes, %v", size, len(got), err)
+		}
+	}
+}
+
+// TestPreparedItemFields holds preparedItem to prepared: keep and
+// prepared give back every field, and sameButOwn compares every field but
+// the item's own (its name, object and problems), so that no item takes
+// the header of the item before it.
+func TestPreparedItemFields(t *testing.T) {
+	own := map[string]bool{"h.Name": true, "obj": true, "bad": true}
+	base := prepared{h: objectHeader{APIVersion: "v1", Kind: "Pod", Name: "a", Namespace: "ns"}, known: true,
+		namespaced: true, apiVersion: "v1", ns: "ns", obj: &v1.Pod{}, bad: &problems{}}
+	// Each field of prepared, by its index path, changed in a copy.
+	var paths [][]int
+	var names []string
+	var walk func(typ reflect.Type, path []int, name string)
+	walk = func(typ reflect.Type, path []int, name string) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			p := append(slices.Clone(path), i)
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, p, name+f.Name+".")
+				continue
+			}
+			paths, names = append(paths, p), append(names, name+f.Name)
+		}
+	}
+	walk(reflect.TypeFor[prepared](), nil, "")
+	for k, path := range paths {
+		changed := base
+		f := reflect.ValueOf(&changed).Elem().FieldByIndex(path)
+		f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(f.String() + "x")
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Interface:
+			f.Set(reflect.ValueOf(&v1.Node{}))
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		default:
+			t.Fatalf("prepared.%s is a %v, which this test does not change", names[k], f.Kind())
+		}
+		if got, want := sameButOwn(&base, &changed), own[names[k]]; got != want {
+			t.Errorf("prepared.%s changed: sameButOwn %v, want %v", names[k], got, want)
+		}
+		// Kept after base, changed comes back whole.
+		first := keep(base, nil)
+		second := keep(changed, first.like)
+		if !reflect.DeepEqual(second.prepared(), changed) || !reflect.DeepEqual(first.prepared(), base) {
+			t.Errorf("prepared.%s changed: kept %+v, want %+v", names[k], second.prepared(), changed)
+		}
+		if shared := second.like == first.like; shared != own[names[k]] {
+			t.Errorf("prepared.%s changed: like shared %v, want %v", names[k], shared, own[names[k]])
 		}
 	}
 }

@@ -524,10 +524,6 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 	// DisruptionTarget condition, copied out below.
 	clear(m.conds[:cap(m.conds)])
 	pf.Status = v1.PodStatus{Conditions: m.conds[:0]}
-	// A container's volume mounts are decoded to be checked, and dropped:
-	// lean drops them, and validation does not read them (pf keeps the
-	// template's containers).
-	var mounts []v1.VolumeMount
 	// status is the status's text when leanPodStatus decoded it, into
 	// decoded, to be remembered (rememberStatus).
 	var status []byte
@@ -619,8 +615,10 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 		case fieldVolumes:
 			target = &pf.Spec.Volumes
 		case fieldMounts:
-			mounts = nil
-			target = &mounts
+			// A container's volume mounts are decoded to be checked,
+			// and dropped: lean drops them, and validation does not
+			// read them (pf keeps the template's containers).
+			target = new([]v1.VolumeMount)
 		}
 		if str, plain := plainJSONString(value); plain {
 			switch dst := target.(type) {

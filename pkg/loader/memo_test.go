@@ -507,3 +507,32 @@ func TestMemoPausesAndResumes(t *testing.T) {
 		t.Errorf("%d pods made from a template after the pause, want %d", hits, after-1)
 	}
 }
+
+// TestMemoPodAllocations: a pod made from its template allocates only
+// what it keeps of its own: its name, UID, resource version and node
+// name, and its start time. A room for its containers' volume mounts,
+// which it has none of, was a sixth object (2.8 MB for 150,000 pods).
+func TestMemoPodAllocations(t *testing.T) {
+	var docs [][]byte
+	for i := range 1100 {
+		docs = append(docs, fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w-%05d","namespace":"default","uid":"u-%05d","resourceVersion":"%d","labels":{"app":"w"}},`+
+			`"spec":{"nodeName":"n%d","containers":[{"name":"c","image":"image"}]},"status":{"phase":"Running","startTime":"2026-01-01T00:00:%02dZ"}}`, i, i, i, i, i%60))
+	}
+	hits := 0
+	m := newPodMemo(&hits)
+	m.prepare(docs[0])
+	m.prepare(docs[1])
+	i := 2
+	allocs := testing.AllocsPerRun(1000, func() {
+		if p := m.prepare(docs[i]); !p.decoded() {
+			t.Fatalf("pod %d: not prepared", i)
+		}
+		i++
+	})
+	if hits < 1000 {
+		t.Fatalf("%d pods made from the template, want 1000 or more", hits)
+	}
+	if allocs > 5 {
+		t.Errorf("a pod made from its template allocates %v objects, want 5 at most", allocs)
+	}
+}

@@ -67,26 +67,38 @@ func streamCases(t *testing.T) map[string]streamCase {
 		"JSON List, an item per line":                               {data: lineList, streamed: true},
 		"JSON List, an item per line, CRLF":                         {data: bytes.ReplaceAll(lineList, []byte("\n"), []byte("\r\n")), streamed: true},
 		"JSON List, tabs":                                           {data: bytes.ReplaceAll(jsonList, []byte("    "), []byte("\t")), streamed: true},
-		"JSON List, an object at the items' indentation in an item": {data: at40(`"metadata": {`, "\"metadata\":\n        {")},
-		"JSON List, an array element at the items' indentation":     {data: at40(`"metadata": {`, "\"x\": [{},\n        {}], \"metadata\": {")},
-		"JSON List, no comma between items":                         {data: bytes.Replace(jsonList, []byte("},\n        {"), []byte("}\n        {"), 1)},
-		"JSON List, a line like an item's after the items":          {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"x\": [1,\n        {}]"), 1)},
-		"compact JSON List":                                         {data: mustJSON(t, list, false), streamed: true},
-		"YAML List":                                                 {data: yamlList, streamed: true},
-		"JSON List, space around":                                   {data: append(append([]byte(" \n\t"), jsonList...), " \n\n"...), streamed: true},
-		"YAML List without the last line break":                     {data: bytes.TrimSuffix(yamlList, []byte("\n")), streamed: true},
-		"YAML List, a long last line without its line break":        {data: append(bytes.Clone(yamlList), "x: "+strings.Repeat("y", yamlReaderBuffer)...)}, // YAMLReader drops some such lines: read as it reads them
-		"empty JSON List":                                           {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": []}`), streamed: true},
-		"JSON List, kind first":                                     {data: []byte(`{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]}`), streamed: true},
-		"bad apiVersion in an item, JSON":                           {data: mustJSON(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List"), true), streamed: true},
-		"bad apiVersion in an item, YAML":                           {data: mustYAML(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List")), streamed: true},
-		"wrong kind in a List":                                      {data: mustJSON(t, asList(mutated(50, func(o map[string]any) { o["kind"] = "List"; o["items"] = []any{} }), "List"), true), streamed: true},
-		"unknown field in an item, JSON":                            {data: mustJSON(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List"), true), streamed: true},
-		"unknown field in an item, YAML":                            {data: mustYAML(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List")), streamed: true},
-		"bad quantity":                                              {data: mustJSON(t, asList(mutated(7, func(o map[string]any) { o["status"] = map[string]any{"allocatable": map[string]any{"cpu": "4x"}} }), "List"), true), streamed: true},
-		"an item that is not an object":                             {data: bytes.Replace(jsonList, []byte("\"items\": ["), []byte("\"items\": [\n17,"), 1), streamed: true},
-		"unknown field in the List":                                 {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"extra\": 1"), 1), streamed: true},
-		"duplicate item":                                            {data: mustJSON(t, asList(append(objs[:len(objs):len(objs)], objs[5]), "List"), true), streamed: true},
+		"JSON List, an object at the items' indentation in an item": {data: at40(`"metadata": {`, "\"metadata\":\n        {"), streamed: true},
+		"JSON List, an array element at the items' indentation":     {data: at40(`"metadata": {`, "\"x\": [{},\n        {}], \"metadata\": {"), streamed: true},
+		// Cut where the object starts as the items do, and declined.
+		"JSON List, an object at the items' indentation in an item, as an item starts": {data: at40(`"metadata": {`, "\"metadata\":\n        {\n            \"apiVersion\": \"x\",")},
+		"JSON List, an array element as an item starts":                                {data: at40(`"metadata": {`, "\"x\": [{},\n        {\n            \"apiVersion\": 1}], \"metadata\": {")},
+		// Items that start otherwise than the first: cut together with
+		// the one before, then apart by the worker.
+		"JSON List, pods written kind first": {data: bytes.ReplaceAll(jsonList, []byte("{\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Pod\","),
+			[]byte("{\n            \"kind\": \"Pod\",\n            \"apiVersion\": \"v1\",")), streamed: true},
+		"JSON List, one pod written kind first, no comma after it": {data: editItem(t, editItem(t, jsonList, "\n        {", 40, "\"apiVersion\": \"v1\",\n            \"kind\": \"Pod\",",
+			"\"kind\": \"Pod\",\n            \"apiVersion\": \"v1\","), "\n        {", 40, "\n        },", "\n        }")},
+		// The first item starts otherwise than all others, which are
+		// more than firstReach bytes: they are cut by each line.
+		"JSON List, only the first item kind first":          {data: firstKindFirst(firstReach + 1<<20), streamed: true},
+		"JSON List, no comma between items":                  {data: bytes.Replace(jsonList, []byte("},\n        {"), []byte("}\n        {"), 1)},
+		"JSON List, a line like an item's after the items":   {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"x\": [1,\n        {}]"), 1)},
+		"compact JSON List":                                  {data: mustJSON(t, list, false), streamed: true},
+		"YAML List":                                          {data: yamlList, streamed: true},
+		"JSON List, space around":                            {data: append(append([]byte(" \n\t"), jsonList...), " \n\n"...), streamed: true},
+		"YAML List without the last line break":              {data: bytes.TrimSuffix(yamlList, []byte("\n")), streamed: true},
+		"YAML List, a long last line without its line break": {data: append(bytes.Clone(yamlList), "x: "+strings.Repeat("y", yamlReaderBuffer)...)}, // YAMLReader drops some such lines: read as it reads them
+		"empty JSON List":                                    {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": []}`), streamed: true},
+		"JSON List, kind first":                              {data: []byte(`{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]}`), streamed: true},
+		"bad apiVersion in an item, JSON":                    {data: mustJSON(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List"), true), streamed: true},
+		"bad apiVersion in an item, YAML":                    {data: mustYAML(t, asList(mutated(30, func(o map[string]any) { o["apiVersion"] = "v2" }), "List")), streamed: true},
+		"wrong kind in a List":                               {data: mustJSON(t, asList(mutated(50, func(o map[string]any) { o["kind"] = "List"; o["items"] = []any{} }), "List"), true), streamed: true},
+		"unknown field in an item, JSON":                     {data: mustJSON(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List"), true), streamed: true},
+		"unknown field in an item, YAML":                     {data: mustYAML(t, asList(mutated(77, func(o map[string]any) { o["spek"] = map[string]any{} }), "List")), streamed: true},
+		"bad quantity":                                       {data: mustJSON(t, asList(mutated(7, func(o map[string]any) { o["status"] = map[string]any{"allocatable": map[string]any{"cpu": "4x"}} }), "List"), true), streamed: true},
+		"an item that is not an object":                      {data: bytes.Replace(jsonList, []byte("\"items\": ["), []byte("\"items\": [\n17,"), 1), streamed: true},
+		"unknown field in the List":                          {data: bytes.Replace(jsonList, []byte("\"kind\": \"List\""), []byte("\"kind\": \"List\", \"extra\": 1"), 1), streamed: true},
+		"duplicate item":                                     {data: mustJSON(t, asList(append(objs[:len(objs):len(objs)], objs[5]), "List"), true), streamed: true},
 
 		"PodList, items without kind":  {data: []byte(`{"apiVersion": "v1", "kind": "PodList", "items": [{"metadata": {"name": "a", "namespace": "n"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}]}`)},
 		"not a List":                   {data: []byte(`{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}, "items": []}`)},
@@ -107,6 +119,19 @@ func streamCases(t *testing.T) map[string]streamCase {
 		"a 10 MB YAML line":            {data: []byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: a\n    annotations:\n      a: " + strings.Repeat("x", 10<<20) + "\nkind: List\n"), streamed: true},
 	}
 	return cases
+}
+
+// firstKindFirst is an indented JSON List of namespaces, size bytes or
+// more, the first of which has "kind" as its first key, the others
+// "apiVersion".
+func firstKindFirst(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n            \"kind\": \"Namespace\",\n            \"apiVersion\": \"v1\",\n            \"metadata\": {\"name\": \"ns-first\"}\n        }")
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, ",\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"ns-%06d\"}\n        }", i)
+	}
+	b.WriteString("\n    ],\n    \"kind\": \"List\"\n}\n")
+	return b.Bytes()
 }
 
 // editItem replaces the first old with repl in item i of a List whose
@@ -156,6 +181,10 @@ func FuzzStreamMatchesWhole(f *testing.F) {
 	f.Add([]byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "n"}, "spec": {"nodeName": "x", "containers": [{"name": "c", "image": "i", "env": [{"name": "A"}]}]}}, 1]}`))
 	f.Add([]byte("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"a\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"b\"}\n        },\n        {\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"c\"}}\n    ],\n    \"kind\": \"List\"\n}\n"))
 	f.Add([]byte("{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\"}},\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\":\n{\"name\": \"b\"}},\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"c\"}}\n]}"))
+	// Items that start otherwise than the first (cut with the one before,
+	// then apart), and an object inside one that starts as they do.
+	f.Add([]byte("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"a\"}\n        },\n        {\n            \"kind\": \"Namespace\",\n            \"apiVersion\": \"v1\",\n            \"metadata\": {\"name\": \"b\"}\n        },\n        {\n            \"kind\": \"Namespace\",\n            \"apiVersion\": \"v1\",\n            \"metadata\": {\"name\": \"c\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"d\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"e\"}\n        }\n    ],\n    \"kind\": \"List\"\n}\n"))
+	f.Add([]byte("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"a\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\":\n        {\n            \"apiVersion\": \"v1\", \"name\": \"b\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"c\"}\n        }\n    ],\n    \"kind\": \"List\"\n}\n"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "f")
@@ -300,7 +329,7 @@ func TestCutJSONByLines(t *testing.T) {
 			if l {
 				loose++
 			}
-		})
+		}, func([]byte) {}, func() bool { return false })
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -571,7 +571,7 @@ func cutJSONList(r io.Reader, pool *chunks, item func(data []byte, loose bool), 
 // kubectl writes every object's keys in order, so each of its elements
 // starts with "apiVersion", and its managed fields, most of its bytes, hold
 // a "{" on most lines but rarely a "V": looking for the lines by their
-// "V" took about 30 ms for 1.9 GB of them, and by their "{" 180 ms.
+// "V" took 40 ms for 1.9 GB of them, and by their "{" 180 ms (one goroutine).
 //
 // lines is given the line start once it is known, before the first loose
 // element; firstMissed reports whether a worker has cut a loose item

@@ -693,21 +693,7 @@ func lineStart(data []byte, i int) []byte {
 // "{", rarer there than its first, "\n" (finding kubectl's items in 64 MB
 // of its JSON took 5.7 ms against bytes.Index's 20 ms, and 10 against 19
 // ms with managed fields, where most lines hold a "{").
-func indexLineStart(data, line []byte) int {
-	n := len(line) - 1
-	for at := n; at < len(data); {
-		j := bytes.IndexByte(data[at:], line[n])
-		if j < 0 {
-			return -1
-		}
-		at += j
-		if string(data[at-n:at]) == string(line[:n]) {
-			return at - n
-		}
-		at++
-	}
-	return -1
-}
+func indexLineStart(data, line []byte) int { return indexAnchored(data, line, len(line)-1) }
 
 // firstReach is how far toNextLine looks for an element that starts as
 // the first one did before it looks for any line that starts one.

@@ -519,15 +519,22 @@ func TestStreamReusesChunks(t *testing.T) {
 	}
 }
 
-// FuzzIndexLineStart: indexLineStart finds what bytes.Index finds.
+// FuzzIndexLineStart: indexLineStart finds what bytes.Index finds, and
+// so does indexAnchored looking for any byte of the line.
 func FuzzIndexLineStart(f *testing.F) {
 	for _, s := range []string{"", "{", "\n{", "x\n    {", "    {\n    {", "\n   {\n    {", "{{{\n    {{", "\n    \n    {"} {
-		f.Add([]byte(s), 4)
+		f.Add([]byte(s), 4, 0)
 	}
-	f.Fuzz(func(t *testing.T, data []byte, indent int) {
+	f.Add([]byte("\n    {\n        \"kind\"\n    {\n        \"apiVersion\""), 4, 9)
+	f.Fuzz(func(t *testing.T, data []byte, indent, rare int) {
 		line := []byte("\n" + strings.Repeat(" ", indent&15) + "{")
 		if got, want := indexLineStart(data, line), bytes.Index(data, line); got != want {
 			t.Fatalf("indexLineStart(%q, %q) = %d, want %d", data, line, got, want)
+		}
+		first := append(slices.Clone(line), "\n"+strings.Repeat(" ", indent&15)+"    \"apiVersion\""...)
+		rare = rare & 0xffff % len(first)
+		if got, want := indexAnchored(data, first, rare), bytes.Index(data, first); got != want {
+			t.Fatalf("indexAnchored(%q, %q, %d) = %d, want %d", data, first, rare, got, want)
 		}
 	})
 }

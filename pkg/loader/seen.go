@@ -1,7 +1,7 @@
 package loader
 
 import (
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -16,9 +16,6 @@ import (
 // is looked up in the list by binary search, and remembered in a map.
 type objectIndex struct {
 	kinds map[string]*kindIndex
-	// last is the kind of the object added last, and its index.
-	last     string
-	lastKind *kindIndex
 }
 
 // kindIndex is where the objects of one kind were read.
@@ -42,16 +39,13 @@ const indexBlock = 1024
 // add remembers that key was read at at, and returns where it was read
 // before, if it was.
 func (x *objectIndex) add(key objectKey, at source) (prev source, dup bool) {
-	k := x.lastKind
-	if k == nil || key.kind != x.last {
-		if x.kinds == nil {
-			x.kinds = map[string]*kindIndex{}
-		}
-		if k = x.kinds[key.kind]; k == nil {
-			k = &kindIndex{}
-			x.kinds[key.kind] = k
-		}
-		x.last, x.lastKind = key.kind, k
+	if x.kinds == nil {
+		x.kinds = map[string]*kindIndex{}
+	}
+	k := x.kinds[key.kind]
+	if k == nil {
+		k = &kindIndex{}
+		x.kinds[key.kind] = k
 	}
 	return k.add(key.namespace, key.name, at)
 }
@@ -60,7 +54,7 @@ func (x *objectIndex) add(key objectKey, at source) (prev source, dup bool) {
 func (k *kindIndex) add(namespace, name string, at source) (prev source, dup bool) {
 	// A key after the last one read in order is after every one read
 	// out of order too (each was before one read in order then).
-	if n := len(k.inOrder); n == 0 || compareKeys(k.lastEntry(), namespace, name) < 0 {
+	if n := len(k.inOrder); n == 0 || k.lastEntry().compare(namespace, name) < 0 {
 		if n == 0 || len(k.inOrder[n-1]) == indexBlock {
 			k.inOrder = append(k.inOrder, make([]indexEntry, 0, indexBlock))
 			n++
@@ -91,24 +85,23 @@ func (k *kindIndex) lastEntry() *indexEntry {
 // find looks the object up among those read in order.
 func (k *kindIndex) find(namespace, name string) (source, bool) {
 	// The first block whose last object is not before the key.
-	i := sort.Search(len(k.inOrder), func(i int) bool {
-		b := k.inOrder[i]
-		return compareKeys(&b[len(b)-1], namespace, name) >= 0
+	i, _ := slices.BinarySearchFunc(k.inOrder, 0, func(b []indexEntry, _ int) int {
+		return b[len(b)-1].compare(namespace, name)
 	})
 	if i == len(k.inOrder) {
 		return source{}, false
 	}
 	b := k.inOrder[i]
-	j := sort.Search(len(b), func(j int) bool { return compareKeys(&b[j], namespace, name) >= 0 })
-	if j < len(b) && b[j].namespace == namespace && b[j].name == name {
-		return b[j].at, true
+	j, found := slices.BinarySearchFunc(b, 0, func(e indexEntry, _ int) int { return e.compare(namespace, name) })
+	if !found {
+		return source{}, false
 	}
-	return source{}, false
+	return b[j].at, true
 }
 
-// compareKeys compares e's key with namespace and name's, as an API server
+// compare compares e's key with namespace and name's, as an API server
 // orders them: namespace + "/" + name, byte by byte.
-func compareKeys(e *indexEntry, namespace, name string) int {
+func (e *indexEntry) compare(namespace, name string) int {
 	if e.namespace == namespace {
 		return strings.Compare(e.name, name)
 	}

@@ -185,7 +185,7 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 		}
 		if !st.yaml && b.loose[i] && !p.decoded() && !oneValue(raw) {
 			// Several elements (a decoded object is one value), of
-			// which all but the last start otherwise than the first
+			// which all but the first start otherwise than the first
 			// element of the List: cut at each line that starts one,
 			// they are prepared in turn. Else cut wrongly: the file is
 			// read whole instead, which reads it right or words the
@@ -603,7 +603,7 @@ func cutJSONItems(w *window, i *int, value func(func([]byte, int) int) (int, err
 	// Elements that start as the first one did are found by that start
 	// (looking for its rare byte, not each "{" of the elements' managed
 	// fields): the cut may then hold several elements, of which all but
-	// the last start otherwise, and the worker cuts it further. Once
+	// the first start otherwise, and the worker cuts it further. Once
 	// firstReach bytes hold no such start, or a worker has cut an item
 	// further, each line that starts an element is found instead.
 	toNextLine := func(data []byte, at int) int {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,9 +19,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/reprieve/reprieve/internal/snapshot"
-	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
+	"github.com/reprieve/reprieve/internal/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 	"github.com/reprieve/reprieve/test/conformance/upstream"
 )
@@ -89,12 +90,12 @@ func TestDifferential(t *testing.T) {
 // It returns whether upstream nominated a node.
 func compareScenario(t *testing.T, sc *gen.Scenario, name string) bool {
 	t.Helper()
-	want, err := runUpstream(sc, config.Features{})
+	want, err := runUpstream(sc, profile.Features{})
 	if err != nil {
 		t.Errorf("%s: upstream: %v", name, err)
 		return false
 	}
-	got, err := runReprieve(sc, config.Features{})
+	got, err := runReprieve(sc, profile.Features{})
 	if err != nil {
 		t.Errorf("%s: reprieve: %v", name, err)
 		return false
@@ -109,7 +110,7 @@ func compareScenario(t *testing.T, sc *gen.Scenario, name string) bool {
 
 // runUpstream runs kube-scheduler on sc with the feature gates f stands for
 // (none: upstream's defaults).
-func runUpstream(sc *gen.Scenario, f config.Features) (*upstream.Result, error) {
+func runUpstream(sc *gen.Scenario, f profile.Features) (*upstream.Result, error) {
 	in := upstream.Input{
 		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
 		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
@@ -117,7 +118,7 @@ func runUpstream(sc *gen.Scenario, f config.Features) (*upstream.Result, error) 
 		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
 		Storage: upstreamStorage(sc),
 	}
-	if f != (config.Features{}) {
+	if f != (profile.Features{}) {
 		in.FeatureGates = f.Gates()
 	}
 	return upstream.Run(context.Background(), in)
@@ -148,7 +149,7 @@ func podsInParts(objs snapshot.Objects) snapshot.Objects {
 	return objs
 }
 
-func runReprieve(sc *gen.Scenario, f config.Features) (*whatif.Decision, error) {
+func runReprieve(sc *gen.Scenario, f profile.Features) (*whatif.Decision, error) {
 	snap, err := snapshot.New(podsInParts(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
 		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
 		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,

@@ -2,13 +2,14 @@ package conformance
 
 import (
 	"fmt"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 	"github.com/reprieve/reprieve/test/conformance/upstream"
 )
@@ -100,12 +101,12 @@ func TestDifferentialDRA(t *testing.T) {
 			for seed := range seeds {
 				sc := gen.Generate(seed, gen.DRA)
 				name := fmt.Sprintf("%s-%d", gen.DRA, seed)
-				want, err := runUpstream(sc, config.Features{})
+				want, err := runUpstream(sc, profile.Features{})
 				if err != nil {
 					t.Errorf("%s: upstream: %v", name, err)
 					continue
 				}
-				got, err := runReprieve(sc, config.Features{})
+				got, err := runReprieve(sc, profile.Features{})
 				if err != nil {
 					t.Errorf("%s: reprieve: %v", name, err)
 					continue
@@ -140,12 +141,12 @@ func TestDifferentialDRA(t *testing.T) {
 // and the gate nominates a node whenever v1.37 does. It counts the
 // scenarios where the gate lets a GPU pod preempt that v1.37 could not.
 func TestDRAPreemptionGateKeepsCandidates(t *testing.T) {
-	gate := config.Features{DRAPreemption: true}
+	gate := profile.Features{DRAPreemption: true}
 	var freed, compared int
 	for i := range *scenarios {
 		seed := *firstSeed + int64(i)
 		sc := gen.Generate(seed, gen.DRA)
-		off, err := runReprieve(sc, config.Features{})
+		off, err := runReprieve(sc, profile.Features{})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

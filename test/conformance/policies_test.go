@@ -3,6 +3,7 @@ package conformance
 import (
 	"cmp"
 	"fmt"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"math"
 	"slices"
 	"strings"
@@ -12,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/reprieve/reprieve/internal/snapshot"
-	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
+	"github.com/reprieve/reprieve/internal/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 )
 
@@ -106,11 +107,11 @@ type policyCheck struct {
 	// upViolations and upPending are upstream's budgets broken and (as
 	// reschedulable counts them) victims that would stay pending.
 	upViolations, upPending int
-	outcomes                map[config.Policy]policyOutcome
+	outcomes                map[profile.Policy]policyOutcome
 }
 
 // comparedPolicies are the policies checked against upstream's.
-var comparedPolicies = []config.Policy{config.PolicyMinimal, config.PolicyReschedulable, config.PolicyStrictPDB}
+var comparedPolicies = []profile.Policy{profile.PolicyMinimal, profile.PolicyReschedulable, profile.PolicyStrictPDB}
 
 // checkPolicies runs sc under upstream's policy and every other one and
 // reports an error when one does worse than upstream under upstream's own
@@ -131,7 +132,7 @@ func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) poli
 		return policyCheck{}
 	}
 	pod := snap.Pod(sc.Preemptor.Namespace + "/" + sc.Preemptor.Name)
-	decide := func(p config.Policy) *whatif.Decision {
+	decide := func(p profile.Policy) *whatif.Decision {
 		d, err := whatif.Evaluate(snap, pod, whatif.Options{Now: evalTime, Seed: uint64(seed), Policy: p})
 		if err != nil {
 			t.Errorf("%s: %s: %v", name, p, err)
@@ -139,11 +140,11 @@ func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) poli
 		}
 		return d
 	}
-	up := decide(config.PolicyUpstream)
+	up := decide(profile.PolicyUpstream)
 	if up == nil {
 		return policyCheck{}
 	}
-	out := policyCheck{preempting: up.NominatedNode != "", outcomes: map[config.Policy]policyOutcome{}}
+	out := policyCheck{preempting: up.NominatedNode != "", outcomes: map[profile.Policy]policyOutcome{}}
 	var upCost setCost
 	if out.preempting {
 		upCost = costOf(snap, sc.PDBs, up.Victims)
@@ -164,7 +165,7 @@ func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) poli
 			t.Errorf("%s: %s reports upstream's choice as %+v, upstream chose %s", name, p, d.Upstream, up.NominatedNode)
 		}
 		if d.NominatedNode == "" {
-			if p != config.PolicyStrictPDB {
+			if p != profile.PolicyStrictPDB {
 				t.Errorf("%s: %s does not preempt where upstream does", name, p)
 			} else if upCost.violations == 0 {
 				t.Errorf("%s: strict-pdb refuses to preempt where upstream breaks no budget", name)
@@ -187,11 +188,11 @@ func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) poli
 			}
 		}
 		switch p {
-		case config.PolicyMinimal:
+		case profile.PolicyMinimal:
 			if c.compare(upCost) > 0 {
 				t.Errorf("%s: minimal's %v on %s is worse than upstream's %v on %s", name, c, d.NominatedNode, upCost, up.NominatedNode)
 			}
-		case config.PolicyReschedulable:
+		case profile.PolicyReschedulable:
 			u := d.Upstream
 			if u == nil || u.UnplaceableVictims == nil {
 				t.Errorf("%s: reschedulable does not count upstream's unplaceable victims: %+v", name, u)
@@ -210,7 +211,7 @@ func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) poli
 				t.Errorf("%s: reschedulable's %d pending victims, %v on %s, are worse than upstream's %d, %v on %s",
 					name, o.pending, c, d.NominatedNode, out.upPending, upCost, up.NominatedNode)
 			}
-		case config.PolicyStrictPDB:
+		case profile.PolicyStrictPDB:
 			if c.violations > 0 {
 				t.Errorf("%s: strict-pdb breaks %d budget(s) on %s", name, c.violations, d.NominatedNode)
 			}
@@ -235,7 +236,7 @@ func quantile[T cmp.Ordered](sorted []T, q float64) T {
 // policyStats sums checkPolicies' findings over scenarios, per policy.
 type policyStats struct {
 	scenarios, preempting, upBroken, upPending int
-	policies                                   map[config.Policy]*policyTally
+	policies                                   map[profile.Policy]*policyTally
 }
 
 // policyTally is one policy's share of policyStats.
@@ -258,7 +259,7 @@ func (s *policyStats) add(c policyCheck) {
 		s.upBroken++
 	}
 	if s.policies == nil {
-		s.policies = map[config.Policy]*policyTally{}
+		s.policies = map[profile.Policy]*policyTally{}
 	}
 	for p, o := range c.outcomes {
 		t := s.policies[p]
@@ -317,7 +318,7 @@ func (s *policyStats) report(profile gen.Profile) string {
 			p, pct(t.fewer), quantile(t.podsSaved, 0.5), quantile(t.podsSaved, 0.9), quantile(t.podsSaved, 1),
 			pct(t.lower), quantile(t.prioritySaved, 0.5), quantile(t.prioritySaved, 0.9), t.more, t.higher,
 			t.proven, t.candidates, t.chosenProven, s.preempting-t.refused, t.broken, t.refused)
-		if p == config.PolicyReschedulable {
+		if p == profile.PolicyReschedulable {
 			fmt.Fprintf(&b, "; leaves fewer victims pending in %s (%d pending in all)", pct(t.fewerPending), t.pending)
 		}
 	}

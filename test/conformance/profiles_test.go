@@ -11,9 +11,9 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 
-	"github.com/reprieve/reprieve/internal/snapshot"
-	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
+	"github.com/reprieve/reprieve/internal/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 	"github.com/reprieve/reprieve/test/conformance/upstream"
 )

@@ -3,7 +3,7 @@ package conformance
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/reprieve/reprieve/internal/snapshot"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 )
 

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"fmt"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,9 +14,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/adapter/manifest"
+	"github.com/reprieve/reprieve/internal/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 )
 
@@ -23,7 +24,7 @@ import (
 // sides: GenericWorkload and CompositePodGroup (upstream also needs
 // TopologyAwareWorkloadScheduling for the latter, which Features.Gates
 // adds).
-var workloadGates = config.Features{GenericWorkload: true, CompositePodGroup: true}
+var workloadGates = profile.Features{GenericWorkload: true, CompositePodGroup: true}
 
 // upstreamReruns is how many more times a disagreeing scenario is run
 // upstream to see whether upstream itself answers differently from run to
@@ -49,7 +50,7 @@ type workloadStats struct {
 // answer, upstream is run again; a scenario where one of upstream's answers
 // is reprieve's counts as agreeing, and is reported.
 func TestDifferentialWorkload(t *testing.T) {
-	for _, f := range []config.Features{workloadGates, {GenericWorkload: true}, {}} {
+	for _, f := range []profile.Features{workloadGates, {GenericWorkload: true}, {}} {
 		// Gates off, groups are ignored on both sides.
 		t.Run(gatesName(f), func(t *testing.T) {
 			var st workloadStats
@@ -81,7 +82,7 @@ func TestDifferentialWorkload(t *testing.T) {
 
 // compareWorkloadScenario is compareScenario with feature gates f, group
 // members compared as sets, and upstream re-run on a disagreement.
-func compareWorkloadScenario(t *testing.T, sc *gen.Scenario, name string, f config.Features, st *workloadStats) {
+func compareWorkloadScenario(t *testing.T, sc *gen.Scenario, name string, f profile.Features, st *workloadStats) {
 	t.Helper()
 	want, err := runUpstream(sc, f)
 	if err != nil {
@@ -137,7 +138,7 @@ func compareWorkloadScenario(t *testing.T, sc *gen.Scenario, name string, f conf
 // lists a group's members in map order. The groups are worked out from the
 // scenario independently of reprieve, as upstream's getHighestAllAncestor
 // finds them under the gates f.
-func unitCanon(sc *gen.Scenario, f config.Features) func([]string) []string {
+func unitCanon(sc *gen.Scenario, f profile.Features) func([]string) []string {
 	if !f.GenericWorkload {
 		return nil
 	}
@@ -285,9 +286,9 @@ func outcome(d *whatif.Decision) string {
 // kube-scheduler does.
 func TestGangExamples(t *testing.T) {
 	for _, name := range []string{"spare-the-gang", "evict-the-gang"} {
-		for _, f := range []config.Features{{}, {GenericWorkload: true}, workloadGates} {
+		for _, f := range []profile.Features{{}, {GenericWorkload: true}, workloadGates} {
 			t.Run(name+"/"+gatesName(f), func(t *testing.T) {
-				set, err := loader.Load(filepath.Join("..", "..", "examples", "gang", "cluster.yaml"), filepath.Join("..", "..", "examples", "gang", name+".yaml"))
+				set, err := manifest.Load(filepath.Join("..", "..", "examples", "gang", "cluster.yaml"), filepath.Join("..", "..", "examples", "gang", name+".yaml"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -312,7 +313,7 @@ func TestGangExamples(t *testing.T) {
 }
 
 // gatesName names a set of features for test names.
-func gatesName(f config.Features) string {
+func gatesName(f profile.Features) string {
 	switch {
 	case !f.GenericWorkload:
 		return "gates-off"

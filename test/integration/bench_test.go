@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/reprievetest"
-	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // TestBenchPreemption is a wall-clock benchmark of upstream's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,8 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/reprievetest"
-	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // TestDynamicResources runs pods with ResourceClaimTemplates on a real API
@@ -83,7 +84,7 @@ func TestDynamicResources(t *testing.T) {
 	t.Run("DRAPreemption: a GPU pod preempts a GPU pod", func(t *testing.T) {
 		w := e.world(t)
 		d := w.gpuWorld("gpu-0")
-		s := w.startScheduler(schedOpts{features: config.Features{DRAPreemption: true}})
+		s := w.startScheduler(schedOpts{features: profile.Features{DRAPreemption: true}})
 		w.pod(d.gpuPod("victim", low))
 		if got := w.waitBound("victim"); got != "node-1" {
 			t.Fatalf("victim bound to %q, want node-1", got)
@@ -348,7 +349,7 @@ func TestRBACDynamicResources(t *testing.T) {
 
 	w := e.world(t)
 	d := w.gpuWorld("gpu-0")
-	s := w.startScheduler(schedOpts{config: saConfig, features: config.Features{DRAPreemption: true}})
+	s := w.startScheduler(schedOpts{config: saConfig, features: profile.Features{DRAPreemption: true}})
 	w.pod(d.gpuPod("victim", low))
 	if got := w.waitBound("victim"); got != "node-1" {
 		t.Fatalf("victim bound to %q, want node-1", got)

@@ -11,8 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reprieve/reprieve/internal/adapter/kube"
 	"github.com/reprieve/reprieve/internal/reprievetest"
-	"github.com/reprieve/reprieve/pkg/kube"
 )
 
 // TestLeaderFailover runs two replicas with leader election. The leader

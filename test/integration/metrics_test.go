@@ -37,9 +37,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	sm "k8s.io/kubernetes/pkg/scheduler/metrics"
 
+	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/cli/schedulercmd"
 	"github.com/reprieve/reprieve/internal/reprievetest"
-	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // TestMetricsMatchUpstream runs a preemption and an unschedulable pod

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"maps"
 	"slices"
 	"strings"
@@ -16,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/reprievetest"
-	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // base is the start time the scenarios give running pods (plus offsets).
@@ -100,7 +101,7 @@ func TestPreemption(t *testing.T) {
 		w.running(mkPod("young-1", low, "125m").Obj(), "node-1", at(1))
 		w.running(mkPod("young-2", low, "125m").Obj(), "node-1", at(2))
 		w.waitRunning("old", "young-1", "young-2")
-		s := w.startScheduler(schedOpts{policy: config.PolicyMinimal})
+		s := w.startScheduler(schedOpts{policy: profile.PolicyMinimal})
 		w.pod(mkPod("preemptor", high, "250m").Obj())
 		if got := w.waitBound("preemptor"); got != "node-1" {
 			t.Fatalf("preemptor bound to %q, want node-1", got)

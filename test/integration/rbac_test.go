@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
-	"github.com/reprieve/reprieve/pkg/kube"
+	"github.com/reprieve/reprieve/internal/adapter/kube"
 )
 
 // TestRBAC runs the scheduler as the ServiceAccount of deploy/rbac.yaml on

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/reprieve/reprieve/pkg/kube"
+	"github.com/reprieve/reprieve/internal/adapter/kube"
 )
 
 // TestLeaderSIGKILLUnderLoad runs the leader as users do — the reprieve

@@ -17,11 +17,11 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reprieve/reprieve/internal/adapter/kube"
+	"github.com/reprieve/reprieve/internal/adapter/manifest"
 	"github.com/reprieve/reprieve/internal/cli"
-	"github.com/reprieve/reprieve/internal/snapshot"
-	"github.com/reprieve/reprieve/pkg/kube"
-	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
+	"github.com/reprieve/reprieve/internal/whatif"
 )
 
 const (
@@ -39,7 +39,7 @@ func TestWhatifKubeconfig(t *testing.T) {
 	w := e.world(t)
 	ctx := context.Background()
 
-	files, err := loader.Load(exampleCluster)
+	files, err := manifest.Load(exampleCluster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestWhatifKubeconfig(t *testing.T) {
 		return true
 	})
 	// A pending pod of the cluster, for --pod NAMESPACE/NAME.
-	pending, _, err := loader.LoadPod(filepath.Join(examplePods, "urgent.yaml"))
+	pending, _, err := manifest.LoadPod(filepath.Join(examplePods, "urgent.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestWhatifKubeconfig(t *testing.T) {
 	}
 	dumpFile := filepath.Join(t.TempDir(), "cluster.yaml")
 	writeFile(t, dumpFile, listYAML(t, live))
-	dump, err := loader.Load(dumpFile)
+	dump, err := manifest.Load(dumpFile)
 	if err != nil {
 		t.Fatalf("loading the dump: %v", err)
 	}
@@ -141,7 +141,7 @@ func TestWhatifKubeconfig(t *testing.T) {
 		name := ent.Name()
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(examplePods, name)
-			pod, _, err := loader.LoadPod(path)
+			pod, _, err := manifest.LoadPod(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,7 +218,7 @@ func TestWhatifKubeconfig(t *testing.T) {
 	})
 }
 
-func mustBuild(t *testing.T, s *loader.Set) *snapshot.Snapshot {
+func mustBuild(t *testing.T, s *manifest.Set) *snapshot.Snapshot {
 	t.Helper()
 	snap, err := s.Build()
 	if err != nil {

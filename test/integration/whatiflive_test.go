@@ -42,9 +42,9 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	corev1defaults "k8s.io/kubernetes/pkg/apis/core/v1"
 
-	"github.com/reprieve/reprieve/pkg/kube"
-	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/adapter/kube"
+	"github.com/reprieve/reprieve/internal/adapter/manifest"
+	"github.com/reprieve/reprieve/internal/whatif"
 )
 
 // TestBenchWhatifLive times `reprieve whatif --kubeconfig … --pod NS/NAME`
@@ -217,7 +217,7 @@ func TestBenchWhatifLive(t *testing.T) {
 			t.Fatalf("kube.ListWith: %v", err)
 		}
 		t1 := time.Now()
-		set := loader.NewSet()
+		set := manifest.NewSet()
 		set.Objects = objs
 		snap, err := set.Build()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"net/http"
 	"regexp"
 	"slices"
@@ -26,9 +27,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/adapter/kube"
 	"github.com/reprieve/reprieve/internal/reprievetest"
-	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/kube"
 )
 
 // Priority classes every env has (the Priority admission plugin resolves
@@ -513,9 +514,9 @@ type schedOpts struct {
 	// otherwise the scheduler shares the harness's unthrottled settings.
 	clientConnection *config.ClientConnection
 	// policy is the victim policy (default upstream).
-	policy config.Policy
+	policy profile.Policy
 	// features are the feature gates (default all off, as v1.37).
-	features config.Features
+	features profile.Features
 }
 
 // startScheduler runs reprieve's scheduler for the world's pods, with a

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/reprieve/reprieve/pkg/loader"
+	"github.com/reprieve/reprieve/internal/adapter/manifest"
 )
 
 // ErrUsage marks a misuse of the command line (exit code 2).
@@ -19,7 +19,7 @@ func Usagef(format string, args ...any) error {
 
 // IsInput reports whether err is caused by bad input files (exit code 2).
 func IsInput(err error) bool {
-	return errors.Is(err, loader.ErrInput) || errors.Is(err, ErrInvalidConfig)
+	return errors.Is(err, manifest.ErrInput) || errors.Is(err, ErrInvalidConfig)
 }
 
 // ErrInvalidConfig marks an invalid --config file.

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/internal/adapter/config"
 )
 
 // LoadConfig reads the --config file, or returns the defaults without one;

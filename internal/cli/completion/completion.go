@@ -8,19 +8,20 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
+
 	"github.com/spf13/cobra"
 
 	"github.com/reprieve/reprieve/internal/cli/output"
-	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // Gates returns the kube-scheduler feature gates --feature-gates accepts.
 func Gates() []string {
 	return []string{
-		config.GateCompositePodGroup,
-		config.GateDRAPreemption,
-		config.GateGenericWorkload,
-		config.GateTopologyAwareWorkloadScheduling,
+		profile.GateCompositePodGroup,
+		profile.GateDRAPreemption,
+		profile.GateGenericWorkload,
+		profile.GateTopologyAwareWorkloadScheduling,
 	}
 }
 
@@ -75,8 +76,8 @@ func Output(cmd *cobra.Command, kinds ...string) {
 
 // VictimPolicy completes --victim-policy with the policies.
 func VictimPolicy(cmd *cobra.Command) {
-	values := make([]string, 0, len(config.Policies()))
-	for _, p := range config.Policies() {
+	values := make([]string, 0, len(profile.Policies()))
+	for _, p := range profile.Policies() {
 		values = append(values, string(p))
 	}
 	register(cmd, "victim-policy", fixed(values...))

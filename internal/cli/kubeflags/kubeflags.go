@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/internal/adapter/config"
 )
 
 // Flags are the connection flags.

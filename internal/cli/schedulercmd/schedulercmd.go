@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -19,11 +21,11 @@ import (
 	// The json format of --logging-format, as kube-scheduler registers it.
 	_ "k8s.io/component-base/logs/json/register"
 
+	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/adapter/kube"
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
-	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/kube"
 )
 
 // userAgent is the scheduler client's user agent (the events client keeps
@@ -73,8 +75,8 @@ type Options struct {
 	errOut   io.Writer
 	cfg      config.Config
 	conn     config.Connection
-	features config.Features
-	policy   config.Policy
+	features profile.Features
+	policy   profile.Policy
 }
 
 // NewCommand returns the scheduler command.
@@ -113,7 +115,7 @@ is used.`,
 	o.Kube.AddSchedulerTo(f)
 	o.API.AddTo(f)
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup, DRAPreemption: victims' resource claims free their devices, beyond v1.37); all off by default, as in v1.37")
-	f.StringVar(&o.VictimPolicy, "victim-policy", string(config.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
+	f.StringVar(&o.VictimPolicy, "victim-policy", string(profile.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
 	f.StringVar(&o.SchedulerName, "scheduler-name", "", "schedule pods with this spec.schedulerName (default: the config's profile, else reprieve)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles (by schedulerName), plugins and their args, clientConnection, leaderElection; what reprieve does not implement is an error")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "also serve /metrics, /healthz, /readyz and /livez over plain, unauthenticated HTTP on this address (off by default; the secure port serves them)")
@@ -156,10 +158,10 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 	if o.APIWaitAttempts < 1 {
 		return clierr.Usagef("--api-wait-attempts: %d, want at least 1", o.APIWaitAttempts)
 	}
-	if o.features, err = config.ParseFeatureGates(o.FeatureGates); err != nil {
+	if o.features, err = profile.ParseFeatureGates(o.FeatureGates); err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
 	}
-	if o.policy, err = config.ParsePolicy(o.VictimPolicy); err != nil {
+	if o.policy, err = profile.ParsePolicy(o.VictimPolicy); err != nil {
 		return clierr.Usagef("--victim-policy: %v", err)
 	}
 	cfg, err := clierr.LoadConfig(o.ConfigFile)

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/cli/clierr"
-	"github.com/reprieve/reprieve/pkg/config"
 )
 
 // kubeconfig writes a kubeconfig for server and returns its path.

@@ -13,16 +13,18 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
+
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/adapter/manifest"
+	"github.com/reprieve/reprieve/internal/adapter/sim"
+	"github.com/reprieve/reprieve/internal/adapter/sim/report"
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/output"
-	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/sim"
-	"github.com/reprieve/reprieve/pkg/sim/report"
 )
 
 // Options are the flags of `reprieve simulate`.
@@ -48,12 +50,12 @@ type Options struct {
 	// AllowMissingKeys is kubectl's --allow-missing-template-keys.
 	AllowMissingKeys bool
 
-	features    config.Features
-	policy      config.Policy
+	features    profile.Features
+	policy      profile.Policy
 	format      output.Format
 	compare     []compareRun
 	in          io.Reader
-	load        loader.Options
+	load        manifest.Options
 	out, errOut io.Writer
 	seedSet     bool
 	cfg         config.Config
@@ -96,7 +98,7 @@ seed give the same output byte for byte.`,
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup); all off by default, as in v1.37")
-	f.StringVar(&o.VictimPolicy, "victim-policy", string(config.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
+	f.StringVar(&o.VictimPolicy, "victim-policy", string(profile.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
 	f.StringSliceVar(&o.Compare, "compare", nil, "run the scenario once per entry with the same seed and print the runs side by side: an entry is a victim policy (upstream, minimal, reschedulable, strict-pdb), feature gates set over --feature-gates (DRAPreemption=true; several joined by +), or both (minimal+DRAPreemption=true)")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
@@ -122,7 +124,7 @@ func (o *Options) Validate() error {
 		return err
 	}
 	o.format = format
-	v, err := loader.ParseFieldValidation(o.FieldValidation)
+	v, err := manifest.ParseFieldValidation(o.FieldValidation)
 	if err != nil {
 		return clierr.Usagef("%v", err)
 	}
@@ -138,11 +140,11 @@ func (o *Options) Validate() error {
 	if stdin > 1 {
 		return clierr.Usagef("standard input (-) can be read only once")
 	}
-	o.load = loader.Options{Validation: v, Stdin: o.in}
-	if o.features, err = config.ParseFeatureGates(o.FeatureGates); err != nil {
+	o.load = manifest.Options{Validation: v, Stdin: o.in}
+	if o.features, err = profile.ParseFeatureGates(o.FeatureGates); err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
 	}
-	if o.policy, err = config.ParsePolicy(o.VictimPolicy); err != nil {
+	if o.policy, err = profile.ParsePolicy(o.VictimPolicy); err != nil {
 		return clierr.Usagef("--victim-policy: %v", err)
 	}
 	for _, name := range o.Compare {
@@ -249,8 +251,8 @@ func writeReport(path string, write func(io.Writer) error) error {
 // gates of a run, named as given.
 type compareRun struct {
 	name     string
-	policy   config.Policy
-	features config.Features
+	policy   profile.Policy
+	features profile.Features
 }
 
 // parseCompareRun parses an entry of --compare: "+"-separated parts, each
@@ -267,9 +269,9 @@ func (o *Options) parseCompareRun(entry string) (compareRun, error) {
 			continue
 		}
 		if part == "" {
-			return r, fmt.Errorf("%q: an empty part; want a victim policy (%v) or Gate=bool", entry, config.Policies())
+			return r, fmt.Errorf("%q: an empty part; want a victim policy (%v) or Gate=bool", entry, profile.Policies())
 		}
-		p, err := config.ParsePolicy(part)
+		p, err := profile.ParsePolicy(part)
 		if err != nil {
 			return r, fmt.Errorf("%q: %w, or Gate=bool", entry, err)
 		}
@@ -279,7 +281,7 @@ func (o *Options) parseCompareRun(entry string) (compareRun, error) {
 		r.policy = p
 	}
 	if len(gates) > 1 {
-		f, err := config.ParseFeatureGates(strings.Join(gates, ","))
+		f, err := profile.ParseFeatureGates(strings.Join(gates, ","))
 		if err != nil {
 			return r, fmt.Errorf("%q: %w", entry, err)
 		}
@@ -292,8 +294,8 @@ func (o *Options) parseCompareRun(entry string) (compareRun, error) {
 // victim policy and feature gates.
 type PolicyRun struct {
 	// Name is the entry of --compare.
-	Name   string        `json:"name"`
-	Policy config.Policy `json:"policy"`
+	Name   string         `json:"name"`
+	Policy profile.Policy `json:"policy"`
 	// FeatureGates are the gates that change preemption, as upstream
 	// names them, with reprieve's own DRAPreemption.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
@@ -543,9 +545,9 @@ func secs(s float64) string {
 }
 
 // gates lists the gates of f that are on (nil when none is).
-func gates(f config.Features) map[string]bool {
+func gates(f profile.Features) map[string]bool {
 	m := f.Gates()
-	m[config.GateDRAPreemption] = f.DRAPreemption
+	m[profile.GateDRAPreemption] = f.DRAPreemption
 	maps.DeleteFunc(m, func(_ string, on bool) bool { return !on })
 	if len(m) == 0 {
 		return nil

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprieve/reprieve/pkg/sim"
+	"github.com/reprieve/reprieve/internal/adapter/sim"
 )
 
 // TestProgressLine: the bar follows pods done over pods expected, not

@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/reprieve/reprieve/pkg/sim"
+	"github.com/reprieve/reprieve/internal/adapter/sim"
 )
 
 // printReplicaStories tells what became of each preempted StatefulSet

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/whatif"
 )
 
 // printHolds explains, for --explain, the victims chosen because they hold

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/reprieve/reprieve/internal/cli/output"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/whatif"
 )
 
 // Kinds returns the -o values whatif accepts.

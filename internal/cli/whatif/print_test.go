@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/whatif"
 )
 
 // TestTiedNodesNamed: a tie among many nodes names a few of them and

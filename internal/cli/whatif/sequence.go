@@ -7,8 +7,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/reprieve/reprieve/internal/snapshot"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
+	"github.com/reprieve/reprieve/internal/whatif"
 )
 
 // applyDecision carries out d for pod on snap, as the scheduler would

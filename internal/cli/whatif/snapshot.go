@@ -16,10 +16,10 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reprieve/reprieve/internal/adapter/manifest"
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/output"
-	"github.com/reprieve/reprieve/pkg/loader"
 )
 
 // NewSnapshotCommand returns the snapshot command writing to out and
@@ -40,11 +40,11 @@ once. JSON (the default) is the fastest for whatif to read back.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.in = cmd.InOrStdin()
-			v, err := loader.ParseFieldValidation(o.FieldValidation)
+			v, err := manifest.ParseFieldValidation(o.FieldValidation)
 			if err != nil {
 				return clierr.Usagef("%v", err)
 			}
-			o.load = loader.Options{Validation: v, Stdin: o.in}
+			o.load = manifest.Options{Validation: v, Stdin: o.in}
 			if len(o.Snapshots) > 0 && o.Kube.Live() {
 				return clierr.Usagef("--snapshot and --kubeconfig/--context/--server are exclusive: read a snapshot or a live cluster")
 			}

@@ -12,20 +12,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
+
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/adapter/kube"
+	"github.com/reprieve/reprieve/internal/adapter/manifest"
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
 	"github.com/reprieve/reprieve/internal/cli/output"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/internal/hugeheap"
-	"github.com/reprieve/reprieve/internal/snapshot"
-	"github.com/reprieve/reprieve/pkg/config"
-	"github.com/reprieve/reprieve/pkg/kube"
-	"github.com/reprieve/reprieve/pkg/loader"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/whatif"
 )
 
 // Options are the flags of `reprieve whatif`.
@@ -58,12 +60,12 @@ type Options struct {
 	Sequence bool
 
 	in          io.Reader
-	load        loader.Options
+	load        manifest.Options
 	out, errOut io.Writer
 	cfg         config.Config
 	now         time.Time
-	features    config.Features
-	policy      config.Policy
+	features    profile.Features
+	policy      profile.Policy
 	format      output.Format
 }
 
@@ -104,7 +106,7 @@ node was rejected.`,
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the random dry-run offset and tie-break")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: the pod's profile (by schedulerName), DefaultPreemption enabled and its args")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true adds composite groups, DRAPreemption=true lets victims' resource claims free their devices (beyond v1.37, as planned for 1.38); all off by default, as in v1.37")
-	f.StringVar(&o.VictimPolicy, "victim-policy", string(config.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal (the best victim set under kube-scheduler's own criteria, never worse than upstream's), reschedulable (minimal that first evicts fewest victims which could run nowhere else; --explain says where each could go) or strict-pdb (minimal, never breaking a PodDisruptionBudget)")
+	f.StringVar(&o.VictimPolicy, "victim-policy", string(profile.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal (the best victim set under kube-scheduler's own criteria, never worse than upstream's), reschedulable (minimal that first evicts fewest victims which could run nowhere else; --explain says where each could go) or strict-pdb (minimal, never breaking a PodDisruptionBudget)")
 	f.BoolVar(&o.Sequence, "sequence", false, "with several pods in -f: evaluate them as if they arrived in that order, each bound to its node or nominated (its victims gone, their budgets spent) before the next; without it each is evaluated as if alone")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
 	_ = f.MarkHidden("now")
@@ -134,7 +136,7 @@ func (o *Options) pendingPods(ctx context.Context) ([]string, error) {
 				paths = append(paths, p)
 			}
 		}
-		set, err := loader.LoadWith(loader.Options{Validation: loader.ValidateIgnore}, paths...)
+		set, err := manifest.LoadWith(manifest.Options{Validation: manifest.ValidateIgnore}, paths...)
 		if err != nil {
 			return nil, err
 		}
@@ -166,11 +168,11 @@ func (o *Options) pendingPods(ctx context.Context) ([]string, error) {
 
 // Complete reads the configuration.
 func (o *Options) Complete() error {
-	v, err := loader.ParseFieldValidation(o.FieldValidation)
+	v, err := manifest.ParseFieldValidation(o.FieldValidation)
 	if err != nil {
 		return clierr.Usagef("%v", err)
 	}
-	o.load = loader.Options{Validation: v, Stdin: o.in}
+	o.load = manifest.Options{Validation: v, Stdin: o.in}
 	if o.ConfigFile == "-" && (o.PodFile == "-" || slices.Contains(o.Snapshots, "-")) {
 		return clierr.Usagef("standard input (-) can be read only once: give it to one of -f, --snapshot and --config")
 	}
@@ -180,12 +182,12 @@ func (o *Options) Complete() error {
 	}
 	o.cfg = cfg
 	_ = clierr.Unsupported(o.ConfigFile, &o.cfg, o.errOut, false)
-	features, err := config.ParseFeatureGates(o.FeatureGates)
+	features, err := profile.ParseFeatureGates(o.FeatureGates)
 	if err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
 	}
 	o.features = features
-	if o.policy, err = config.ParsePolicy(o.VictimPolicy); err != nil {
+	if o.policy, err = profile.ParsePolicy(o.VictimPolicy); err != nil {
 		return clierr.Usagef("--victim-policy: %v", err)
 	}
 	o.now = time.Now()
@@ -237,7 +239,7 @@ func (o *Options) Run(ctx context.Context) error {
 	var file podFile
 	if o.PodKey == "" {
 		var err error
-		if file.objs, file.set, err = loader.LoadPodsSet(o.load, o.PodFile); err != nil {
+		if file.objs, file.set, err = manifest.LoadPodsSet(o.load, o.PodFile); err != nil {
 			return clierr.NameFlag("-f", err)
 		}
 		for _, line := range file.set.Warnings {
@@ -313,7 +315,7 @@ func (o *Options) Run(ctx context.Context) error {
 // would leave the pod alone: a warning says so and the first profile is
 // used. Without --config every pod gets the default profile, whatever
 // scheduler it names (reprieve's own, say).
-func (o *Options) profile(pod *v1.Pod) *config.Profile {
+func (o *Options) profile(pod *v1.Pod) *profile.Profile {
 	name := pod.Spec.SchedulerName
 	if name == "" {
 		name = v1.DefaultSchedulerName
@@ -341,7 +343,7 @@ const hugeReserve = 512 << 20
 // ms) gets its heap backed by huge pages, and with collectLater the
 // collector waits until release is called (deferCollection).
 func (o *Options) prepareLoad(collectLater bool) (release func()) {
-	input := loader.InputSize(o.Snapshots...)
+	input := manifest.InputSize(o.Snapshots...)
 	release = func() {}
 	if collectLater {
 		release = deferCollection(os.Getenv, input)
@@ -353,12 +355,12 @@ func (o *Options) prepareLoad(collectLater bool) (release func()) {
 }
 
 // loadSet reads the snapshot files, or lists the live cluster when none
-// are given; lean reads the files with loader.Options.Lean.
-func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
+// are given; lean reads the files with manifest.Options.Lean.
+func (o *Options) loadSet(ctx context.Context, lean bool) (*manifest.Set, error) {
 	if len(o.Snapshots) > 0 {
 		opts := o.load
 		opts.Lean = lean
-		set, err := loader.LoadWith(opts, o.Snapshots...)
+		set, err := manifest.LoadWith(opts, o.Snapshots...)
 		return set, clierr.NameFlag("--snapshot", err)
 	}
 	client, err := o.Kube.ReadClient("reprieve-whatif")
@@ -374,7 +376,7 @@ func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 	for _, w := range warnings {
 		fmt.Fprintln(o.errOut, "warning:", w)
 	}
-	set := loader.NewSet()
+	set := manifest.NewSet()
 	set.Objects = objs
 	return set, nil
 }
@@ -382,7 +384,7 @@ func (o *Options) loadSet(ctx context.Context, lean bool) (*loader.Set, error) {
 // podFile is the pods of -f, as loaded.
 type podFile struct {
 	objs []*v1.Pod
-	set  *loader.Set
+	set  *manifest.Set
 }
 
 func (o *Options) pods(snap *snapshot.Snapshot, file podFile) ([]*snapshot.Pod, error) {
@@ -423,7 +425,7 @@ func (o *Options) pods(snap *snapshot.Snapshot, file podFile) ([]*snapshot.Pod, 
 		if err != nil {
 			var oe *snapshot.ObjectError
 			if errors.As(err, &oe) {
-				return nil, &loader.InputError{Source: podSet.Origin(obj), Object: "Pod " + obj.Namespace + "/" + obj.Name, Field: oe.Field, Detail: oe.Detail}
+				return nil, &manifest.InputError{Source: podSet.Origin(obj), Object: "Pod " + obj.Namespace + "/" + obj.Name, Field: oe.Field, Detail: oe.Detail}
 			}
 			return nil, err
 		}

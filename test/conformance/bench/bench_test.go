@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/snapshot"
-	"github.com/reprieve/reprieve/pkg/whatif"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
+	"github.com/reprieve/reprieve/internal/whatif"
 	"github.com/reprieve/reprieve/test/conformance/upstream"
 )
 

@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"fmt"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -15,9 +16,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 
-	"github.com/reprieve/reprieve/internal/score"
-	"github.com/reprieve/reprieve/internal/snapshot"
-	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/score"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 )
 
@@ -74,7 +75,7 @@ func upstreamProfile(t *testing.T, doc []byte) *schedulerapi.KubeSchedulerProfil
 // resolvedPlugins compares what the framework enabled with reprieve's
 // resolution: the preScore and score plugins reprieve computes, the score
 // weights, and DefaultPreemption at postFilter.
-func resolvedPlugins(up *schedulerapi.Plugins, p *config.Profile) []string {
+func resolvedPlugins(up *schedulerapi.Plugins, p *profile.Profile) []string {
 	modelled := func(name string) bool {
 		return name != score.VolumeBinding && name != score.DynamicResources
 	}

@@ -37,8 +37,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 
-	"github.com/reprieve/reprieve/internal/score"
-	"github.com/reprieve/reprieve/internal/snapshot"
+	"github.com/reprieve/reprieve/internal/engine/score"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 
 type world struct {

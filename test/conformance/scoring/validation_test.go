@@ -12,7 +12,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 
-	"github.com/reprieve/reprieve/pkg/config"
+	"github.com/reprieve/reprieve/internal/adapter/config"
 )
 
 // upstreamAccepts reports whether kube-scheduler would start with doc:

@@ -34,8 +34,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 
-	"github.com/reprieve/reprieve/internal/score"
-	"github.com/reprieve/reprieve/internal/snapshot"
+	"github.com/reprieve/reprieve/internal/engine/score"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 
 // volumeWorld is a cluster with storage and a pod whose claims are all

@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"slices"
 	"strings"
 	"sync"

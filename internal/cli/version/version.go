@@ -36,38 +36,69 @@ type Info struct {
 	KubeScheduler string `json:"kubeScheduler"`
 }
 
-// Get reads the binary's build information.
+// Stamped at link time by builds that know better than the build
+// information (the Dockerfile, whose context has no .git):
+//
+//	-ldflags "-X github.com/reprieve/reprieve/internal/cli/version.version=v0.4.0
+//	          -X github.com/reprieve/reprieve/internal/cli/version.commit=<sha>"
+var version, commit string
+
+// Get reads the binary's build information: the stamped version and commit
+// when set, else what the Go toolchain recorded (the module version, and
+// the VCS revision of a build from a checkout).
 func Get() Info {
+	bi, _ := debug.ReadBuildInfo()
+	return infoFrom(bi, version, commit)
+}
+
+// infoFrom builds an Info from build information (nil when the binary has
+// none) and the stamped version and commit ("" when not stamped).
+func infoFrom(bi *debug.BuildInfo, stampedVersion, stampedCommit string) Info {
 	info := Info{Version: "(devel)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, KubeScheduler: KubeScheduler}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return info
-	}
-	if v := bi.Main.Version; v != "" {
-		info.Version = v
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			info.Commit = s.Value
-		case "vcs.time":
-			info.CommitTime = s.Value
-		case "vcs.modified":
-			info.Modified = s.Value == "true"
+	if bi != nil {
+		if v := bi.Main.Version; v != "" {
+			info.Version = v
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				info.Commit = s.Value
+			case "vcs.time":
+				info.CommitTime = s.Value
+			case "vcs.modified":
+				info.Modified = s.Value == "true"
+			}
 		}
 	}
+	if stampedVersion != "" {
+		info.Version = stampedVersion
+	}
+	if stampedCommit != "" {
+		info.Commit = stampedCommit
+	}
+	if info.Version == "(devel)" && info.Commit != "" {
+		// A build from a checkout without a tag the toolchain could read
+		// (go build -buildvcs=false, or an older toolchain): name the
+		// commit as a pseudo-version would.
+		info.Version = "v0.0.0-" + shortCommit(info.Commit)
+	}
 	return info
+}
+
+// shortCommit is a commit hash cut to 12 characters, as Go's
+// pseudo-versions cut it.
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }
 
 // String is the one-line form `reprieve --version` prints.
 func (i Info) String() string {
 	s := "reprieve " + i.Version
 	if i.Commit != "" {
-		c := i.Commit
-		if len(c) > 12 {
-			c = c[:12]
-		}
-		s += " (" + c
+		s += " (" + shortCommit(i.Commit)
 		if i.Modified {
 			s += ", modified"
 		}

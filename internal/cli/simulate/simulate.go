@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/reprieve/reprieve/internal/adapter/sim/report"
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/completion"
+	"github.com/reprieve/reprieve/internal/cli/outfile"
 	"github.com/reprieve/reprieve/internal/cli/output"
 )
 
@@ -165,6 +167,13 @@ func (o *Options) Validate() error {
 		return err
 	}
 	o.cfg = cfg
+	if o.Report != "" {
+		// Before the run: a report that cannot be written, or that would
+		// overwrite a scenario, is refused before any work.
+		if err := outfile.Check("--report", o.Report, append(slices.Clone(o.Paths), o.ConfigFile)...); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -210,7 +219,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	if o.Report != "" {
-		if err := writeReport(o.Report, func(w io.Writer) error { return report.Write(w, sc, res) }); err != nil {
+		if err := o.writeReport(o.Report, func(w io.Writer) error { return report.Write(w, sc, res) }); err != nil {
 			return err
 		}
 	}
@@ -231,19 +240,13 @@ func (o *Options) Run(ctx context.Context) error {
 	return nil
 }
 
-// writeReport creates the file path and writes a report into it.
-func writeReport(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--report: %w", err)
+// writeReport writes a report to path (replacing a previous one only once
+// it is complete) and says where on the error stream.
+func (o *Options) writeReport(path string, write func(io.Writer) error) error {
+	if err := outfile.Write(path, write); err != nil {
+		return fmt.Errorf("--report %s: %w", path, err)
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--report: %w", err)
-	}
+	fmt.Fprintf(o.errOut, "wrote report to %s\n", path)
 	return nil
 }
 
@@ -338,7 +341,7 @@ func (o *Options) runCompare(ctx context.Context, first *sim.Scenario, opts sim.
 		}
 	}
 	if o.Report != "" {
-		if err := writeReport(o.Report, func(w io.Writer) error { return report.WriteCompare(w, first, reported) }); err != nil {
+		if err := o.writeReport(o.Report, func(w io.Writer) error { return report.WriteCompare(w, first, reported) }); err != nil {
 			return err
 		}
 	}

@@ -72,7 +72,6 @@ func SnapshotKinds() []string { return output.Shared() }
 
 // writeSnapshot loads the cluster and writes it as one list.
 func (o *Options) writeSnapshot(ctx context.Context) error {
-	defer o.prepareLoad(false)()
 	set, err := o.loadSet(ctx, false)
 	if err != nil {
 		return err

@@ -26,7 +26,6 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
 	"github.com/reprieve/reprieve/internal/cli/output"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
-	"github.com/reprieve/reprieve/internal/hugeheap"
 	"github.com/reprieve/reprieve/internal/whatif"
 )
 
@@ -252,7 +251,7 @@ func (o *Options) Run(ctx context.Context) error {
 	// decision. (Collecting once the snapshot was built made the first
 	// evaluation at 5,000 nodes take 20-30 ms instead of 1-2 ms: it ran
 	// beside a collection of the whole heap and assisted it.)
-	release := o.prepareLoad(true)
+	release := o.prepareLoad()
 	defer release()
 	set, err := o.loadSet(ctx, true)
 	if err != nil {
@@ -332,26 +331,14 @@ func (o *Options) profile(pod *v1.Pod) *profile.Profile {
 	return p
 }
 
-// hugeReserve is the heap a big load has backed by huge pages
-// (hugeheap.Reserve): 150,000 pods take about 250 MB with the garbage the
-// load leaves.
-const hugeReserve = 512 << 20
-
-// prepareLoad readies the runtime for the load loadSet makes next: a big
-// one (files of headroomMinInput bytes or more, or a live cluster, whose
-// size is known only once listed; a small one costs the reservation 5-6
-// ms) gets its heap backed by huge pages, and with collectLater the
-// collector waits until release is called (deferCollection).
-func (o *Options) prepareLoad(collectLater bool) (release func()) {
-	input := manifest.InputSize(o.Snapshots...)
-	release = func() {}
-	if collectLater {
-		release = deferCollection(os.Getenv, input)
+// prepareLoad readies the runtime for the load loadSet makes next: a
+// large one collects less often until release is called (collectLess).
+func (o *Options) prepareLoad() (release func()) {
+	input := int64(-1)
+	if len(o.Snapshots) > 0 {
+		input = manifest.InputSize(o.Snapshots...)
 	}
-	if len(o.Snapshots) == 0 || input >= headroomMinInput {
-		hugeheap.Reserve(hugeReserve)
-	}
-	return release
+	return collectLess(os.Getenv, input)
 }
 
 // loadSet reads the snapshot files, or lists the live cluster when none

@@ -6,13 +6,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/reprieve/reprieve/internal/engine/filter"
 	"github.com/reprieve/reprieve/internal/engine/preemption"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/score"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )

@@ -31,10 +31,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // Event reasons and actions, as upstream records them.

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/internal/whatif"

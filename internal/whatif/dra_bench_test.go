@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	resourceapi "k8s.io/api/resource/v1"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/internal/whatif"

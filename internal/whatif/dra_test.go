@@ -3,14 +3,13 @@ package whatif_test
 import (
 	"testing"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/reprieve/reprieve/internal/adapter/manifest"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/internal/whatif"

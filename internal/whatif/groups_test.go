@@ -5,8 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/internal/whatif"

@@ -3,8 +3,6 @@ package whatif
 import (
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/reprieve/reprieve/internal/engine/filter"
 	"github.com/reprieve/reprieve/internal/engine/preemption"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/score"
 )
 

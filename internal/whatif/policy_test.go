@@ -4,13 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/reprieve/reprieve/internal/engine/preemption"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 )
 

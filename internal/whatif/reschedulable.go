@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/reprieve/reprieve/internal/engine/preemption"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // placeVictim fills, under the reschedulable policy, where the i-th victim

@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/whatif"
 )
 

@@ -14,12 +14,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reprieve/reprieve/internal/engine/filter"
 	"github.com/reprieve/reprieve/internal/engine/preemption"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/score"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )

@@ -6,14 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/internal/whatif"

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/internal/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"

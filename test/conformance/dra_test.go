@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"fmt"
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 	"github.com/reprieve/reprieve/test/conformance/upstream"
 )

@@ -3,7 +3,6 @@ package conformance
 import (
 	"cmp"
 	"fmt"
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	"math"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/internal/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"

@@ -3,7 +3,6 @@ package conformance
 import (
 	"bytes"
 	"fmt"
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/adapter/manifest"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/whatif"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/reprievetest"
 )
 

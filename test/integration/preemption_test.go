@@ -2,7 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	"maps"
 	"slices"
 	"strings"
@@ -17,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/reprievetest"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	"net/http"
 	"regexp"
 	"slices"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/adapter/kube"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/reprievetest"
 )
 
@@ -530,12 +530,13 @@ func (w *world) startScheduler(o schedOpts) *runningScheduler {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &runningScheduler{name: w.sched, tap: newTap(), cancel: cancel, done: make(chan struct{}),
 		metrics: fmt.Sprintf("127.0.0.1:%d", freePort(w.t)), registry: prometheus.NewRegistry()}
-	var eventClient kubernetes.Interface
+	var eventClient, leaseClient kubernetes.Interface
 	if o.clientConnection != nil {
-		// As kube.NewClients: events on a client of their own, bindings
-		// first on the scheduler's.
+		// As kube.NewClients: events and the lease on clients of their
+		// own, bindings first on the scheduler's.
 		cfg = kube.ApplyClientConnection(cfg, *o.clientConnection)
 		eventClient = r.tap.client(cfg)
+		leaseClient = r.tap.client(cfg)
 		cfg = kube.WithBindingsFirst(cfg)
 	}
 	go func() {
@@ -543,6 +544,7 @@ func (w *world) startScheduler(o schedOpts) *runningScheduler {
 		r.err = kube.Run(ctx, kube.Config{
 			Client:         r.tap.client(cfg),
 			EventClient:    eventClient,
+			LeaseClient:    leaseClient,
 			SchedulerName:  w.sched,
 			MetricsAddr:    r.metrics,
 			Registry:       r.registry,

@@ -18,12 +18,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // Defaults.

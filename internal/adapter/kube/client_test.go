@@ -51,10 +51,11 @@ func TestNewClientsSendKubeSchedulersHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	cfg := ApplyClientConnection(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, config.DefaultConnection().ClientConnection)
-	client, events, err := NewClients(cfg, "reprieve-scheduler")
+	clients, err := NewClients(cfg, "reprieve-scheduler")
 	if err != nil {
 		t.Fatal(err)
 	}
+	client, events, lease := clients.Scheduler, clients.Events, clients.LeaderElection
 	ctx := context.Background()
 	if _, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
@@ -62,23 +63,34 @@ func TestNewClientsSendKubeSchedulersHeaders(t *testing.T) {
 	if _, err := events.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := lease.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	// Compression is off: no gzip is asked for. The events client keeps
 	// client-go's default user agent.
 	want := []request{
 		{Path: "/api/v1/pods", UserAgent: "reprieve-scheduler", Accept: "application/vnd.kubernetes.protobuf, */*"},
 		{Path: "/api/v1/pods", UserAgent: strings.SplitN(rest.DefaultKubernetesUserAgent(), "/", 2)[0], Accept: "application/vnd.kubernetes.protobuf, */*"},
+		{Path: "/api/v1/pods", UserAgent: "reprieve-scheduler", Accept: "application/vnd.kubernetes.protobuf, */*"},
 	}
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Errorf("requests (-want,+got)\n%s", diff)
 	}
 
-	for name, c := range map[string]kubernetes.Interface{"scheduler": client, "events": events} {
+	for name, c := range map[string]kubernetes.Interface{"scheduler": client, "events": events, "leader election": lease} {
 		rl := c.CoreV1().RESTClient().GetRateLimiter()
 		if rl == nil || rl.QPS() != 50 {
 			t.Errorf("%s client's rate limiter = %v, want QPS 50", name, rl)
 		}
 	}
-	if client.CoreV1().RESTClient().GetRateLimiter() == events.CoreV1().RESTClient().GetRateLimiter() {
-		t.Error("the scheduler and events clients share one rate limiter")
+	limiters := map[string]any{}
+	for name, c := range map[string]kubernetes.Interface{"scheduler": client, "events": events, "leader election": lease} {
+		rl := c.CoreV1().RESTClient().GetRateLimiter()
+		for other, o := range limiters {
+			if o == rl {
+				t.Errorf("the %s and %s clients share one rate limiter", name, other)
+			}
+		}
+		limiters[name] = rl
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/internal/scheduler"
 )

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +16,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/clock"
 
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/internal/scheduler"
 )

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/reprieve/reprieve/internal/adapter/metrics"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/scheduler"
 )
 
@@ -48,7 +47,10 @@ type Config struct {
 	Client kubernetes.Interface
 	// EventClient records events, with its own rate limiter as
 	// kube-scheduler's event client (see NewClients); nil uses Client.
-	EventClient   kubernetes.Interface
+	EventClient kubernetes.Interface
+	// LeaseClient renews the lease, with its own rate limiter (see
+	// NewClients); nil uses Client, whose backlog can then cost the lease.
+	LeaseClient   kubernetes.Interface
 	SchedulerName string
 	// Features are the feature gates that change preemption; Policy
 	// chooses its victims (the zero values are upstream's).
@@ -163,7 +165,11 @@ func Run(ctx context.Context, cfg Config) error {
 		sched.Run(ctx)
 		return nil
 	}
-	return runElected(ctx, cancel, cfg.Client, cfg.LeaderElection, cfg.SchedulerName, sched)
+	leaseClient := cfg.LeaseClient
+	if leaseClient == nil {
+		leaseClient = cfg.Client
+	}
+	return runElected(ctx, cancel, leaseClient, cfg.LeaderElection, cfg.SchedulerName, sched)
 }
 
 // runElected runs sched while it holds the lease of le (through client),

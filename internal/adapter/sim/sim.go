@@ -12,12 +12,11 @@ import (
 	"math"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/internal/adapter/manifest"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/scheduler"
 )
 

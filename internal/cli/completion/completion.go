@@ -8,11 +8,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/spf13/cobra"
 
 	"github.com/reprieve/reprieve/internal/cli/output"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // Gates returns the kube-scheduler feature gates --feature-gates accepts.

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -26,6 +24,7 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // userAgent is the scheduler client's user agent (the events client keeps
@@ -256,16 +255,18 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	client, eventClient, err := kube.NewClients(rc, userAgent)
+	clients, err := kube.NewClients(rc, userAgent)
 	if err != nil {
 		return err
 	}
+	client := clients.Scheduler
 	if err := waitForAPIServer(ctx, client.Discovery(), rc.Host, o.APIWaitAttempts, o.APIWaitInterval); err != nil {
 		return err
 	}
 	cfg := kube.Config{
 		Client:         client,
-		EventClient:    eventClient,
+		EventClient:    clients.Events,
+		LeaseClient:    clients.LeaderElection,
 		SchedulerName:  o.SchedulerName,
 		MetricsAddr:    o.MetricsAddr,
 		Profiles:       o.cfg.Profiles,

@@ -14,8 +14,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
 
@@ -27,6 +25,7 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/outfile"
 	"github.com/reprieve/reprieve/internal/cli/output"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // Options are the flags of `reprieve simulate`.

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +23,7 @@ import (
 	"github.com/reprieve/reprieve/internal/cli/completion"
 	"github.com/reprieve/reprieve/internal/cli/kubeflags"
 	"github.com/reprieve/reprieve/internal/cli/output"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/internal/whatif"
 )

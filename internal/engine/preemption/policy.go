@@ -5,11 +5,10 @@ import (
 	"math"
 	"slices"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/reprieve/reprieve/internal/engine/filter"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 

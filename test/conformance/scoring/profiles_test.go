@@ -2,7 +2,6 @@ package scoring
 
 import (
 	"fmt"
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/score"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/test/conformance/gen"

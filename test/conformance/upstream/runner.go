@@ -11,7 +11,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/reprieve/reprieve/internal/engine/profile"
 	"slices"
 	"strings"
 	"sync"
@@ -55,6 +54,8 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // noNodesAvailable is upstream's ErrNoNodesAvailable message (pkg/scheduler).

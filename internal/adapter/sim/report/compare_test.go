@@ -7,13 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprieve/reprieve/internal/engine/profile"
-
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 
 	"github.com/reprieve/reprieve/internal/adapter/sim"
 	"github.com/reprieve/reprieve/internal/engine/preemption"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // runPolicies runs the bundled policies scenario under each policy.

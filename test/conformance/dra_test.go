@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/test/conformance/gen"
 	"github.com/reprieve/reprieve/test/conformance/upstream"

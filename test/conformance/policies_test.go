@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/internal/whatif"
@@ -301,10 +300,10 @@ func (s *policyStats) add(c policyCheck) {
 }
 
 // report is the evidence the README quotes, one line per policy.
-func (s *policyStats) report(profile gen.Profile) string {
+func (s *policyStats) report(genProfile gen.Profile) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "profile %s: %d scenarios, %d preempting (upstream breaks a budget in %d, leaves %d victims pending)",
-		profile, s.scenarios, s.preempting, s.upBroken, s.upPending)
+		genProfile, s.scenarios, s.preempting, s.upBroken, s.upPending)
 	pct := func(n int) string { return fmt.Sprintf("%d (%.1f%%)", n, 100*float64(n)/float64(max(s.preempting, 1))) }
 	for _, p := range comparedPolicies {
 		t := s.policies[p]

@@ -13,7 +13,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/reprieve/reprieve/internal/adapter/config"
 	"github.com/reprieve/reprieve/internal/adapter/manifest"
 	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/whatif"

@@ -47,7 +47,7 @@ func newFaultLoad(t *testing.T, w *world, grace int64) *faultLoad {
 		w.running(p, fmt.Sprintf("node-%03d", i/faultPerNode), at(i))
 		return nil
 	})
-	l.tracker.waitBound(t, faultNodes*faultPerNode, waitTimeout)
+	l.tracker.waitBound(t, faultNodes*faultPerNode, waitTimeout, nil)
 	return l
 }
 

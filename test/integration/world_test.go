@@ -510,7 +510,8 @@ type schedOpts struct {
 	// noWait does not wait for the informer caches (standby replicas).
 	noWait bool
 	// clientConnection, when set, configures the clients as the product
-	// does (kube.ApplyClientConnection, a separate events client);
+	// does (kube.ApplyClientConnection, separate events and lease
+	// clients), with leader election on as shipped unless le sets it;
 	// otherwise the scheduler shares the harness's unthrottled settings.
 	clientConnection *config.ClientConnection
 	// policy is the victim policy (default upstream).
@@ -531,6 +532,10 @@ func (w *world) startScheduler(o schedOpts) *runningScheduler {
 	r := &runningScheduler{name: w.sched, tap: newTap(), cancel: cancel, done: make(chan struct{}),
 		metrics: fmt.Sprintf("127.0.0.1:%d", freePort(w.t)), registry: prometheus.NewRegistry()}
 	var eventClient, leaseClient kubernetes.Interface
+	if o.clientConnection != nil && o.le == nil {
+		// The product's clients come with its leader election.
+		o.le = shippedLeaderElection(w, "as-shipped")
+	}
 	if o.clientConnection != nil {
 		// As kube.NewClients: events and the lease on clients of their
 		// own, bindings first on the scheduler's.

@@ -54,8 +54,6 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
-
-	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // noNodesAvailable is upstream's ErrNoNodesAvailable message (pkg/scheduler).

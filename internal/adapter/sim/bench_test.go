@@ -75,7 +75,7 @@ func benchmarkScenario(b *testing.B, sc *Scenario, prefix, unit string) {
 func BenchmarkPreemptionBasic(b *testing.B) {
 	for _, f := range []string{"preemption-basic-1000.yaml", "preemption-basic.yaml"} {
 		b.Run(f, func(b *testing.B) {
-			sc, err := LoadScenario("../../examples/simulate/" + f)
+			sc, err := LoadScenario("../../../examples/simulate/" + f)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -54,7 +54,7 @@ func find(events []Event, from int, reason, object, msg string) int {
 // TestStory runs the bundled example end to end and checks that its story
 // happens in order, at the right virtual times.
 func TestStory(t *testing.T) {
-	res := runFile(t, "../../examples/simulate/story.yaml")
+	res := runFile(t, "../../../examples/simulate/story.yaml")
 	steps := []struct {
 		at                  time.Duration
 		reason, object, msg string
@@ -94,8 +94,8 @@ func TestStory(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	a, _ := json.Marshal(runFile(t, "../../examples/simulate/story.yaml"))
-	b, _ := json.Marshal(runFile(t, "../../examples/simulate/story.yaml"))
+	a, _ := json.Marshal(runFile(t, "../../../examples/simulate/story.yaml"))
+	b, _ := json.Marshal(runFile(t, "../../../examples/simulate/story.yaml"))
 	if !bytes.Equal(a, b) {
 		t.Error("two runs of the same scenario differ")
 	}

@@ -16,7 +16,7 @@ import (
 // zone-b by its volume's zone and out of zone-a by the urgent pod until
 // that pod is deleted.
 func TestStatefulSetZoneFull(t *testing.T) {
-	res := runFile(t, "../../examples/statefulset/zone-full.yaml")
+	res := runFile(t, "../../../examples/statefulset/zone-full.yaml")
 	f := func(v float64) *float64 { return &v }
 	want := []ReplicaStory{{
 		Pod: "shop/db-0", Node: "node-a", Preempted: 60, PreemptedBy: "shop/urgent",

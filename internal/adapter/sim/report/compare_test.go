@@ -21,7 +21,7 @@ func runPolicies(t *testing.T, policies ...preemption.Policy) (*sim.Scenario, []
 	var runs []Run
 	var first *sim.Scenario
 	for _, p := range policies {
-		sc, err := sim.LoadScenario("../../../examples/simulate/policies.yaml")
+		sc, err := sim.LoadScenario("../../../../examples/simulate/policies.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}

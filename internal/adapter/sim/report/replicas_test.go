@@ -12,7 +12,7 @@ import (
 // example tells the preempted replica's story, and that a page without
 // such a replica has no such section.
 func TestPreemptedReplicas(t *testing.T) {
-	sc, err := sim.LoadScenario("../../../examples/statefulset/zone-full.yaml")
+	sc, err := sim.LoadScenario("../../../../examples/statefulset/zone-full.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

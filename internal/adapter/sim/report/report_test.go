@@ -20,7 +20,7 @@ import (
 
 func runStory(t *testing.T) (*sim.Scenario, *sim.Result) {
 	t.Helper()
-	sc, err := sim.LoadScenario("../../../examples/simulate/story.yaml")
+	sc, err := sim.LoadScenario("../../../../examples/simulate/story.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,12 +75,20 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 // run as): run as kubectl-reprieve, as kubectl runs its plugins, usage and
 // help say "kubectl reprieve".
 func ExecuteAs(ctx context.Context, program string, args []string, s Streams) int {
+	// Whatever a command prints, a failed write to standard output (a
+	// full disk, a closed pipe) loses the answer: it is the command's
+	// failure even where the command did not check.
+	out := &stickyWriter{w: s.Out}
+	s.Out = out
 	root := NewRootCommand(s)
 	if strings.HasPrefix(program, "kubectl-") {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl " + strings.TrimPrefix(program, "kubectl-")}
 	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if err == nil && out.err != nil {
+		err = fmt.Errorf("writing the output: %w", out.err)
+	}
 	if err == nil {
 		return 0
 	}
@@ -89,4 +97,22 @@ func ExecuteAs(ctx context.Context, program string, args []string, s Streams) in
 		return 2
 	}
 	return 1
+}
+
+// stickyWriter writes to w and keeps the first error a write returned;
+// later writes fail with it without writing.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
 }

@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// failingWriter fails every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestLostOutputFails: an answer that cannot be written is a failure,
+// whatever the outcome and the format.
+func TestLostOutputFails(t *testing.T) {
+	for _, args := range [][]string{
+		{"whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/fits.yaml"},
+		{"whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/never.yaml", "-o", "json"},
+		{"whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/urgent.yaml", "--explain"},
+		{"version"},
+	} {
+		var errOut bytes.Buffer
+		code := Execute(context.Background(), args, Streams{In: strings.NewReader(""), Out: failingWriter{}, Err: &errOut})
+		if code != 1 || !strings.Contains(errOut.String(), "no space left on device") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 naming the write error", args, code, errOut.String())
+		}
+	}
+}

@@ -162,10 +162,10 @@ func TestValidate(t *testing.T) {
 		"one more byte overflows":   {obj: req(v1.ResourceMemory, "9223372036854775808"), wantField: "spec.containers[0].resources.requests[memory]"},
 		"tiny cpu is fine":          {obj: req(v1.ResourceCPU, "1e-900")},
 		"fractional extended":       {obj: pod(func(p *v1.Pod) { p.Spec.Containers[0].Resources.Limits = v1.ResourceList{"example.com/gpu": q("500m")} }), wantField: "spec.containers[0].resources.limits[example.com/gpu]", wantIn: "integer"},
-		"extended request no limit": {obj: req("example.com/gpu", "1"), wantField: "spec.containers[0].resources.limits[example.com/gpu]"},
+		"extended request no limit": {obj: req("example.com/gpu", "1"), wantField: "spec.containers[0].resources.limits", wantIn: "Limit must be set"},
 		"request above limit": {obj: pod(func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("2")}, Limits: v1.ResourceList{v1.ResourceCPU: q("1")}}
-		}), wantField: "spec.containers[0].resources.requests[cpu]", wantIn: "less than or equal to cpu limit"},
+		}), wantField: "spec.containers[0].resources.requests", wantIn: "less than or equal to cpu limit"},
 		"sum over containers": {obj: rt.Pod("ns", "p").Req("9000000000000000", "").Container("d", "9000000000000000").Obj(), wantField: "spec.containers[*].resources.requests[cpu]"},
 		"scoring defaults overflow": {obj: pod(func(p *v1.Pod) {
 			// 807m short of the largest count, and nine containers the

@@ -30,8 +30,8 @@ func AdmitPodInstanceOfResources(p *v1.Pod) bool {
 // workload differ, for a loader that decodes and admits the rest once: for
 // a pod p that equals a pod ValidatePod accepted but in its name, UID,
 // resource version, creation time, annotations, managed fields,
-// spec.nodeName and status (and in what ValidatePod does not read, such as
-// spec.volumes and the containers' volume mounts), ValidatePod(p) is empty
+// spec.nodeName, spec.volumes and status (and in what ValidatePod does not
+// read, such as the containers' volume mounts), ValidatePod(p) is empty
 // exactly when ValidatePodInstance(p) is. (ValidatePod's checks are each of one field —
 // of metadata as apimachinery's ValidateObjectMeta makes them — but for
 // the sums, which read the spec and the status and are made again here.)
@@ -68,5 +68,7 @@ func validateInstanceMeta(p *v1.Pod) field.ErrorList {
 	if n := p.Spec.NodeName; n != "" && !isDNS1123Subdomain(n) {
 		errs = append(errs, validateReference(n, spec.Child("nodeName"))...)
 	}
-	return errs
+	errs = append(errs, validateGatedNodeName(&p.Spec)...)
+	// The volumes, whose checks read the pod's name too.
+	return append(errs, validateVolumes(p.Spec.Volumes, p.Name, spec.Child("volumes"))...)
 }

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -42,7 +43,8 @@ var (
 // selectors, tolerations, affinity and topology spread constraints.
 func ValidatePod(p *v1.Pod) field.ErrorList {
 	errs := validateObjectMeta(&p.ObjectMeta, true)
-	errs = append(errs, validatePodSpec(&p.Spec, spec)...)
+	errs = append(errs, validatePodSpec(&p.Spec, &p.ObjectMeta, spec)...)
+	errs = append(errs, validateGatedNodeName(&p.Spec)...)
 	errs = append(errs, validatePodStatusResources(&p.Status)...)
 	if len(errs) == 0 {
 		errs = validatePodSums(p)
@@ -129,22 +131,29 @@ func resourcesValid(rl v1.ResourceList) bool {
 func ValidatePodTemplate(t *v1.PodTemplateSpec, path *field.Path) field.ErrorList {
 	errs := metavalidation.ValidateLabels(t.Labels, path.Child("metadata", "labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, path.Child("metadata", "annotations"))...)
-	return append(errs, validatePodSpec(&t.Spec, path.Child("spec"))...)
+	return append(errs, validatePodSpec(&t.Spec, nil, path.Child("spec"))...)
 }
 
-func validatePodSpec(s *v1.PodSpec, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if len(s.Containers) == 0 {
-		errs = append(errs, field.Required(path.Child("containers"), "a pod needs at least one container"))
+// validatePodSpec checks a pod's spec (meta is the pod's metadata) or a
+// template's (meta nil): what changes scheduling of ValidatePodSpec's
+// checks. Left out are fields the scheduler does not read (images, probes,
+// lifecycle, security contexts, environment, volume mounts, DNS): a pod
+// that errs only there is accepted.
+func validatePodSpec(s *v1.PodSpec, meta *metav1.ObjectMeta, path *field.Path) field.ErrorList {
+	podName, podLabels, annotations := "", map[string]string(nil), map[string]string(nil)
+	if meta != nil {
+		podName, podLabels, annotations = meta.Name, meta.Labels, meta.Annotations
 	}
+	errs := validateVolumes(s.Volumes, podName, path.Child("volumes"))
+	errs = append(errs, validatePodClaims(s.ResourceClaims, annotations, path.Child("resourceClaims"))...)
+	claims := podClaimNames(s.ResourceClaims)
+	errs = append(errs, validateContainers(s, claims, meta != nil, path)...)
 	names := sets.New[string]()
-	for _, list := range []struct {
-		name string
-		cs   []v1.Container
-	}{{"initContainers", s.InitContainers}, {"containers", s.Containers}} {
-		for i := range list.cs {
-			errs = append(errs, validateContainer(&list.cs[i], names, path.Child(list.name).Index(i))...)
-		}
+	for i := range s.InitContainers {
+		names.Insert(s.InitContainers[i].Name)
+	}
+	for i := range s.Containers {
+		names.Insert(s.Containers[i].Name)
 	}
 	for i := range s.EphemeralContainers {
 		c := (*v1.Container)(&s.EphemeralContainers[i].EphemeralContainerCommon)
@@ -156,6 +165,7 @@ func validatePodSpec(s *v1.PodSpec, path *field.Path) field.ErrorList {
 		}
 		names.Insert(c.Name)
 	}
+	errs = append(errs, validatePodLevelResources(s, path)...)
 	errs = append(errs, enum(path.Child("restartPolicy"), string(s.RestartPolicy), true, "Always", "OnFailure", "Never")...)
 	if s.PreemptionPolicy != nil {
 		errs = append(errs, enum(path.Child("preemptionPolicy"), string(*s.PreemptionPolicy), false, string(v1.PreemptLowerPriority), string(v1.PreemptNever))...)
@@ -167,14 +177,44 @@ func validatePodSpec(s *v1.PodSpec, path *field.Path) field.ErrorList {
 	errs = append(errs, validateReference(s.NodeName, path.Child("nodeName"))...)
 	errs = append(errs, validateReference(s.PriorityClassName, path.Child("priorityClassName"))...)
 	errs = append(errs, validateTolerations(s.Tolerations, path.Child("tolerations"))...)
-	errs = append(errs, validateAffinity(s.Affinity, path.Child("affinity"))...)
-	errs = append(errs, validateSpread(s.TopologySpreadConstraints, path.Child("topologySpreadConstraints"))...)
-	errs = append(errs, validateResourceList(s.Overhead, path.Child("overhead"), false)...)
-	if s.Resources != nil {
-		errs = append(errs, validateRequirements(s.Resources, path.Child("resources"), true)...)
+	errs = append(errs, validateAffinity(s.Affinity, podLabels, path.Child("affinity"))...)
+	errs = append(errs, validateSpread(s.TopologySpreadConstraints, podLabels, path.Child("topologySpreadConstraints"))...)
+	errs = append(errs, validateSchedulingGates(s.SchedulingGates, path.Child("schedulingGates"))...)
+	errs = append(errs, validateOverhead(s.Overhead, path)...)
+	if sg := s.SchedulingGroup; sg != nil {
+		if sg.PodGroupName == nil {
+			errs = append(errs, field.Invalid(path.Child("schedulingGroup", "podGroupName"), sg.PodGroupName, "must specify one of: `podGroupName`"))
+		} else {
+			errs = append(errs, validateRequiredReference(*sg.PodGroupName, path.Child("schedulingGroup", "podGroupName"))...)
+		}
 	}
-	if sg := s.SchedulingGroup; sg != nil && (sg.PodGroupName == nil || *sg.PodGroupName == "") {
-		errs = append(errs, field.Required(path.Child("schedulingGroup", "podGroupName"), "missing"))
+	return errs
+}
+
+// validateGatedNodeName refuses a pod bound to a node while it still has
+// scheduling gates.
+func validateGatedNodeName(s *v1.PodSpec) field.ErrorList {
+	if s.NodeName != "" && len(s.SchedulingGates) > 0 {
+		return field.ErrorList{field.Forbidden(spec.Child("nodeName"), "cannot be set until all schedulingGates have been cleared")}
+	}
+	return nil
+}
+
+// validateSchedulingGates checks spec.schedulingGates: qualified names,
+// none twice.
+func validateSchedulingGates(gates []v1.PodSchedulingGate, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, g := range gates {
+		if !isLabelKey(g.Name, false) {
+			for _, msg := range validation.IsQualifiedName(g.Name) {
+				errs = append(errs, field.Invalid(path.Index(i), g.Name, msg))
+			}
+		}
+		if seen.Has(g.Name) {
+			errs = append(errs, field.Duplicate(path.Index(i), g.Name))
+		}
+		seen.Insert(g.Name)
 	}
 	return errs
 }
@@ -199,49 +239,6 @@ func validateName(name string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1123Label(name) {
 		errs = append(errs, field.Invalid(path, name, msg))
-	}
-	return errs
-}
-
-func validateContainer(c *v1.Container, names sets.Set[string], path *field.Path) field.ErrorList {
-	errs := validateName(c.Name, path.Child("name"))
-	if len(errs) == 0 && names.Has(c.Name) {
-		errs = append(errs, field.Duplicate(path.Child("name"), c.Name))
-	}
-	names.Insert(c.Name)
-	errs = append(errs, validateRequirements(&c.Resources, path.Child("resources"), false)...)
-	for i, port := range c.Ports {
-		pp := path.Child("ports").Index(i)
-		if port.ContainerPort < 1 || port.ContainerPort > 65535 {
-			errs = append(errs, field.Invalid(pp.Child("containerPort"), port.ContainerPort, "must be between 1 and 65535, inclusive"))
-		}
-		if port.HostPort < 0 || port.HostPort > 65535 {
-			errs = append(errs, field.Invalid(pp.Child("hostPort"), port.HostPort, "must be between 0 and 65535, inclusive"))
-		}
-		errs = append(errs, enum(pp.Child("protocol"), string(port.Protocol), true, "TCP", "UDP", "SCTP")...)
-	}
-	return errs
-}
-
-// validateRequirements checks requests and limits, and that a request is
-// within its limit (equal to it for resources that cannot be overcommitted).
-func validateRequirements(r *v1.ResourceRequirements, path *field.Path, podLevel bool) field.ErrorList {
-	errs := validateResourceList(r.Limits, path.Child("limits"), true)
-	errs = append(errs, validateResourceList(r.Requests, path.Child("requests"), true)...)
-	if len(errs) > 0 {
-		return errs
-	}
-	for _, name := range sortedNames(r.Requests) {
-		req := r.Requests[name]
-		lim, hasLimit := r.Limits[name]
-		switch {
-		case hasLimit && !overcommitAllowed(name) && !podLevel && req.Cmp(lim) != 0:
-			errs = append(errs, field.Invalid(path.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be equal to %s limit of %s", name, lim.String())))
-		case hasLimit && req.Cmp(lim) > 0:
-			errs = append(errs, field.Invalid(path.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, lim.String())))
-		case !hasLimit && !podLevel && isExtended(name):
-			errs = append(errs, field.Required(path.Child("limits").Key(string(name)), "Limit must be set for non overcommitable resources"))
-		}
 	}
 	return errs
 }

@@ -294,12 +294,14 @@ func (w *world) apply(set *manifest.Set) error {
 		w.admission.SetPriorityClass(pc)
 		w.sched.OnPriorityClass(pc)
 	}
+	nodes := make([]*v1.Node, 0, len(o.nodes))
 	for _, n := range o.nodes {
 		if _, exists := w.nodes[n.Name]; exists {
 			return &manifest.InputError{Source: set.Origin(n), Object: "Node " + n.Name, Field: "metadata.name", Detail: "already exists"}
 		}
-		w.addNode(n)
+		nodes = append(nodes, n.DeepCopy())
 	}
+	w.addNodes(nodes)
 	for _, pdb := range o.pdbs {
 		w.sched.OnPDB(pdb)
 	}
@@ -352,6 +354,7 @@ func (w *world) act(a TimedAction) error {
 		}
 	}
 	if cn := x.CreateNodes; cn != nil {
+		nodes := make([]*v1.Node, 0, cn.Count)
 		for i := 1; i <= cn.Count; i++ {
 			if i%1024 == 0 && w.stopped() {
 				return nil
@@ -365,8 +368,9 @@ func (w *world) act(a TimedAction) error {
 			if _, exists := w.nodes[n.Name]; exists {
 				return fmt.Errorf("createNodes: node %q already exists", n.Name)
 			}
-			w.addNode(n)
+			nodes = append(nodes, n)
 		}
+		w.addNodes(nodes)
 	}
 	if cp := x.CreatePods; cp != nil {
 		for i := 1; i <= cp.Count; i++ {

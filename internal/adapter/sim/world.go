@@ -119,15 +119,20 @@ func (w *world) newUID() types.UID {
 	return types.UID(fmt.Sprintf("uid-%06d", w.uidSeq))
 }
 
-func (w *world) addNode(n *v1.Node) {
-	n = n.DeepCopy()
-	admission.DefaultNode(n)
-	if n.UID == "" {
-		n.UID = w.newUID()
+// addNodes creates nodes, with names that do not exist yet, as the API
+// server would: defaulted, with a UID. The world keeps them: the caller
+// passes nodes of its own. The scheduler learns of them together, so that
+// creating many takes linear time.
+func (w *world) addNodes(nodes []*v1.Node) {
+	for _, n := range nodes {
+		admission.DefaultNode(n)
+		if n.UID == "" {
+			n.UID = w.newUID()
+		}
+		w.nodes[n.Name] = n
+		w.rec.node(n.Name, w.now())
 	}
-	w.nodes[n.Name] = n
-	w.rec.node(n.Name, w.now())
-	w.sched.OnNodeAdd(n)
+	w.sched.OnNodesAdd(nodes)
 }
 
 func (w *world) setUnschedulable(name string, unschedulable bool) error {

@@ -66,6 +66,21 @@ func (s *Snapshot) AddNode(n *v1.Node) error {
 	return nil
 }
 
+// AddNodes adds nodes as AddNode does, laying the node list out once for
+// all of them: adding n nodes one by one lays it out n times, which is
+// quadratic. A node that exists already is not added; the first such is
+// the error returned, after the others are added.
+func (s *Snapshot) AddNodes(nodes []*v1.Node) error {
+	var first error
+	for _, n := range nodes {
+		if err := s.addNode(n); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.relist()
+	return first
+}
+
 // addNode is AddNode without laying the nodes out again, for callers that
 // add many and call relist once.
 func (s *Snapshot) addNode(n *v1.Node) error {

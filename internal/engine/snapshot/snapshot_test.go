@@ -80,6 +80,37 @@ func TestNodeOrderInterleavesZones(t *testing.T) {
 	}
 }
 
+// TestAddNodesAsAddNode: AddNodes lays nodes out as AddNode one by one
+// does, skips (and reports) a node that exists, and keeps the pods of a
+// node that arrived before it.
+func TestAddNodesAsAddNode(t *testing.T) {
+	var nodes []*v1.Node
+	for i, z := range []string{"a", "a", "b", "a", "c", "b"} {
+		nodes = append(nodes, rt.Node(fmt.Sprintf("n%d", i)).Zone(z).Obj())
+	}
+	pod := rt.Pod("ns", "early").Req("1", "1Gi").On("n3").Obj()
+	one, all := snapshot.Empty(), snapshot.Empty()
+	for _, s := range []*snapshot.Snapshot{one, all} {
+		if _, err := s.AddPod(pod); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddNode(nodes[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range nodes[1:] {
+		if err := one.AddNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := all.AddNodes(nodes); err == nil {
+		t.Errorf("AddNodes with n0 there already: no error")
+	}
+	if diff := cmp.Diff(summarize(one), summarize(all)); diff != "" {
+		t.Errorf("AddNodes differs from AddNode one by one (-AddNode +AddNodes):\n%s", diff)
+	}
+}
+
 // summary is what an evaluation reads from a snapshot, in comparable form.
 type summary struct {
 	Nodes     []string

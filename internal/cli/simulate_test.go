@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -28,6 +29,14 @@ func TestSimulateStory(t *testing.T) {
 	b, _, _ := run("simulate", story, "-o", "json")
 	if a != b || !strings.Contains(a, `"nominationsLost": 1`) {
 		t.Errorf("JSON differs between runs or lacks the lost nomination")
+	}
+	// The re-created batch pods failed alike twice: one event each, a series.
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(a)); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(compact.String(), `"series":{"count":2,"lastObservedAt":"0:02:30.002"}`); n != 2 {
+		t.Errorf("JSON has %d FailedScheduling series of 2 ending at 0:02:30.002, want 2", n)
 	}
 	report := filepath.Join(t.TempDir(), "story.html")
 	if _, stderr, code := run("simulate", story, "--report", report); code != 0 {

@@ -28,6 +28,49 @@ type Event struct {
 	Object  string `json:"object"`
 	Related string `json:"related,omitempty"`
 	Message string `json:"message"`
+	// Series is set when a FailedScheduling event happened again: as
+	// client-go's event recorder sends an event like one it sent less than
+	// six minutes before (same object, type, reason, action, related object
+	// and message) as a series of the first, with a count and the last
+	// time, a pod retried alike until the end is one event. Other events
+	// happen a bounded number of times and are each kept (the report's
+	// timelines read cordons and evictions from them).
+	Series *EventSeries `json:"series,omitempty"`
+}
+
+// EventSeries is how often an event happened, as events.k8s.io's
+// EventSeries: Count times in all (the first included), the last at Last.
+type EventSeries struct {
+	Count int `json:"count"`
+	// Last is the virtual time since the start of the last occurrence;
+	// LastObservedAt prints it as Event.At does.
+	Last           time.Duration `json:"-"`
+	LastObservedAt string        `json:"lastObservedAt"`
+}
+
+// LastTime is when the event last happened: Series.Last, or Time when it
+// happened once.
+func (e *Event) LastTime() time.Duration {
+	if e.Series != nil {
+		return e.Series.Last
+	}
+	return e.Time
+}
+
+// seriesWindow is how long after an event client-go's recorder still
+// counts a like event into its series (finishTime in
+// k8s.io/client-go/tools/events): a pod retried every five minutes that
+// fails alike each time is one event whatever the length of the run.
+const seriesWindow = 6 * time.Minute
+
+// reasonFailedScheduling is the reason of the scheduler's event for a pod
+// that did not fit, the one event repeated at every retry.
+const reasonFailedScheduling = "FailedScheduling"
+
+// eventKey is what makes events alike (client-go's eventKey, with the
+// type and message).
+type eventKey struct {
+	typ, reason, action, namespace, object, related, message string
 }
 
 // PodHistory is what happened to one pod.
@@ -136,13 +179,17 @@ type PriorityWaits struct {
 // recorder collects events, histories and counters. It is the scheduler's
 // Observer too.
 type recorder struct {
-	start   time.Time
-	events  []Event
-	pods    map[string]*PodHistory // the latest pod of each name
-	hist    []*PodHistory          // every pod, in creation order
-	nodes   []*NodeHistory
-	pending []Sample
-	nPend   int
+	start  time.Time
+	events []Event
+	// series are the events that a like event would join: their index in
+	// events, by key; pruned every seriesWindow of virtual time.
+	series    map[eventKey]int
+	lastPrune time.Duration
+	pods      map[string]*PodHistory // the latest pod of each name
+	hist      []*PodHistory          // every pod, in creation order
+	nodes     []*NodeHistory
+	pending   []Sample
+	nPend     int
 
 	attempts, scheduled, preemptionAttempts, preemptions, victims, pdbViolations, nominationsLost, cascades int
 	runtimeLost                                                                                             time.Duration
@@ -154,7 +201,7 @@ type recorder struct {
 }
 
 func newRecorder(start time.Time) *recorder {
-	return &recorder{start: start, pods: map[string]*PodHistory{}, waits: map[int32][]time.Duration{}, replacements: map[string]bool{}, isPending: map[string]bool{},
+	return &recorder{start: start, series: map[eventKey]int{}, pods: map[string]*PodHistory{}, waits: map[int32][]time.Duration{}, replacements: map[string]bool{}, isPending: map[string]bool{},
 		awaitingBind: map[*PodHistory]bool{}}
 }
 
@@ -162,9 +209,25 @@ func (r *recorder) at(t time.Time) float64 { return t.Sub(r.start).Seconds() }
 
 func ptr(f float64) *float64 { return &f }
 
+// event records e; a FailedScheduling event like one recorded less than
+// seriesWindow before it is the next of that one's series.
 func (r *recorder) event(e Event) {
-	e.At = FormatOffset(e.Time)
-	r.events = append(r.events, e)
+	r.pruneSeries(e.Time)
+	key := eventKey{e.Type, e.Reason, e.Action, e.Namespace, e.Object, e.Related, e.Message}
+	if i, ok := r.series[key]; ok && e.Time-r.events[i].LastTime() <= seriesWindow {
+		first := &r.events[i]
+		if first.Series == nil {
+			first.Series = &EventSeries{Count: 1}
+		}
+		first.Series.Count++
+		first.Series.Last = e.Time
+	} else {
+		e.At = FormatOffset(e.Time)
+		if e.Reason == reasonFailedScheduling {
+			r.series[key] = len(r.events)
+		}
+		r.events = append(r.events, e)
+	}
 	name, ok := strings.CutPrefix(e.Object, "pod/")
 	if !ok {
 		return
@@ -174,7 +237,7 @@ func (r *recorder) event(e Event) {
 		return
 	}
 	switch e.Reason {
-	case "FailedScheduling":
+	case reasonFailedScheduling:
 		if h.Bound == nil {
 			h.Unschedulable = e.Message
 		}
@@ -183,6 +246,31 @@ func (r *recorder) event(e Event) {
 			h.PreemptedBy = e.Namespace + "/" + rel
 		}
 	}
+}
+
+// pruneSeries forgets, once every seriesWindow of virtual time, the
+// events that no like event can join any more, so that the index holds
+// the events of the last two windows at most.
+func (r *recorder) pruneSeries(now time.Duration) {
+	if now-r.lastPrune < seriesWindow {
+		return
+	}
+	r.lastPrune = now
+	for k, i := range r.series {
+		if now-r.events[i].LastTime() > seriesWindow {
+			delete(r.series, k)
+		}
+	}
+}
+
+// finishedEvents returns the events with their series' last times printed.
+func (r *recorder) finishedEvents() []Event {
+	for i := range r.events {
+		if s := r.events[i].Series; s != nil {
+			s.LastObservedAt = FormatOffset(s.Last)
+		}
+	}
+	return r.events
 }
 
 func (r *recorder) node(name string, t time.Time) {

@@ -172,7 +172,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	progress(true)
 	res := &Result{
 		Summary:    rec.summary(sc.Name, seed, sc.End, costs),
-		Events:     rec.events,
+		Events:     rec.finishedEvents(),
 		Pods:       rec.histories(),
 		Nodes:      rec.nodes,
 		Pending:    rec.pending,

@@ -438,15 +438,21 @@ func progressLine(p sim.Progress) string {
 		p.Done, p.Expected, p.Virtual.Truncate(time.Second), p.End)
 }
 
+// printEvents writes -o events: each event when first seen, and how many
+// times it was seen and when last (a series of like events is one row).
 func printEvents(w io.Writer, events []sim.Event) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tNAMESPACE\tTYPE\tREASON\tOBJECT\tMESSAGE")
+	fmt.Fprintln(tw, "TIME\tNAMESPACE\tTYPE\tREASON\tOBJECT\tCOUNT\tLAST SEEN\tMESSAGE")
 	for _, e := range events {
 		ns := e.Namespace
 		if ns == "" {
 			ns = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.At, ns, e.Type, e.Reason, e.Object, e.Message)
+		count, last := 1, e.At
+		if e.Series != nil {
+			count, last = e.Series.Count, e.Series.LastObservedAt
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.At, ns, e.Type, e.Reason, e.Object, count, last, e.Message)
 	}
 	return tw.Flush()
 }

@@ -119,6 +119,7 @@ func activityWindow(end float64, results ...*sim.Result) window {
 	for _, r := range results {
 		for _, e := range r.Events {
 			see(e.Time.Seconds())
+			see(e.LastTime().Seconds())
 		}
 		for _, s := range r.Pending {
 			see(s.At)

@@ -489,3 +489,18 @@ func TestBudgetNodesFirst(t *testing.T) {
 		t.Errorf("%d of the node's 10 bars drawn", got)
 	}
 }
+
+// TestEventSeries: the event log shows a FailedScheduling event repeated
+// alike as one row with its count and last time, and the charts' window
+// reaches the last time.
+func TestEventSeries(t *testing.T) {
+	sc, res := runStory(t)
+	if page := render(t, sc, res); !strings.Contains(page, "×2, last 0:02:30.002") {
+		t.Errorf("the story's page does not show the batch pods' FailedScheduling series (×2, last 0:02:30.002)")
+	}
+	res = &sim.Result{EndSeconds: 3600, Events: []sim.Event{{Time: 0, Reason: "FailedScheduling",
+		Series: &sim.EventSeries{Count: 100, Last: 3000 * time.Second, LastObservedAt: "0:50:00.000"}}}}
+	if got := activityWindow(3600, res); got != (window{0, 3600}) {
+		t.Errorf("window %+v, want the whole run: the series lasts until 3000s", got)
+	}
+}

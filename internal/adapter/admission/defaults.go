@@ -51,7 +51,8 @@ func defaultPodPhase(st *v1.PodStatus) {
 
 // DefaultPodSpec applies the defaults of a PodSpec, as in a pod template:
 // restart and DNS policy, scheduler name, termination grace period, port
-// protocols, and quantities rounded up to millis. Requests are not taken
+// protocols, emptyDir for a volume without a source, and quantities
+// rounded up to millis. Requests are not taken
 // from limits in a template; that happens when a pod is created from it.
 func DefaultPodSpec(s *v1.PodSpec) {
 	if s.ServiceAccountName == "" {
@@ -79,6 +80,12 @@ func DefaultPodSpec(s *v1.PodSpec) {
 	for _, cs := range [][]v1.Container{s.Containers, s.InitContainers} {
 		for i := range cs {
 			defaultContainer(&cs[i])
+		}
+	}
+	for i := range s.Volumes {
+		// A volume without a source is an emptyDir.
+		if volumeSources(&s.Volumes[i].VolumeSource) == 0 {
+			s.Volumes[i].EmptyDir = &v1.EmptyDirVolumeSource{}
 		}
 	}
 	for i := range s.EphemeralContainers {

@@ -29,3 +29,22 @@ func TestLostOutputFails(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedFilename: -f is repeatable, as kubectl's: every file's pods
+// are evaluated, in the order given; a pod given twice is refused.
+func TestRepeatedFilename(t *testing.T) {
+	stdout, stderr, code := run("whatif", "--snapshot", "../../examples/cluster", "--now", now,
+		"-f", "../../examples/pods/urgent.yaml", "-f", "../../examples/pods/fits.yaml", "-o", "name")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	one, _, _ := run("whatif", "--snapshot", "../../examples/cluster", "--now", now, "-f", "../../examples/pods/urgent.yaml", "-o", "name")
+	two, _, _ := run("whatif", "--snapshot", "../../examples/cluster", "--now", now, "-f", "../../examples/pods/fits.yaml", "-o", "name")
+	if stdout != one+two {
+		t.Errorf("-f a -f b printed %q, want a's %q then b's %q", stdout, one, two)
+	}
+	_, stderr, code = run("whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/urgent.yaml", "-f", "../../examples/pods/urgent.yaml")
+	if code != 2 || !strings.Contains(stderr, "duplicate object") {
+		t.Errorf("the same pod twice: exit %d, %q; want exit 2 naming the duplicate", code, stderr)
+	}
+}

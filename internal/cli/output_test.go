@@ -111,7 +111,8 @@ func TestOutputAgreesWithJSON(t *testing.T) {
 	}
 	want := []string{"node/" + d.NominatedNode}
 	for _, v := range d.Victims {
-		want = append(want, "pod/"+v.Pod[strings.Index(v.Pod, "/")+1:])
+		ns, name, _ := strings.Cut(v.Pod, "/")
+		want = append(want, "-n "+ns+" pod/"+name)
 	}
 	names, _, _ := run("whatif", "--snapshot", "../../examples/cluster", "--now", now, "-f", "../../examples/pods/urgent.yaml", "-o", "name")
 	if got := strings.Split(strings.TrimSpace(names), "\n"); !slices.Equal(got, want) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -23,16 +24,20 @@ func LoadPod(path string) (pod *v1.Pod, namespaced bool, err error) {
 // for its Warnings and NamespaceGiven.
 func LoadPodSet(opts Options, path string) (*v1.Pod, *Set, error) { return loadPod(opts, path) }
 
-// LoadPodsSet reads, with opts, the pods to evaluate: a file of one or
-// many documents, a directory of such files, or "-" for standard input,
-// holding Pods only, none bound yet. It returns them in file order with the
-// set they were read into, for its Warnings and NamespaceGiven.
-func LoadPodsSet(opts Options, path string) ([]*v1.Pod, *Set, error) {
+// LoadPodsSet reads, with opts, the pods to evaluate from paths, each a
+// file of one or many documents, a directory of such files, or "-" for
+// standard input, holding Pods only, none bound yet. It returns them in
+// the order of paths and files with the set they were read into, for its
+// Warnings and NamespaceGiven.
+func LoadPodsSet(opts Options, paths ...string) ([]*v1.Pod, *Set, error) {
 	opts.Lean = false // pods to evaluate are kept whole
 	s := NewSetWith(opts)
-	if err := s.AddPath(path); err != nil {
-		return nil, nil, err
+	for _, path := range paths {
+		if err := s.AddPath(path); err != nil {
+			return nil, nil, err
+		}
 	}
+	path := strings.Join(paths, ", ")
 	o := s.Objects
 	others := len(o.Nodes) + len(o.PDBs) + len(o.PriorityClasses) + len(o.Namespaces) + len(s.Skipped) +
 		len(o.PodGroups) + len(o.CompositePodGroups) +

@@ -33,9 +33,12 @@ func Print(w io.Writer, d *whatif.Decision, format output.Format, explain bool) 
 	return nil
 }
 
-// names are kubectl's -o name lines of a decision: node/NAME for the node
-// the pod lands on, or the node preemption nominates, then pod/NAME for
-// each victim (without its namespace, as kubectl get -A -o name prints).
+// names are the -o name lines of a decision: node/NAME for the node the
+// pod lands on, or the node preemption nominates, then "-n NAMESPACE
+// pod/NAME" for each victim. kubectl's own -o name leaves the namespace
+// out, which loses it for victims of several namespaces; each line here is
+// kubectl's arguments for one object, so that `xargs -L1 kubectl get`
+// reads them.
 func names(d *whatif.Decision) []string {
 	var out []string
 	switch {
@@ -45,10 +48,15 @@ func names(d *whatif.Decision) []string {
 		out = append(out, "node/"+d.NominatedNode)
 	}
 	for _, v := range d.Victims {
-		_, name, _ := strings.Cut(v.Pod, "/")
-		out = append(out, "pod/"+name)
+		out = append(out, podName(v.Pod))
 	}
 	return out
+}
+
+// podName is the -o name line of the pod "namespace/name".
+func podName(key string) string {
+	ns, name, _ := strings.Cut(key, "/")
+	return "-n " + ns + " pod/" + name
 }
 
 // printCandidates writes -o wide's table of every candidate node of

@@ -33,7 +33,7 @@ type Options struct {
 	// ChunkSize is the page size of live lists (kubectl's --chunk-size).
 	ChunkSize  int64
 	Snapshots  []string
-	PodFile    string
+	PodFiles   []string
 	PodKey     string
 	Output     string
 	Explain    bool
@@ -76,13 +76,18 @@ func NewCommand(out, errOut io.Writer) *cobra.Command {
 		Long: `whatif answers, without touching anything, what kube-scheduler v1.37.2 would do
 with a pod: the nodes it fits on, or the node preemption would pick, the pods
 it would evict, the PodDisruptionBudgets that would break, and why every other
-node was rejected.`,
+node was rejected.
+
+-o name prints node/NAME for the node, then "-n NAMESPACE pod/NAME" for each
+victim: kubectl's arguments for one object a line, so that
+"xargs -L1 kubectl get" reads them (kubectl's own -o name drops namespaces).`,
 		Example: `  reprieve whatif --snapshot examples/cluster -f examples/pods/urgent.yaml
   kubectl get nodes,pods,pdb,priorityclasses -A -o yaml > cluster.yaml
   reprieve whatif --snapshot cluster.yaml --pod default/web-0 -o json --explain
   reprieve whatif --feature-gates GenericWorkload=true --snapshot examples/gang/cluster.yaml -f examples/gang/evict-the-gang.yaml
   reprieve whatif --kubeconfig ~/.kube/config -f pod.yaml     # a live cluster, read-only
-  kubectl reprieve whatif -f pod.yaml                           # as a kubectl plugin`,
+  kubectl reprieve whatif -f pod.yaml                           # as a kubectl plugin
+  reprieve whatif --snapshot cluster.yaml -f pod.yaml -o name | xargs -L1 kubectl get`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.in = cmd.InOrStdin()
@@ -97,7 +102,7 @@ node was rejected.`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.Snapshots, "snapshot", nil, "cluster snapshot: a YAML/JSON file or a directory of them, - for standard input (repeatable)")
-	f.StringVarP(&o.PodFile, "filename", "f", "", "file holding the pod to schedule, - for standard input")
+	f.StringArrayVarP(&o.PodFiles, "filename", "f", nil, "file or folder holding the pods to schedule, - for standard input; repeat for several")
 	f.StringVar(&o.PodKey, "pod", "", "pending pod of the snapshot to schedule, as NAMESPACE/NAME")
 	f.StringVarP(&o.Output, "output", "o", "table", "output format: table, wide (adds the candidates' criteria), json, yaml, name (node/NAME, then pod/NAME per victim), jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE (templates apply to the JSON form)")
 	f.BoolVar(&o.Explain, "explain", false, "explain every node: why it was rejected, or its victims and score")
@@ -171,7 +176,7 @@ func (o *Options) Complete() error {
 		return clierr.Usagef("%v", err)
 	}
 	o.load = manifest.Options{Validation: v, Stdin: o.in}
-	if o.ConfigFile == "-" && (o.PodFile == "-" || slices.Contains(o.Snapshots, "-")) {
+	if o.ConfigFile == "-" && (slices.Contains(o.PodFiles, "-") || slices.Contains(o.Snapshots, "-")) {
 		return clierr.Usagef("standard input (-) can be read only once: give it to one of -f, --snapshot and --config")
 	}
 	cfg, err := clierr.LoadConfigFrom(o.ConfigFile, o.in)
@@ -204,11 +209,11 @@ func (o *Options) Validate() error {
 	if len(o.Snapshots) > 0 && o.Kube.Live() {
 		return clierr.Usagef("--snapshot and --kubeconfig/--context/--server are exclusive: read a snapshot or a live cluster")
 	}
-	if (o.PodFile == "") == (o.PodKey == "") {
+	if (len(o.PodFiles) == 0) == (o.PodKey == "") {
 		return clierr.Usagef("exactly one of -f/--filename and --pod is required")
 	}
 	stdin := 0
-	for _, p := range append([]string{o.PodFile}, o.Snapshots...) {
+	for _, p := range append(slices.Clone(o.PodFiles), o.Snapshots...) {
 		if p == "-" {
 			stdin++
 		}
@@ -216,7 +221,7 @@ func (o *Options) Validate() error {
 	if stdin > 1 {
 		return clierr.Usagef("standard input (-) can be read only once: give it to one of -f and --snapshot")
 	}
-	if o.Sequence && o.PodFile == "" {
+	if o.Sequence && len(o.PodFiles) == 0 {
 		return clierr.Usagef("--sequence needs the pods in -f/--filename")
 	}
 	if o.PodKey != "" && strings.Count(o.PodKey, "/") != 1 {
@@ -237,7 +242,7 @@ func (o *Options) Run(ctx context.Context) error {
 	var file podFile
 	if o.PodKey == "" {
 		var err error
-		if file.objs, file.set, err = manifest.LoadPodsSet(o.load, o.PodFile); err != nil {
+		if file.objs, file.set, err = manifest.LoadPodsSet(o.load, o.PodFiles...); err != nil {
 			return clierr.NameFlag("-f", err)
 		}
 		for _, line := range file.set.Warnings {

@@ -36,7 +36,19 @@ func TestValidatePodInstance(t *testing.T) {
 		"negative allocated":  {change: func(p *v1.Pod) { allocated(p, "-2") }, wantBad: true, resources: true},
 		"allocated too much":  {change: func(p *v1.Pod) { allocated(p, "9223372036854775807") }, wantBad: true, resources: true},
 		"status cleared":      {change: func(p *v1.Pod) { p.Status = v1.PodStatus{} }},
-		"running":             {change: func(p *v1.Pod) { p.Status = v1.PodStatus{Phase: v1.PodRunning} }},
+		"volumes": {change: func(p *v1.Pod) {
+			p.Spec.Volumes = []v1.Volume{{Name: "token", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{}}}, {Name: "data", VolumeSource: v1.VolumeSource{
+				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data-web-1"}}}}
+		}},
+		"claim volume without a claim": {change: func(p *v1.Pod) {
+			p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{}}}}
+		}, wantBad: true},
+		"ephemeral claim name too long": {change: func(p *v1.Pod) {
+			p.Name = strings.Repeat("a", 250)
+			p.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{
+				Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: q("1Gi")}}}}}}}}
+		}, wantBad: true},
+		"running": {change: func(p *v1.Pod) { p.Status = v1.PodStatus{Phase: v1.PodRunning} }},
 		"status requests": {change: func(p *v1.Pod) {
 			p.Status.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("-1")}}
 		}, wantBad: true, resources: true},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -187,5 +188,40 @@ func TestSimulateCompareGates(t *testing.T) {
 		if strings.Contains(stderr, "%!") || strings.Count(stderr, "strict-pdb") > 1 {
 			t.Errorf("--compare %s: stderr %q; want one plain message listing the policies at most once", bad, stderr)
 		}
+	}
+}
+
+// writeScenario writes a scenario file into a test's folder.
+func writeScenario(t *testing.T, name, doc string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSimulateMemoryBound: a scenario whose objects need more memory than
+// the process may use (GOMEMLIMIT, here 64 MiB) exits 2 before it runs, in
+// one line naming the file, the Simulation and the field.
+func TestSimulateMemoryBound(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(64 << 20))
+	path := writeScenario(t, "big.yaml", `apiVersion: reprieve.dev/v1alpha1
+kind: Simulation
+metadata: {name: big}
+spec:
+  end: 1s
+  actions:
+  - at: 0s
+    createPods:
+      count: 200000
+      template:
+        metadata: {name: p}
+        spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]}
+`)
+	stdout, stderr, code := run("simulate", path, "--no-progress")
+	want := "error: " + path + ": Simulation big: spec.actions[0].createPods.count: the scenario creates up to 200000 objects over its run, which need about "
+	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "more than the 64.0 MiB this process may use (GOMEMLIMIT)") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q, naming GOMEMLIMIT's 64.0 MiB", code, stdout, stderr, want)
 	}
 }

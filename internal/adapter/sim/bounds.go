@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,29 +12,36 @@ import (
 	"github.com/reprieve/reprieve/internal/adapter/manifest"
 )
 
-// contributor is one count in a scenario, for naming the largest in an error.
+// contributor is one count in a scenario, for naming the largest in an
+// error: count objects of bytes each.
 type contributor struct {
 	source, object, field string
-	count                 int64
+	count, bytes          int64
 }
 
-// estimate counts the objects a scenario creates over its run and bounds
-// its scheduling attempts.
+func (c contributor) total() int64 { return satMul(c.count, c.bytes) }
+
+// estimate counts the objects a scenario creates over its run, the memory
+// they need, and bounds its scheduling attempts.
 func estimate(sc *Scenario) Estimate {
-	e, _ := estimateWithLargest(sc)
+	e, _, _ := estimateWithLargest(sc)
 	return e
 }
 
-func estimateWithLargest(sc *Scenario) (Estimate, contributor) {
-	var e Estimate
-	var largest contributor
+// estimateWithLargest is estimate, with the contributors of the most
+// objects and of the most memory.
+func estimateWithLargest(sc *Scenario) (e Estimate, most, heaviest contributor) {
 	add := func(c contributor, pods bool) {
 		e.Objects = satAdd(e.Objects, c.count)
+		e.Bytes = satAdd(e.Bytes, c.total())
 		if pods {
 			e.Pods = satAdd(e.Pods, c.count)
 		}
-		if c.count > largest.count {
-			largest = c
+		if c.count > most.count {
+			most = c
+		}
+		if c.total() > heaviest.total() {
+			heaviest = c
 		}
 	}
 	// The most replicas each controller is ever scaled to.
@@ -44,63 +52,83 @@ func estimateWithLargest(sc *Scenario) (Estimate, contributor) {
 			scaled[key] = max(scaled[key], int64(s.Replicas))
 		}
 	}
-	addSet := func(set *manifest.Set, prefix string) {
+	addSet := func(set *manifest.Set) {
 		o := set.Objects
-		add(contributor{count: int64(len(o.Nodes) + len(o.Namespaces) + len(o.PriorityClasses) + len(o.PDBs) + len(o.PodGroups) + len(o.CompositePodGroups))}, false)
-		add(contributor{count: int64(len(o.Pods))}, true)
+		add(contributor{count: int64(len(o.Nodes) + len(o.Namespaces) + len(o.PriorityClasses) + len(o.PDBs) + len(o.PodGroups) + len(o.CompositePodGroups)), bytes: objectBytes}, false)
+		add(contributor{count: int64(len(o.Pods)), bytes: podBytes}, true)
 		for _, d := range set.Deployments {
 			n := max(int64(ptrOr(d.Spec.Replicas, 1)), scaled["Deployment "+d.Namespace+"/"+d.Name])
-			add(contributor{prefix + set.Origin(d), "Deployment " + d.Namespace + "/" + d.Name, "spec.replicas", n}, true)
+			add(contributor{set.Origin(d), "Deployment " + d.Namespace + "/" + d.Name, "spec.replicas", n, templateBytes(podBytes, &d.Spec.Template)}, true)
 		}
 		for _, rs := range set.ReplicaSets {
 			n := max(int64(ptrOr(rs.Spec.Replicas, 1)), scaled["ReplicaSet "+rs.Namespace+"/"+rs.Name])
-			add(contributor{prefix + set.Origin(rs), "ReplicaSet " + rs.Namespace + "/" + rs.Name, "spec.replicas", n}, true)
+			add(contributor{set.Origin(rs), "ReplicaSet " + rs.Namespace + "/" + rs.Name, "spec.replicas", n, templateBytes(podBytes, &rs.Spec.Template)}, true)
 		}
 		for _, st := range set.StatefulSets {
 			n := max(int64(ptrOr(st.Spec.Replicas, 1)), scaled["StatefulSet "+st.Namespace+"/"+st.Name])
-			add(contributor{prefix + set.Origin(st), "StatefulSet " + st.Namespace + "/" + st.Name, "spec.replicas", n}, true)
+			add(contributor{set.Origin(st), "StatefulSet " + st.Namespace + "/" + st.Name, "spec.replicas", n, templateBytes(podBytes, &st.Spec.Template)}, true)
 			// One claim per template per replica.
-			add(contributor{count: satMul(n, int64(len(st.Spec.VolumeClaimTemplates)))}, false)
+			add(contributor{count: satMul(n, int64(len(st.Spec.VolumeClaimTemplates))), bytes: objectBytes}, false)
 		}
 		for _, j := range set.Jobs {
 			field, n := "spec.parallelism", max(int64(ptrOr(j.Spec.Parallelism, 1)), scaled["Job "+j.Namespace+"/"+j.Name])
 			if j.Spec.Completions != nil {
 				field, n = "spec.completions", max(n, int64(*j.Spec.Completions))
 			}
-			add(contributor{prefix + set.Origin(j), "Job " + j.Namespace + "/" + j.Name, field, n}, true)
+			add(contributor{set.Origin(j), "Job " + j.Namespace + "/" + j.Name, field, n, templateBytes(podBytes, &j.Spec.Template)}, true)
 		}
-		add(contributor{count: int64(len(set.Deployments) + len(set.ReplicaSets) + len(set.Jobs) + len(set.StatefulSets))}, false)
+		add(contributor{count: int64(len(set.Deployments) + len(set.ReplicaSets) + len(set.Jobs) + len(set.StatefulSets)), bytes: objectBytes}, false)
 	}
-	addSet(sc.Objects, "")
+	addSet(sc.Objects)
 	for _, a := range sc.Actions {
 		if a.Create != nil {
-			addSet(a.Create, "")
+			addSet(a.Create)
 		}
 		field := fmt.Sprintf("spec.actions[%d]", a.Index)
 		if cp := a.Action.CreatePods; cp != nil {
-			add(contributor{a.Source, "Simulation " + sc.Name, field + ".createPods.count", int64(cp.Count)}, true)
+			add(contributor{a.Source, "Simulation " + sc.Name, field + ".createPods.count", int64(cp.Count), templateBytes(podBytes, &cp.Template)}, true)
 		}
 		if cn := a.Action.CreateNodes; cn != nil {
-			add(contributor{a.Source, "Simulation " + sc.Name, field + ".createNodes.count", int64(cn.Count)}, false)
+			add(contributor{a.Source, "Simulation " + sc.Name, field + ".createNodes.count", int64(cn.Count), templateBytes(objectBytes, &cn.Template)}, false)
 		}
 	}
 	retries := int64(sc.End/retryPeriod) + 1
 	e.Attempts = satMul(e.Pods, retries)
-	return e, largest
+	return e, most, heaviest
 }
 
-// checkLimits refuses a scenario whose counts exceed the limits, before it
-// runs, saying how much memory it would need.
+// templateBytes is the memory of an object made from template: base and
+// templateFactor times the template's size in JSON.
+func templateBytes(base int64, template any) int64 {
+	data, err := json.Marshal(template)
+	if err != nil {
+		return base
+	}
+	return satAdd(base, satMul(templateFactor, int64(len(data))))
+}
+
+// checkLimits refuses a scenario whose counts or memory exceed the limits,
+// before it runs, naming the field that asks for the most.
 func checkLimits(sc *Scenario, limits Limits, src, id string) error {
-	e, largest := estimateWithLargest(sc)
+	e, most, heaviest := estimateWithLargest(sc)
+	orScenario := func(c contributor) contributor {
+		if c.source == "" {
+			c.source, c.object = src, id
+		}
+		return c
+	}
 	maxObjects := limits.maxObjects()
 	if e.Objects > maxObjects {
-		if largest.source == "" {
-			largest = contributor{source: src, object: id}
-		}
-		return &manifest.InputError{Source: largest.source, Object: largest.object, Field: largest.field, Err: ErrTooBig,
+		most = orScenario(most)
+		return &manifest.InputError{Source: most.source, Object: most.object, Field: most.field, Err: ErrTooBig,
 			Detail: fmt.Sprintf("the scenario creates up to %d objects over its run, more than the limit of %d (--max-objects); it would need about %s of memory",
-				e.Objects, maxObjects, humanBytes(e.Bytes()))}
+				e.Objects, maxObjects, humanBytes(e.Bytes))}
+	}
+	if mem := limits.maxBytes(); mem.Bytes > 0 && e.Bytes > mem.Bytes {
+		heaviest = orScenario(heaviest)
+		return &manifest.InputError{Source: heaviest.source, Object: heaviest.object, Field: heaviest.field, Err: ErrTooBig,
+			Detail: fmt.Sprintf("the scenario creates up to %d objects over its run, which need about %s of memory, more than the %s this process may use (%s)",
+				e.Objects, humanBytes(e.Bytes), humanBytes(mem.Bytes), mem.Source)}
 	}
 	if maxAttempts := satMul(maxObjects, attemptsPerObject); e.Attempts > maxAttempts {
 		return &manifest.InputError{Source: src, Object: id, Field: "spec.end", Err: ErrTooBig,

@@ -78,6 +78,10 @@ type Config struct {
 	LeaderElection *LeaderElection
 	// Seed seeds the scheduler's random choices; 0 uses the clock.
 	Seed uint64
+	// WaitForAPIServer, when set, is called once the health endpoints are
+	// served and before the informers start: it returns when the API
+	// server answers, or the error that ends Run.
+	WaitForAPIServer func(ctx context.Context) error
 }
 
 // Run runs a scheduler against the API server until ctx ends (nil) or the
@@ -87,6 +91,36 @@ func Run(ctx context.Context, cfg Config) error {
 	logger := klog.FromContext(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	// Health first: the probes answer while the API server is waited for.
+	var ready atomic.Bool
+	if cfg.MetricsAddr != "" {
+		srv, err := serve(cfg.MetricsAddr, reg, &ready)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			shutdownCtx, c := context.WithTimeout(context.Background(), 5*time.Second)
+			defer c()
+			_ = srv.Shutdown(shutdownCtx)
+		}()
+	}
+	if cfg.Serve != nil {
+		stop, err := cfg.Serve(handler(reg, &ready))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if cfg.WaitForAPIServer != nil {
+		if err := cfg.WaitForAPIServer(ctx); err != nil {
+			return err
+		}
+	}
 
 	// Events go through upstream's broadcaster adapter with its settings:
 	// events.k8s.io/v1 when the server serves it, a queue of 1,000 events
@@ -100,10 +134,6 @@ func Run(ctx context.Context, cfg Config) error {
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(cfg.SchedulerName)
 
-	reg := cfg.Registry
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -136,25 +166,6 @@ func Run(ctx context.Context, cfg Config) error {
 	})
 	pending.Store(sched)
 
-	var ready atomic.Bool
-	if cfg.MetricsAddr != "" {
-		srv, err := serve(cfg.MetricsAddr, reg, &ready)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			shutdownCtx, c := context.WithTimeout(context.Background(), 5*time.Second)
-			defer c()
-			_ = srv.Shutdown(shutdownCtx)
-		}()
-	}
-	if cfg.Serve != nil {
-		stop, err := cfg.Serve(handler(reg, &ready))
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
 	if _, err := Feed(ctx, cfg.Client, sched, cfg.Features); err != nil {
 		return err
 	}

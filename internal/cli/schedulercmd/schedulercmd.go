@@ -260,9 +260,6 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	client := clients.Scheduler
-	if err := waitForAPIServer(ctx, client.Discovery(), rc.Host, o.APIWaitAttempts, o.APIWaitInterval); err != nil {
-		return err
-	}
 	cfg := kube.Config{
 		Client:         client,
 		EventClient:    clients.Events,
@@ -275,6 +272,11 @@ func (o *Options) Run(ctx context.Context) error {
 		Parallelism:    o.cfg.EffectiveParallelism(),
 		Policy:         o.policy,
 		Features:       o.features,
+		// After the health endpoints are served, so that probes answer
+		// during the documented wait.
+		WaitForAPIServer: func(ctx context.Context) error {
+			return waitForAPIServer(ctx, restVersioner{client.Discovery().RESTClient()}, rc.Host, o.APIWaitAttempts, o.APIWaitInterval)
+		},
 	}
 	if o.Serving.Enabled() {
 		if cfg.Serve, err = o.Serving.serveFunc(client); err != nil {

@@ -18,7 +18,7 @@ type flakyServer struct {
 	failures, calls int
 }
 
-func (f *flakyServer) ServerVersion() (*version.Info, error) {
+func (f *flakyServer) ServerVersion(context.Context) (*version.Info, error) {
 	f.calls++
 	if f.calls <= f.failures {
 		return nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
@@ -69,5 +69,33 @@ func TestWaitForAPIServerCancelled(t *testing.T) {
 	err := waitForAPIServer(ctx, &flakyServer{failures: 5}, "h", 5, time.Hour)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// hungServer accepts the call and answers only when its context ends.
+type hungServer struct{ calls int }
+
+func (h *hungServer) ServerVersion(ctx context.Context) (*version.Info, error) {
+	h.calls++
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestWaitForHungAPIServer: a cancelled context (SIGTERM) ends a try that
+// hangs at once, rather than after the server answers.
+func TestWaitForHungAPIServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	h := &hungServer{}
+	go func() { done <- waitForAPIServer(ctx, h, "h", 3, time.Millisecond) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the wait did not end with its context")
 	}
 }

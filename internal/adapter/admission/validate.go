@@ -148,12 +148,15 @@ func validatePodSpec(s *v1.PodSpec, meta *metav1.ObjectMeta, path *field.Path) f
 	errs = append(errs, validatePodClaims(s.ResourceClaims, annotations, path.Child("resourceClaims"))...)
 	claims := podClaimNames(s.ResourceClaims)
 	errs = append(errs, validateContainers(s, claims, meta != nil, path)...)
-	names := sets.New[string]()
-	for i := range s.InitContainers {
-		names.Insert(s.InitContainers[i].Name)
-	}
-	for i := range s.Containers {
-		names.Insert(s.Containers[i].Name)
+	var names sets.Set[string]
+	if len(s.EphemeralContainers) > 0 {
+		names = sets.New[string]()
+		for i := range s.InitContainers {
+			names.Insert(s.InitContainers[i].Name)
+		}
+		for i := range s.Containers {
+			names.Insert(s.Containers[i].Name)
+		}
 	}
 	for i := range s.EphemeralContainers {
 		c := (*v1.Container)(&s.EphemeralContainers[i].EphemeralContainerCommon)

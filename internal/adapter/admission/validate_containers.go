@@ -33,7 +33,7 @@ func validateContainers(s *v1.PodSpec, claims sets.Set[string], isPod bool, path
 		c := &s.InitContainers[i]
 		p := path.Child("initContainers").Index(i)
 		errs = append(errs, validateContainer(c, names, claims, p)...)
-		errs = append(errs, hostPortConflicts(s.InitContainers[i:i+1], i, path.Child("initContainers"))...)
+		errs = append(errs, hostPortConflicts(s.InitContainers[i:i+1], i, path, "initContainers")...)
 	}
 	for i := range s.Containers {
 		c := &s.Containers[i]
@@ -47,12 +47,13 @@ func validateContainers(s *v1.PodSpec, claims sets.Set[string], isPod bool, path
 			}
 		}
 	}
-	return append(errs, hostPortConflicts(s.Containers, 0, path.Child("containers"))...)
+	return append(errs, hostPortConflicts(s.Containers, 0, path, "containers")...)
 }
 
 // hostPortConflicts refuses a host port used twice (same protocol, host IP
-// and port) among cs, the containers of the list at path from index first.
-func hostPortConflicts(cs []v1.Container, first int, path *field.Path) field.ErrorList {
+// and port) among cs, the containers of the list path.list from index
+// first.
+func hostPortConflicts(cs []v1.Container, first int, path *field.Path, list string) field.ErrorList {
 	var errs field.ErrorList
 	var seen sets.Set[string]
 	for i := range cs {
@@ -62,7 +63,7 @@ func hostPortConflicts(cs []v1.Container, first int, path *field.Path) field.Err
 			}
 			key := fmt.Sprintf("%s/%s/%d", port.Protocol, port.HostIP, port.HostPort)
 			if seen.Has(key) {
-				errs = append(errs, field.Duplicate(path.Index(first+i).Child("ports").Index(j).Child("hostPort"), key))
+				errs = append(errs, field.Duplicate(path.Child(list).Index(first+i).Child("ports").Index(j).Child("hostPort"), key))
 				continue
 			}
 			if seen == nil {
@@ -273,6 +274,9 @@ func validateResourceName(name v1.ResourceName, kind resourceKind, path *field.P
 // name of the pod's resource claims (podClaims), each claim or request of
 // a claim referenced once.
 func validateClaimReferences(refs []v1.ResourceClaim, podClaims sets.Set[string], path *field.Path) field.ErrorList {
+	if len(refs) == 0 {
+		return nil
+	}
 	var errs field.ErrorList
 	names := sets.New[string]()
 	for i, ref := range refs {

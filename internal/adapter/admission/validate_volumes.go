@@ -23,8 +23,8 @@ const mirrorPodAnnotation = "kubernetes.io/config.mirror"
 // podName is "" for a template. Other sources are not looked into: the
 // scheduler does not read them.
 func validateVolumes(vols []v1.Volume, podName string, path *field.Path) field.ErrorList {
-	if len(vols) == 0 {
-		return nil
+	if volumesPlainlyValid(vols) {
+		return nil // without a map or a path
 	}
 	var errs field.ErrorList
 	names := make(map[string]struct{}, len(vols))
@@ -71,6 +71,30 @@ func validateVolumes(vols []v1.Volume, podName string, path *field.Path) field.E
 		}
 	}
 	return errs
+}
+
+// volumesPlainlyValid reports, without allocating, that validateVolumes
+// finds nothing wrong with vols: a few volumes with distinct DNS label
+// names, one source each, no ephemeral volume, a claim name for each
+// claim volume. It answers false for anything else, for validateVolumes
+// to look into.
+func volumesPlainlyValid(vols []v1.Volume) bool {
+	if len(vols) > 16 {
+		return false
+	}
+	for i := range vols {
+		v := &vols[i]
+		if v.Ephemeral != nil || volumeSources(&v.VolumeSource) != 1 || !isDNS1123Label(v.Name) ||
+			v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "" {
+			return false
+		}
+		for j := range i {
+			if vols[j].Name == v.Name {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func validateEphemeral(e *v1.EphemeralVolumeSource, podName, volName string, path *field.Path) field.ErrorList {
@@ -203,6 +227,9 @@ func validatePodClaims(claims []v1.PodResourceClaim, annotations map[string]stri
 // podClaimNames are the names of the pod's resource claims, for its
 // containers' resources.claims to name.
 func podClaimNames(claims []v1.PodResourceClaim) sets.Set[string] {
+	if len(claims) == 0 {
+		return nil
+	}
 	names := sets.New[string]()
 	for _, c := range claims {
 		if c.Name != "" {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"slices"
-	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -62,8 +61,8 @@ func (w *world) addJob(j *batchv1.Job) error {
 	}
 	var runFor time.Duration
 	for _, a := range []map[string]string{j.Annotations, j.Spec.Template.Annotations} {
-		if s, err := strconv.ParseFloat(a[AnnotationRunSeconds], 64); err == nil && s > 0 {
-			runFor = time.Duration(s * float64(time.Second))
+		if s, ok := annotationSeconds(a, AnnotationRunSeconds); ok && s > 0 {
+			runFor = s
 			break
 		}
 	}

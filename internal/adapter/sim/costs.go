@@ -90,37 +90,69 @@ func (c CostModel) resolved(qps float64, burst int) CostModel {
 	return c
 }
 
-// limiter is client-go's token bucket in virtual time, kept as the
-// theoretical arrival time of the next call (GCRA) so that it is exact in
-// integer nanoseconds: a call at t goes at once while fewer than burst
-// calls are ahead of the refill, else when a token is refilled.
+// limiter is client-go's token bucket in virtual time, kept in integers so
+// that it is exact in nanoseconds and cannot overflow, however slow the
+// rate: burst tokens at first, one more every interval (1/QPS; the longest
+// duration, never, for a rate too slow to hold), a call taking one or
+// waiting for the next. Calls come in time order (the scheduler is one
+// worker); one wanted before the previous went waits for it.
 type limiter struct {
-	off       bool
-	interval  time.Duration // 1/QPS
-	tolerance time.Duration // (burst-1) intervals
-	tat       time.Time
+	off      bool
+	interval time.Duration
+	burst    int64
+	// tokens are the whole tokens in the bucket and partial the time
+	// towards the next, at last (when a call last took one).
+	tokens  int64
+	partial time.Duration
+	last    time.Time
+	started bool
 }
 
 func newLimiter(m CostModel) *limiter {
 	if m.QPS < 0 {
 		return &limiter{off: true}
 	}
-	interval := time.Duration(math.Round(float64(time.Second) / m.QPS))
-	return &limiter{interval: interval, tolerance: time.Duration(max(m.Burst, 1)-1) * interval}
+	burst := int64(max(m.Burst, 1))
+	return &limiter{interval: max(seconds(1/m.QPS), 1), burst: burst, tokens: burst}
 }
 
-// take returns when a call wanted at t may go.
+// take returns when a call wanted at t may go: past any run's end when the
+// next token does not come in time.
 func (l *limiter) take(t time.Time) time.Time {
 	if l.off {
 		return t
 	}
-	if l.tat.Before(t) {
-		l.tat = t
+	if l.started && t.Before(l.last) {
+		t = l.last
 	}
-	at := t
-	if ahead := l.tat.Sub(t); ahead > l.tolerance {
-		at = l.tat.Add(-l.tolerance)
+	if l.started {
+		l.refill(t.Sub(l.last))
 	}
-	l.tat = l.tat.Add(l.interval)
+	l.started, l.last = true, t
+	if l.tokens > 0 {
+		l.tokens--
+		return t
+	}
+	at := t.Add(l.interval - l.partial)
+	l.last, l.partial = at, 0
 	return at
+}
+
+// refill adds the tokens of elapsed time, up to the burst.
+func (l *limiter) refill(elapsed time.Duration) {
+	if l.tokens >= l.burst {
+		return
+	}
+	whole, rest := elapsed/l.interval, elapsed%l.interval
+	if rest >= l.interval-l.partial { // partial+rest would reach interval, written not to overflow
+		whole++
+		l.partial = rest - (l.interval - l.partial)
+	} else {
+		l.partial += rest
+	}
+	if whole >= time.Duration(l.burst-l.tokens) {
+		l.tokens, l.partial = l.burst, 0
+		return
+	}
+	l.tokens += int64(whole)
 }

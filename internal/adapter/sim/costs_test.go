@@ -37,6 +37,16 @@ func TestLimiter(t *testing.T) {
 			calls: []time.Duration{0, 5 * ms, 50 * ms},
 			want:  []time.Duration{0, 20 * ms, 50 * ms},
 		},
+		"a rate too slow for a token to come: the burst, then never": {
+			model: CostModel{QPS: 1e-12, Burst: 2},
+			calls: []time.Duration{0, 0, 0, time.Hour},
+			want:  []time.Duration{0, 0, maxDuration, maxDuration},
+		},
+		"a burst of slow tokens longer than time.Duration holds": {
+			model: CostModel{QPS: 1.0 / (1 << 30), Burst: 20}, // a token every 2^30 s (34 years)
+			calls: []time.Duration{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+			want:  []time.Duration{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (1 << 30) * time.Second},
+		},
 		"negative QPS: no limit": {
 			model: CostModel{QPS: -1, Burst: 1},
 			calls: []time.Duration{0, 0, 0},
@@ -189,14 +199,17 @@ spec: {nodeName: n1, terminationGracePeriodSeconds: 0, containers: [{name: c, re
 // field.
 func TestCostsInvalid(t *testing.T) {
 	for costs, want := range map[string]string{
-		"{cycle: -1ms}":   "s.yaml#2: Simulation costs: spec.costs.cycle: must not be negative",
-		"{cycle: soon}":   `s.yaml#2: Simulation costs: spec.costs.cycle: time: invalid duration "soon"`,
-		"{cycle: 2m}":     "s.yaml#2: Simulation costs: spec.costs.cycle: 2m0s is longer than a minute: a scheduling cycle takes milliseconds",
-		"{apiQPS: 0}":     "s.yaml#2: Simulation costs: spec.costs.apiQPS: must be a positive number of calls per second, or negative for no limit",
-		"{apiBurst: 0}":   "s.yaml#2: Simulation costs: spec.costs.apiBurst: must be at least 1",
-		"{apiQPS: fast}":  "spec.costs.apiQPS of type float64",
-		"{cycles: 10ms}":  `unknown field "spec.costs.cycles"`,
-		"{apiBurst: 1.5}": "spec.costs.apiBurst of type int32",
+		"{cycle: -1ms}":    "s.yaml#2: Simulation costs: spec.costs.cycle: must not be negative",
+		"{cycle: soon}":    `s.yaml#2: Simulation costs: spec.costs.cycle: time: invalid duration "soon"`,
+		"{cycle: 2m}":      "s.yaml#2: Simulation costs: spec.costs.cycle: 2m0s is longer than a minute: a scheduling cycle takes milliseconds",
+		"{apiQPS: 0}":      "s.yaml#2: Simulation costs: spec.costs.apiQPS: must be a positive number of calls per second, or negative for no limit",
+		"{apiBurst: 0}":    "s.yaml#2: Simulation costs: spec.costs.apiBurst: must be at least 1",
+		"{apiQPS: fast}":   "s.yaml#2: Simulation costs: spec.costs.apiQPS: cannot unmarshal string into Go value of type float64",
+		"{cycles: 10ms}":   `unknown field "spec.costs.cycles"`,
+		"{apiBurst: 1.5}":  "s.yaml#2: Simulation costs: spec.costs.apiBurst: cannot unmarshal number 1.5 into Go value of type int32",
+		"{apiBurst: 1e12}": "s.yaml#2: Simulation costs: spec.costs.apiBurst: cannot unmarshal number 1000000000000 into Go value of type int32",
+		"{apiQPS: 1e-400}": "s.yaml#2: Simulation costs: spec.costs.apiQPS: must be a positive number",
+		"{apiQPS: \"50\"}": "s.yaml#2: Simulation costs: spec.costs.apiQPS: cannot unmarshal string into Go value of type float64",
 	} {
 		t.Run(costs, func(t *testing.T) {
 			_, err := scenarioOf(t, costsScenario(costs), Limits{})

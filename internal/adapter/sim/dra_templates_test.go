@@ -75,7 +75,7 @@ func TestSimulatedClaimTemplates(t *testing.T) {
 // owned by it, annotated with the pod's claim name, has the template's spec
 // and is recorded in the pod's status; it is deleted with the pod.
 func TestPodClaimsFromTemplate(t *testing.T) {
-	w := newWorld(time.Unix(0, 0), 1, newRecorder(time.Unix(0, 0)))
+	w := newWorld(time.Unix(0, 0), time.Unix(3600, 0), 1, newRecorder(time.Unix(0, 0)))
 	w.sched = scheduler.New(w, w.clock, scheduler.Options{})
 	w.addClaimTemplate(&resourceapi.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "gpu", Labels: map[string]string{"team": "ml"}},

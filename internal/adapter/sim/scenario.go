@@ -322,6 +322,9 @@ func NewScenarioWith(set *manifest.Set, limits Limits) (*Scenario, error) {
 	if err := manifest.CheckNodeSums(&snapshot.Objects{Pods: bound}, func(o any) string { return origins[o] }); err != nil {
 		return nil, err
 	}
+	if err := checkTimeAnnotations(set, doc.Source, id, sc.Actions); err != nil {
+		return nil, err
+	}
 	sc.Estimate = estimate(sc)
 	if err := checkLimits(sc, limits, doc.Source, id); err != nil {
 		return nil, err
@@ -460,9 +463,9 @@ func admitTemplate[T interface {
 	return nil
 }
 
-// checkDurations parses spec.end, spec.start and every action's at before
-// the document is decoded, so that a bad value is reported with its field
-// ("spec.actions[2].at: time: invalid duration \"soon\"").
+// checkDurations parses spec.end, spec.start, spec.costs and every action's
+// at before the document is decoded, so that a bad value is reported with
+// its field ("spec.actions[2].at: time: invalid duration \"soon\"").
 func checkDurations(doc manifest.RawDocument) error {
 	var probe struct {
 		Metadata struct {
@@ -472,7 +475,9 @@ func checkDurations(doc manifest.RawDocument) error {
 			End   json.RawMessage `json:"end"`
 			Start json.RawMessage `json:"start"`
 			Costs struct {
-				Cycle json.RawMessage `json:"cycle"`
+				Cycle    json.RawMessage `json:"cycle"`
+				APIQPS   json.RawMessage `json:"apiQPS"`
+				APIBurst json.RawMessage `json:"apiBurst"`
 			} `json:"costs"`
 			Actions []struct {
 				At json.RawMessage `json:"at"`
@@ -498,6 +503,12 @@ func checkDurations(doc manifest.RawDocument) error {
 		return err
 	}
 	if err := check("spec.costs.cycle", probe.Spec.Costs.Cycle, new(metav1.Duration)); err != nil {
+		return err
+	}
+	if err := check("spec.costs.apiQPS", probe.Spec.Costs.APIQPS, new(float64)); err != nil {
+		return err
+	}
+	if err := check("spec.costs.apiBurst", probe.Spec.Costs.APIBurst, new(int32)); err != nil {
 		return err
 	}
 	for i, a := range probe.Spec.Actions {

@@ -120,7 +120,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		seed = opts.Seed
 	}
 	rec := newRecorder(sc.Start)
-	w := newWorld(sc.Start, seed, rec)
+	w := newWorld(sc.Start, sc.Start.Add(sc.End), seed, rec)
 	w.storage.delay = sc.ProvisioningDelay
 	w.done = ctx.Done()
 	var obs scheduler.Observer = rec
@@ -211,7 +211,14 @@ func (w *world) run(ctx context.Context, start, end time.Time, costs CostModel, 
 				if next, ok := w.sched.NextWakeup(); !ok || next.After(w.now()) {
 					break
 				}
-				w.advance(earliest(api.take(w.now().Add(costs.Cycle)), end))
+				at := api.take(w.now().Add(costs.Cycle))
+				if at.After(end) {
+					// The cycle's call would go after the end: it never
+					// does, and the run is over.
+					w.advance(end)
+					break
+				}
+				w.advance(at)
 			}
 			w.calls = 0
 			if !w.sched.ScheduleOne(ctx) {

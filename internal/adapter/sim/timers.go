@@ -29,7 +29,12 @@ func (h *timerHeap) Pop() any {
 	return t
 }
 
+// after runs fn once d has passed, unless that is after the run's end: then
+// never (d may be maxDuration).
 func (w *world) after(d time.Duration, fn func()) {
+	if d > w.end.Sub(w.now()) {
+		return
+	}
 	w.timerSeq++
 	heap.Push(&w.timers, &timer{at: w.now().Add(d), seq: w.timerSeq, fn: fn})
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -31,10 +30,11 @@ func (e errNotFound) Error() string { return fmt.Sprintf("pods %q not found", e.
 // informers would.
 type world struct {
 	clock *testingclock.FakeClock
-	start time.Time
-	sched *scheduler.Scheduler
-	rec   *recorder
-	rng   *rand.Rand
+	// start and end are the run's; what is due after end never happens.
+	start, end time.Time
+	sched      *scheduler.Scheduler
+	rec        *recorder
+	rng        *rand.Rand
 
 	// admission resolves pod priorities from the priority classes, as the
 	// API server's Priority admission plugin does.
@@ -85,10 +85,11 @@ type controller struct {
 	sts *statefulSet
 }
 
-func newWorld(start time.Time, seed uint64, rec *recorder) *world {
+func newWorld(start, end time.Time, seed uint64, rec *recorder) *world {
 	return &world{
 		clock:          testingclock.NewFakeClock(start),
 		start:          start,
+		end:            end,
 		rec:            rec,
 		rng:            rand.New(rand.NewPCG(seed, 0x7369)),
 		pods:           map[string]*v1.Pod{},
@@ -267,9 +268,9 @@ func (w *world) deletePod(key string) {
 	if p.Spec.TerminationGracePeriodSeconds != nil {
 		grace = *p.Spec.TerminationGracePeriodSeconds
 	}
-	exit := time.Duration(grace) * time.Second
-	if s, err := strconv.ParseFloat(p.Annotations[AnnotationShutdownSeconds], 64); err == nil && s >= 0 && time.Duration(s*float64(time.Second)) < exit {
-		exit = time.Duration(s * float64(time.Second))
+	exit := wholeSeconds(grace)
+	if s, ok := annotationSeconds(p.Annotations, AnnotationShutdownSeconds); ok && s < exit {
+		exit = s
 	}
 	old := p
 	p = p.DeepCopy()

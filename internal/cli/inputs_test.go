@@ -190,7 +190,7 @@ func TestIssue13Simulate(t *testing.T) {
 	}{
 		"replicas -3":     {oneNode + deployment("-3") + cordon, nil, "<stdin>#2: Deployment default/web: spec.replicas: Invalid value: -3: must be greater than or equal to 0"},
 		"parallelism -2":  {oneNode + job + cordon, nil, "<stdin>#2: Job default/batch: spec.parallelism: Invalid value: -2"},
-		"replicas 2e9":    {oneNode + deployment("2000000000") + cordon, nil, "<stdin>#2: Deployment default/web: spec.replicas: the scenario creates up to 2000000002 objects over its run, more than the limit of 1000000 (--max-objects); it would need about 18.6 TiB of memory"},
+		"replicas 2e9":    {oneNode + deployment("2000000000") + cordon, nil, "<stdin>#2: Deployment default/web: spec.replicas: the scenario creates up to 2000000002 objects over its run, more than the limit of 1000000 (--max-objects); it would need about 10.6 TiB of memory"},
 		"createPods 1e11": {oneNode + simulation("  - at: 1s\n    createPods: {count: 100000000000, template: {metadata: {name: p}, spec: {containers: [{name: c}]}}}\n"), nil, "<stdin>#2: Simulation s: spec.actions[0].createPods.count: the scenario creates up to 100000000001 objects"},
 		"--max-objects":   {oneNode + deployment("20") + cordon, []string{"--max-objects", "10"}, "more than the limit of 10 (--max-objects)"},
 		"cordon nope":     {oneNode + simulation("  - {at: 30s, cordon: nope}\n"), nil, "<stdin>#2: Simulation s: spec.actions[0].cordon: Node nope does not exist at 30s"},

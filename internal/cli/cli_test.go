@@ -122,7 +122,7 @@ func TestErrors(t *testing.T) {
 		"unknown flag": {[]string{"whatif", "--bogus"}, 2, "unknown flag"},
 		// -f is read before the snapshot: its mistake is reported first.
 		"missing -f first": {[]string{"whatif", "--snapshot", filepath.Join(dir, "nope.yaml"), "-f", filepath.Join(dir, "nopod.yaml")}, 2, "-f: " + filepath.Join(dir, "nopod.yaml") + ": cannot read"},
-		"missing config":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", filepath.Join(dir, "nope.yaml")}, 2, "--config: open " + filepath.Join(dir, "nope.yaml")},
+		"missing config":   {[]string{"whatif", "--snapshot", "../../examples/cluster", "--pod", "a/b", "--config", filepath.Join(dir, "nope.yaml")}, 2, "--config: stat " + filepath.Join(dir, "nope.yaml")},
 		"flag value":       {[]string{"whatif", "--output"}, 2, "flag needs an argument"},
 		"unknown command":  {[]string{"frobnicate"}, 2, `unknown command "frobnicate" for "reprieve"`},
 		"extra argument":   {[]string{"whatif", "extra"}, 2, `unknown command "extra" for "reprieve whatif"`},

@@ -48,3 +48,28 @@ func TestRepeatedFilename(t *testing.T) {
 		t.Errorf("the same pod twice: exit %d, %q; want exit 2 naming the duplicate", code, stderr)
 	}
 }
+
+// TestUnboundedInputs: a device, or a stream without end, given where a
+// small file is expected is refused with one line and exit 2, never read
+// into memory.
+func TestUnboundedInputs(t *testing.T) {
+	base := []string{"whatif", "--snapshot", "../../examples/cluster", "-f", "../../examples/pods/urgent.yaml"}
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"--config device":      {append(base, "--config", "/dev/zero"), "/dev/zero: not a regular file"},
+		"template file device": {append(base, "-o", "go-template-file=/dev/zero"), "/dev/zero: not a regular file"},
+		"kubeconfig device":    {[]string{"whatif", "--kubeconfig", "/dev/zero", "--pod", "a/b"}, "/dev/zero: not a regular file"},
+		"scheduler kubeconfig": {[]string{"scheduler", "--kubeconfig", "/dev/zero"}, "/dev/zero: not a regular file"},
+		"missing kubeconfig":   {[]string{"whatif", "--kubeconfig", "/nonexistent", "--pod", "a/b"}, "no such file or directory"},
+		"burst 0":              {[]string{"scheduler", "--kubeconfig", "/nonexistent", "--kube-api-burst", "0"}, "burst"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, stderr, code := run(tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line containing %q", code, stderr, tc.want)
+			}
+		})
+	}
+}

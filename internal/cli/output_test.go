@@ -139,7 +139,7 @@ func TestOutputErrors(t *testing.T) {
 		"bad go-template":     {append(whatif, "go-template={{.pod"), "--output go-template: bad template"},
 		"empty template":      {append(whatif, "jsonpath="), "--output jsonpath needs a template"},
 		"no template":         {append(whatif, "go-template"), "--output go-template needs a template"},
-		"missing file":        {append(whatif, "jsonpath-file=testdata/output/nope"), "--output jsonpath-file: open testdata/output/nope"},
+		"missing file":        {append(whatif, "jsonpath-file=testdata/output/nope"), "--output jsonpath-file: stat testdata/output/nope"},
 		"value on table":      {append(whatif, "table=x"), "--output table takes no =VALUE"},
 		"failing template":    {append(whatif, "go-template={{index .victims 99}}"), "--output go-template: template: output"},
 		"missing key strict":  {append(slices.Clone(whatif[:len(whatif)-1]), "--allow-missing-template-keys=false", "-o", "jsonpath={.nope}"), "--output jsonpath: nope is not found"},

@@ -12,7 +12,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reprieve/reprieve/internal/adapter/files"
 	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
@@ -90,7 +90,7 @@ func (c *Config) SchedulerNames() []string {
 
 // Load reads and validates a configuration file.
 func Load(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := files.Read(path, files.MaxSmall)
 	if err != nil {
 		return Config{}, err
 	}

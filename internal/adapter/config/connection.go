@@ -2,9 +2,9 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"time"
 
+	"github.com/reprieve/reprieve/internal/adapter/files"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"sigs.k8s.io/yaml"
@@ -75,7 +75,7 @@ func DefaultConnection() Connection {
 // configuration file and defaults them as kube-scheduler does. It does not
 // validate them: flags may still override them (see Connection.Validate).
 func LoadConnection(path string) (Connection, error) {
-	data, err := os.ReadFile(path)
+	data, err := files.Read(path, files.MaxSmall)
 	if err != nil {
 		return Connection{}, err
 	}
@@ -155,6 +155,11 @@ func (c Connection) Validate() error {
 	cc := field.NewPath("clientConnection")
 	if c.ClientConnection.Burst < 0 {
 		errs = append(errs, field.Invalid(cc.Child("burst"), c.ClientConnection.Burst, "must be non-negative"))
+	}
+	// client-go refuses a rate limit without a burst only when it makes
+	// the client, after the informers and the serving have started.
+	if c.ClientConnection.QPS > 0 && c.ClientConnection.Burst == 0 {
+		errs = append(errs, field.Invalid(cc.Child("burst"), c.ClientConnection.Burst, "must be positive when qps is set"))
 	}
 	le, p := c.LeaderElection, field.NewPath("leaderElection")
 	if !le.LeaderElect {

@@ -19,8 +19,12 @@ func Usagef(format string, args ...any) error {
 
 // IsInput reports whether err is caused by bad input files (exit code 2).
 func IsInput(err error) bool {
-	return errors.Is(err, manifest.ErrInput) || errors.Is(err, ErrInvalidConfig)
+	return errors.Is(err, manifest.ErrInput) || errors.Is(err, ErrInvalidConfig) || errors.Is(err, ErrBadFile)
 }
+
+// ErrBadFile marks an input file that cannot be used: missing, not a
+// regular file, or too large (files.Check).
+var ErrBadFile = errors.New("bad input file")
 
 // ErrInvalidConfig marks an invalid --config file.
 var ErrInvalidConfig = errors.New("invalid configuration")

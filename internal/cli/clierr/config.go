@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/adapter/files"
 )
 
 // LoadConfig reads the --config file, or returns the defaults without one;
@@ -19,21 +20,27 @@ func LoadConfigFrom(path string, stdin io.Reader) (config.Config, error) {
 		return config.Default(), nil
 	}
 	if path == "-" && stdin != nil {
-		data, err := io.ReadAll(stdin)
+		data, err := files.ReadAll(stdin, files.MaxSmall)
 		if err != nil {
-			return config.Config{}, fmt.Errorf("%w: --config: standard input: %v", ErrInvalidConfig, err)
+			return config.Config{}, fmt.Errorf("%w: --config: standard input: %s", ErrInvalidConfig, oneLine(err))
 		}
 		c, err := config.Parse(data)
 		if err != nil {
-			return config.Config{}, fmt.Errorf("%w: --config: standard input: %v", ErrInvalidConfig, err)
+			return config.Config{}, fmt.Errorf("%w: --config: standard input: %s", ErrInvalidConfig, oneLine(err))
 		}
 		return c, nil
 	}
 	c, err := config.Load(path)
 	if err != nil {
-		return config.Config{}, fmt.Errorf("%w: --config: %v", ErrInvalidConfig, err)
+		return config.Config{}, fmt.Errorf("%w: --config: %s", ErrInvalidConfig, oneLine(err))
 	}
 	return c, nil
+}
+
+// oneLine is err's message on one line: decoders' messages can span
+// several, and an error is printed as one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // Unsupported reports what the configuration asks for that reprieve does

@@ -8,6 +8,7 @@ package kubeflags
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/reprieve/reprieve/internal/adapter/config"
+	"github.com/reprieve/reprieve/internal/adapter/files"
+	"github.com/reprieve/reprieve/internal/cli/clierr"
 )
 
 // Flags are the connection flags.
@@ -70,11 +73,35 @@ func (f *Flags) RESTConfig(inCluster bool) (*rest.Config, error) {
 			return cfg, nil
 		}
 	}
+	if err := f.checkKubeconfigs(); err != nil {
+		return nil, err
+	}
 	cfg, err := f.clientConfig().ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	return cfg, nil
+}
+
+// checkKubeconfigs refuses, before client-go reads them whole, the
+// kubeconfig files that are not regular files of a sane size: --kubeconfig
+// (which must exist), else those of $KUBECONFIG that exist.
+func (f *Flags) checkKubeconfigs() error {
+	if f.Kubeconfig != "" {
+		if err := files.Check(f.Kubeconfig, files.MaxSmall); err != nil {
+			return fmt.Errorf("%w: --kubeconfig: %w", clierr.ErrBadFile, err)
+		}
+		return nil
+	}
+	for _, p := range clientcmd.NewDefaultClientConfigLoadingRules().Precedence {
+		if _, err := os.Stat(p); err != nil {
+			continue // missing files of $KUBECONFIG are skipped, as by client-go
+		}
+		if err := files.Check(p, files.MaxSmall); err != nil {
+			return fmt.Errorf("%w: %w", clierr.ErrBadFile, err)
+		}
+	}
+	return nil
 }
 
 // ReadClient returns a clientset for reading a cluster as kubectl does:

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"text/template"
@@ -25,6 +24,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reprieve/reprieve/internal/adapter/files"
 	"github.com/reprieve/reprieve/internal/cli/clierr"
 )
 
@@ -117,7 +117,7 @@ func ParseStrict(value string, allowMissing bool, kinds ...string) (Format, erro
 	}
 	f := Format{Kind: kind, raw: arg}
 	if kind == JSONPathFile || kind == GoTemplateFile {
-		b, err := os.ReadFile(arg)
+		b, err := files.Read(arg, files.MaxSmall)
 		if err != nil {
 			return Format{}, clierr.Usagef("--output %s: %v", kind, err)
 		}

@@ -67,7 +67,7 @@ func TestParseErrors(t *testing.T) {
 		"jsonpath":               "--output jsonpath needs a template",
 		"jsonpath={.a":           "--output jsonpath: bad template",
 		"go-template={{if}}":     "--output go-template: bad template",
-		"go-template-file=/nope": "--output go-template-file: open /nope",
+		"go-template-file=/nope": "--output go-template-file: stat /nope",
 	} {
 		_, err := Parse(value, Shared(Table)...)
 		if !errors.Is(err, clierr.ErrUsage) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {

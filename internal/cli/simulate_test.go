@@ -225,3 +225,17 @@ spec:
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q, naming GOMEMLIMIT's 64.0 MiB", code, stdout, stderr, want)
 	}
 }
+
+// TestSimulateWidePreemptedBy: -o wide names each victim's preemptor in the
+// preemptor's namespace: the story's batch workers (jobs) were preempted by
+// finance/urgent-report.
+func TestSimulateWidePreemptedBy(t *testing.T) {
+	stdout, stderr, code := run("simulate", "../../examples/simulate/story.yaml", "-o", "wide")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stdout, "finance/urgent-report"); n != 2 || strings.Contains(stdout, "jobs/urgent-report") {
+		t.Errorf("-o wide names finance/urgent-report %d times (want 2, once per victim), jobs/urgent-report %d times (want 0):\n%s",
+			n, strings.Count(stdout, "jobs/urgent-report"), stdout)
+	}
+}

@@ -115,7 +115,7 @@ func (w *world) ClearNominatedNode(_ context.Context, pod *v1.Pod) error {
 func (w *world) Event(regarding, related *v1.Pod, eventType, reason, action, note string) {
 	e := Event{Time: w.now().Sub(w.start), Type: eventType, Reason: reason, Action: action, Object: "pod/" + regarding.Name, Namespace: regarding.Namespace, Message: note}
 	if related != nil {
-		e.Related = "pod/" + related.Name
+		e.Related, e.RelatedNamespace = "pod/"+related.Name, related.Namespace
 	}
 	w.rec.event(e)
 }

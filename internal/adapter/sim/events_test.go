@@ -77,3 +77,47 @@ func parseOffset(s string) (time.Duration, error) {
 	}
 	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec)*time.Second + time.Duration(ms)*time.Millisecond, nil
 }
+
+// TestPreemptedByNamespace: a victim's preemptor is named in its own
+// namespace, not the victim's: the story's batch workers (jobs) were
+// preempted by finance/urgent-report, and a StatefulSet replica's story
+// names the preemptor of another namespace.
+func TestPreemptedByNamespace(t *testing.T) {
+	res := runFile(t, "../../../examples/simulate/story.yaml")
+	victims := 0
+	for _, p := range res.Pods {
+		if p.Preempted == nil {
+			continue
+		}
+		victims++
+		if p.PreemptedBy != "finance/urgent-report" {
+			t.Errorf("%s preempted by %q, want finance/urgent-report", p.Pod, p.PreemptedBy)
+		}
+	}
+	if victims != 2 {
+		t.Errorf("%d victims, want the 2 batch workers", victims)
+	}
+
+	res = runYAML(t, docs(nodeYAML("n1", "2"), `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
+provisioner: local.csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+`, `apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+`, statefulSetYAML("", ""), simulationYAML("ns", "5m")+`  actions:
+  - at: 10s
+    create:
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: urgent, namespace: ops}
+      spec:
+        priorityClassName: high
+        containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+`))
+	if len(res.Replicas) != 1 || res.Replicas[0].PreemptedBy != "ops/urgent" {
+		t.Errorf("replica stories %+v, want one preempted by ops/urgent", res.Replicas)
+	}
+}

@@ -25,9 +25,12 @@ type Event struct {
 	Action    string        `json:"action,omitempty"`
 	Namespace string        `json:"namespace,omitempty"`
 	// Object is "kind/name", as kubectl prints it.
-	Object  string `json:"object"`
-	Related string `json:"related,omitempty"`
-	Message string `json:"message"`
+	Object string `json:"object"`
+	// Related is another object the event is about, "kind/name" (a
+	// victim's preemptor), in RelatedNamespace.
+	Related          string `json:"related,omitempty"`
+	RelatedNamespace string `json:"relatedNamespace,omitempty"`
+	Message          string `json:"message"`
 	// Series is set when a FailedScheduling event happened again: as
 	// client-go's event recorder sends an event like one it sent less than
 	// six minutes before (same object, type, reason, action, related object
@@ -70,7 +73,7 @@ const reasonFailedScheduling = "FailedScheduling"
 // eventKey is what makes events alike (client-go's eventKey, with the
 // type and message).
 type eventKey struct {
-	typ, reason, action, namespace, object, related, message string
+	typ, reason, action, namespace, object, related, relatedNamespace, message string
 }
 
 // PodHistory is what happened to one pod.
@@ -213,7 +216,7 @@ func ptr(f float64) *float64 { return &f }
 // seriesWindow before it is the next of that one's series.
 func (r *recorder) event(e Event) {
 	r.pruneSeries(e.Time)
-	key := eventKey{e.Type, e.Reason, e.Action, e.Namespace, e.Object, e.Related, e.Message}
+	key := eventKey{e.Type, e.Reason, e.Action, e.Namespace, e.Object, e.Related, e.RelatedNamespace, e.Message}
 	if i, ok := r.series[key]; ok && e.Time-r.events[i].LastTime() <= seriesWindow {
 		first := &r.events[i]
 		if first.Series == nil {
@@ -243,7 +246,7 @@ func (r *recorder) event(e Event) {
 		}
 	case "Preempted":
 		if rel, ok := strings.CutPrefix(e.Related, "pod/"); ok {
-			h.PreemptedBy = e.Namespace + "/" + rel
+			h.PreemptedBy = e.RelatedNamespace + "/" + rel
 		}
 	}
 }

@@ -61,7 +61,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <table class="events">
 <thead><tr><th>time</th><th>namespace</th><th>type</th><th>reason</th><th>object</th><th>message</th></tr></thead>
 <tbody>
-{{range .Events}}<tr{{if eq .Type "Warning"}} class="warn"{{end}}><td class="time">{{.At}}{{with .Series}}<div class="related">×{{.Count}}, last {{.LastObservedAt}}</div>{{end}}</td><td>{{.Namespace}}</td><td><span class="type">{{.Type}}</span></td><td>{{.Reason}}</td><td class="obj">{{.Object}}{{if .Related}}<div class="related">↳ {{.Related}}</div>{{end}}</td><td>{{.Message}}</td></tr>
+{{range .Events}}<tr{{if eq .Type "Warning"}} class="warn"{{end}}><td class="time">{{.At}}{{with .Series}}<div class="related">×{{.Count}}, last {{.LastObservedAt}}</div>{{end}}</td><td>{{.Namespace}}</td><td><span class="type">{{.Type}}</span></td><td>{{.Reason}}</td><td class="obj">{{.Object}}{{if .Related}}<div class="related">↳ {{.Related}}{{if ne .RelatedNamespace .Namespace}} in {{.RelatedNamespace}}{{end}}</div>{{end}}</td><td>{{.Message}}</td></tr>
 {{else}}<tr><td colspan="6" class="none">no events</td></tr>
 {{end}}</tbody>
 </table>

@@ -215,8 +215,8 @@ func priorityClassNames(sc *sim.Scenario) map[int32][]string {
 	return out
 }
 
-// preemptors maps each victim ("namespace/name") to the objects its
-// Preempted events name as related, in order.
+// preemptors maps each victim ("namespace/name") to the pods its Preempted
+// events name as related ("namespace/name"), in order.
 func preemptors(events []sim.Event) map[string][]string {
 	out := map[string][]string{}
 	for _, e := range events {
@@ -224,12 +224,13 @@ func preemptors(events []sim.Event) map[string][]string {
 			continue
 		}
 		name, ok := strings.CutPrefix(e.Object, "pod/")
-		if !ok {
+		by, pod := strings.CutPrefix(e.Related, "pod/")
+		if !ok || !pod {
 			continue
 		}
-		key := e.Namespace + "/" + name
-		if !slices.Contains(out[key], e.Related) {
-			out[key] = append(out[key], e.Related)
+		key, by := e.Namespace+"/"+name, e.RelatedNamespace+"/"+by
+		if !slices.Contains(out[key], by) {
+			out[key] = append(out[key], by)
 		}
 	}
 	return out

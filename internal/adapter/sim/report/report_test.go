@@ -109,7 +109,7 @@ func TestStory(t *testing.T) {
 		"<h1>story</h1>",
 		`class="timeline zoomable"`, `class="pending zoomable"`, `class="events"`,
 		"nominations lost", "victim runtime lost", "Time to schedule",
-		"preempted at 0:00:30.001 by pod/urgent-report", // a victim's tooltip
+		"preempted at 0:00:30.001 by finance/urgent-report", // a victim's tooltip
 		`<tr class="warn">`,
 	} {
 		if !strings.Contains(page, want) {
@@ -502,5 +502,19 @@ func TestEventSeries(t *testing.T) {
 		Series: &sim.EventSeries{Count: 100, Last: 3000 * time.Second, LastObservedAt: "0:50:00.000"}}}}
 	if got := activityWindow(3600, res); got != (window{0, 3600}) {
 		t.Errorf("window %+v, want the whole run: the series lasts until 3000s", got)
+	}
+}
+
+// TestPreemptorNamespace: the timeline's tooltips name a victim's preemptor
+// in the preemptor's namespace, and the event log says which namespace the
+// related pod is in when it is not the event's.
+func TestPreemptorNamespace(t *testing.T) {
+	sc, res := runStory(t)
+	page := render(t, sc, res)
+	if n := strings.Count(page, "by finance/urgent-report"); n != 2 {
+		t.Errorf("the page names finance/urgent-report as the preemptor %d times, want 2 (once per victim's tooltip)", n)
+	}
+	if n := strings.Count(page, "↳ pod/urgent-report in finance"); n != 2 {
+		t.Errorf("the event log names the preemptor of the victims' Preempted events in finance %d times, want 2", n)
 	}
 }

@@ -211,7 +211,9 @@ func mergeLabelKeys(p *api.Pod) {
 // refuse on create: a label selector already holding the requirement the
 // API server merges for a matchLabelKeys key (a pod read back from a
 // cluster has it) — the values of selector requirements are never those
-// of the pod's labels.
+// of the pod's labels. Volumes of one source the scheduler does not read
+// (emptyDir here, or none, which becomes emptyDir) are not validated at
+// all, as a lean load leaves them out: theirs are valid, distinct names.
 type podGen struct {
 	r   *rand.Rand
 	bad float64
@@ -288,8 +290,12 @@ func generatePod(seed int64) *v1.Pod {
 		s.TopologySpreadConstraints = append(s.TopologySpreadConstraints, c)
 	}
 	if g.chance(0.7) {
-		for _, name := range g.names([]string{"data", "scratch", "cache"}, "Bad_Vol", "") {
-			s.Volumes = append(s.Volumes, g.volume(name))
+		for i, name := range g.names([]string{"data", "scratch", "cache"}, "Bad_Vol", "") {
+			v := g.volume(name)
+			if nodeIndependent(&v) {
+				v.Name = fmt.Sprintf("tmp-%d", i) // see podGen
+			}
+			s.Volumes = append(s.Volumes, v)
 		}
 	}
 	if g.chance(0.2) {
@@ -466,6 +472,12 @@ var faults = []func(g *podGen, p *v1.Pod){
 		p.Spec.NodeName = "node-1"
 		p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "gate"}}
 	},
+}
+
+// nodeIndependent reports whether v is an emptyDir volume, or one without a
+// source (which the API server makes an emptyDir).
+func nodeIndependent(v *v1.Volume) bool {
+	return v.VolumeSource == v1.VolumeSource{} || v.VolumeSource == v1.VolumeSource{EmptyDir: v.EmptyDir}
 }
 
 func setRequest(c *v1.Container, name v1.ResourceName, q string) {

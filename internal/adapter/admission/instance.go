@@ -70,5 +70,5 @@ func validateInstanceMeta(p *v1.Pod) field.ErrorList {
 	}
 	errs = append(errs, validateGatedNodeName(&p.Spec)...)
 	// The volumes, whose checks read the pod's name too.
-	return append(errs, validateVolumes(p.Spec.Volumes, p.Name, spec.Child("volumes"))...)
+	return append(errs, validateVolumes(p.Spec.Volumes, p.Name, spec)...)
 }

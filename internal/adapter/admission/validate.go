@@ -144,7 +144,7 @@ func validatePodSpec(s *v1.PodSpec, meta *metav1.ObjectMeta, path *field.Path) f
 	if meta != nil {
 		podName, podLabels, annotations = meta.Name, meta.Labels, meta.Annotations
 	}
-	errs := validateVolumes(s.Volumes, podName, path.Child("volumes"))
+	errs := validateVolumes(s.Volumes, podName, path)
 	errs = append(errs, validatePodClaims(s.ResourceClaims, annotations, path.Child("resourceClaims"))...)
 	claims := podClaimNames(s.ResourceClaims)
 	errs = append(errs, validateContainers(s, claims, meta != nil, path)...)
@@ -185,8 +185,8 @@ func validatePodSpec(s *v1.PodSpec, meta *metav1.ObjectMeta, path *field.Path) f
 	errs = append(errs, validateSchedulingGates(s.SchedulingGates, path.Child("schedulingGates"))...)
 	errs = append(errs, validateOverhead(s.Overhead, path)...)
 	if sg := s.SchedulingGroup; sg != nil {
-		if sg.PodGroupName == nil {
-			errs = append(errs, field.Invalid(path.Child("schedulingGroup", "podGroupName"), sg.PodGroupName, "must specify one of: `podGroupName`"))
+		if sg.PodGroupName == nil || *sg.PodGroupName == "" {
+			errs = append(errs, field.Required(path.Child("schedulingGroup", "podGroupName"), "missing"))
 		} else {
 			errs = append(errs, validateRequiredReference(*sg.PodGroupName, path.Child("schedulingGroup", "podGroupName"))...)
 		}

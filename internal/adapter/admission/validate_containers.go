@@ -26,7 +26,7 @@ var containerRestartPolicies = []string{string(v1.ContainerRestartPolicyAlways),
 func validateContainers(s *v1.PodSpec, claims sets.Set[string], isPod bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(s.Containers) == 0 {
-		errs = append(errs, field.Required(path.Child("containers"), ""))
+		errs = append(errs, field.Required(path.Child("containers"), "a pod needs at least one container"))
 	}
 	names := sets.New[string]()
 	for i := range s.InitContainers {

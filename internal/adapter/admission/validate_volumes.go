@@ -14,18 +14,23 @@ import (
 // mirrorPodAnnotation marks a static pod's mirror on the API server.
 const mirrorPodAnnotation = "kubernetes.io/config.mirror"
 
-// validateVolumes checks what the scheduler reads of spec.volumes, as
-// ValidateVolumes does: names (DNS labels, unique), one source each, a
-// claim name for a PersistentVolumeClaim volume (not one of the claims the
-// pod's own ephemeral volumes make), and for a generic ephemeral volume a
-// claim template (labels and annotations only, at least one access mode, a
-// positive storage request) whose claim name, <pod>-<volume>, is valid.
-// podName is "" for a template. Other sources are not looked into: the
-// scheduler does not read them.
+// validateVolumes checks what the scheduler reads of spec.volumes (path's
+// child volumes), as ValidateVolumes does: names (DNS labels, unique), one
+// source each, a claim name for a PersistentVolumeClaim volume (not one of
+// the claims the pod's own ephemeral volumes make), and for a generic
+// ephemeral volume a claim template (labels and annotations only, at least
+// one access mode, a positive storage request) whose claim name,
+// <pod>-<volume>, is valid. podName is "" for a template.
+//
+// Volumes of a single node-independent source (projected, secret, config
+// map, downward API, emptyDir: nothing a filter, score or preemption
+// reads, and what a lean load leaves out of its pods) are skipped, names
+// and all; so are the contents of other sources than claims.
 func validateVolumes(vols []v1.Volume, podName string, path *field.Path) field.ErrorList {
 	if volumesPlainlyValid(vols) {
 		return nil // without a map or a path
 	}
+	path = path.Child("volumes")
 	var errs field.ErrorList
 	names := make(map[string]struct{}, len(vols))
 	var made sets.Set[string] // the claims ephemeral volumes make
@@ -41,6 +46,9 @@ func validateVolumes(vols []v1.Volume, podName string, path *field.Path) field.E
 	}
 	for i := range vols {
 		vol := &vols[i]
+		if nodeIndependent(&vol.VolumeSource) {
+			continue
+		}
 		var volErrs field.ErrorList
 		switch n := volumeSources(&vol.VolumeSource); {
 		case n == 0:
@@ -84,17 +92,31 @@ func volumesPlainlyValid(vols []v1.Volume) bool {
 	}
 	for i := range vols {
 		v := &vols[i]
+		if nodeIndependent(&v.VolumeSource) {
+			continue
+		}
 		if v.Ephemeral != nil || volumeSources(&v.VolumeSource) != 1 || !isDNS1123Label(v.Name) ||
 			v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "" {
 			return false
 		}
 		for j := range i {
-			if vols[j].Name == v.Name {
+			if vols[j].Name == v.Name && !nodeIndependent(&vols[j].VolumeSource) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// nodeIndependent reports whether s is a single projected, secret, config
+// map, downward API or emptyDir source: one that holds nothing of a node's
+// (as manifest's schedulingVolumes sees it).
+func nodeIndependent(s *v1.VolumeSource) bool {
+	switch {
+	case s.Projected != nil, s.Secret != nil, s.ConfigMap != nil, s.DownwardAPI != nil, s.EmptyDir != nil:
+		return volumeSources(s) == 1
+	}
+	return false
 }
 
 func validateEphemeral(e *v1.EphemeralVolumeSource, podName, volName string, path *field.Path) field.ErrorList {

@@ -113,7 +113,7 @@ func newLimiter(m CostModel) *limiter {
 		return &limiter{off: true}
 	}
 	burst := int64(max(m.Burst, 1))
-	return &limiter{interval: max(seconds(1/m.QPS), 1), burst: burst, tokens: burst}
+	return &limiter{interval: max(Seconds(1/m.QPS), 1), burst: burst, tokens: burst}
 }
 
 // take returns when a call wanted at t may go: past any run's end when the

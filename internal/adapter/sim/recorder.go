@@ -373,7 +373,9 @@ func (r *recorder) preempted(p *v1.Pod, t time.Time) {
 	}
 	h.Preempted = ptr(r.at(t))
 	if p.Status.StartTime != nil {
-		r.runtimeLost += t.Sub(p.Status.StartTime.Time)
+		// A pod that says it started after now (spec.start set before it)
+		// ran for no time.
+		r.runtimeLost = satAddDuration(r.runtimeLost, max(t.Sub(p.Status.StartTime.Time), 0))
 	}
 }
 

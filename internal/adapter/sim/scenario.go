@@ -33,7 +33,8 @@ const (
 	AnnotationRunSeconds = "reprieve.dev/run-seconds"
 )
 
-// DefaultStart is the virtual start time when a scenario gives none.
+// DefaultStart is the virtual start time of a scenario that gives none and
+// whose objects hold no timestamp.
 var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Simulation is the document that turns a cluster into a scenario: how long
@@ -60,8 +61,10 @@ type Simulation struct {
 type SimulationSpec struct {
 	// End is how much virtual time to simulate.
 	End metav1.Duration `json:"end"`
-	// Start is the virtual time the simulation starts at (default
-	// 2026-01-01T00:00:00Z).
+	// Start is the virtual time the simulation starts at. By default it is
+	// the latest timestamp of the scenario's objects (creation, start,
+	// conditions' times...), so that a snapshot's pods started before the
+	// run, or DefaultStart when they have none.
 	Start *metav1.Time `json:"start,omitempty"`
 	// Seed seeds the scheduler's random choices; the --seed flag overrides it.
 	Seed *uint64 `json:"seed,omitempty"`
@@ -280,9 +283,6 @@ func NewScenarioWith(set *manifest.Set, limits Limits) (*Scenario, error) {
 		return &manifest.InputError{Source: doc.Source, Object: id, Field: field, Detail: detail}
 	}
 	sc := &Scenario{Objects: set, Name: simDoc.Name, End: simDoc.Spec.End.Duration, Start: DefaultStart, Description: simDoc.Annotations["description"]}
-	if simDoc.Spec.Start != nil {
-		sc.Start = simDoc.Spec.Start.UTC()
-	}
 	if simDoc.Spec.Seed != nil {
 		sc.Seed, sc.HasSeed = *simDoc.Spec.Seed, true
 	}
@@ -311,6 +311,11 @@ func NewScenarioWith(set *manifest.Set, limits Limits) (*Scenario, error) {
 		sc.Actions = append(sc.Actions, ta)
 	}
 	slices.SortStableFunc(sc.Actions, func(a, b TimedAction) int { return cmp.Compare(a.At, b.At) })
+	if simDoc.Spec.Start != nil {
+		sc.Start = simDoc.Spec.Start.UTC()
+	} else if latest, ok := latestTimestamp(created); ok {
+		sc.Start = latest
+	}
 	var bound []*v1.Pod
 	origins := map[any]string{}
 	for _, cs := range created {

@@ -21,9 +21,11 @@ import (
 // maxDuration is the longest duration: "never" within any run.
 const maxDuration = time.Duration(math.MaxInt64)
 
-// seconds converts seconds to a duration, rounded to the nanosecond: the
-// longest for any that does not fit, 0 for negative ones and NaN.
-func seconds(s float64) time.Duration {
+// Seconds converts seconds to a duration, rounded to the nanosecond: the
+// longest for any that does not fit, 0 for negative ones and NaN. Output
+// prints a result's seconds through it, so that no duration shows
+// negative or wrapped round.
+func Seconds(s float64) time.Duration {
 	ns := s * float64(time.Second)
 	switch {
 	case !(ns > 0):
@@ -32,6 +34,12 @@ func seconds(s float64) time.Duration {
 		return maxDuration
 	}
 	return time.Duration(math.Round(ns))
+}
+
+// satAddDuration adds non-negative durations, the longest for a sum that
+// does not fit.
+func satAddDuration(a, b time.Duration) time.Duration {
+	return time.Duration(satAdd(int64(a), int64(b)))
 }
 
 // wholeSeconds converts a whole number of seconds to a duration: the
@@ -57,7 +65,7 @@ func parseSeconds(value string) (d time.Duration, detail string, ok bool) {
 	case s < 0:
 		return 0, fmt.Sprintf("%q is negative: want a number of seconds such as 30 or 2.5", value), false
 	}
-	return seconds(s), "", true
+	return Seconds(s), "", true
 }
 
 // annotationSeconds is the duration an object's annotation gives; ok is

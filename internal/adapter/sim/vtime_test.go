@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -182,8 +183,8 @@ func TestSaturatingSeconds(t *testing.T) {
 		{-1, 0},
 		{math.NaN(), 0},
 	} {
-		if got := seconds(tc.seconds); got != tc.want {
-			t.Errorf("seconds(%v) = %v, want %v", tc.seconds, got, tc.want)
+		if got := Seconds(tc.seconds); got != tc.want {
+			t.Errorf("Seconds(%v) = %v, want %v", tc.seconds, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {
@@ -198,5 +199,81 @@ func TestSaturatingSeconds(t *testing.T) {
 		if got := wholeSeconds(tc.seconds); got != tc.want {
 			t.Errorf("wholeSeconds(%v) = %v, want %v", tc.seconds, got, tc.want)
 		}
+	}
+}
+
+// TestStartFromObjects: without spec.start, a run starts at the latest
+// timestamp of the scenario's objects (here a node's heartbeat), so that a
+// snapshot's pods have started before it and a victim's lost runtime is
+// the time it ran; with a spec.start before a pod started, that pod lost
+// nothing, never a negative time. Before, every run started on 2026-01-01
+// and a victim that started later lost -15996h.
+func TestStartFromObjects(t *testing.T) {
+	cluster := docs(`apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}, creationTimestamp: "2027-01-01T00:00:00Z"}
+status:
+  allocatable: {cpu: "2", memory: 8Gi, pods: "10"}
+  conditions:
+  - {type: Ready, status: "True", lastHeartbeatTime: "2027-11-30T12:00:00Z", lastTransitionTime: "2027-01-01T00:00:00Z"}
+`, `apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+`, `apiVersion: v1
+kind: Pod
+metadata: {name: old, creationTimestamp: "2027-11-30T10:00:00Z"}
+spec:
+  nodeName: n1
+  terminationGracePeriodSeconds: 0
+  containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+status:
+  phase: Running
+  startTime: "2027-11-30T11:00:00Z"
+`)
+	urgent := `  actions:
+  - at: 10s
+    create:
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: urgent}
+      spec:
+        priorityClassName: high
+        containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+`
+	for name, tc := range map[string]struct {
+		start       string
+		wantStart   time.Time
+		wantRuntime float64
+	}{
+		"latest timestamp": {wantStart: time.Date(2027, 11, 30, 12, 0, 0, 0, time.UTC), wantRuntime: 3600 + 10},
+		"spec.start before the pod started": {start: "2026-01-01T00:00:00Z",
+			wantStart: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), wantRuntime: 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sim := simulationYAML("start", "1m")
+			if tc.start != "" {
+				sim += "  start: " + tc.start + "\n"
+			}
+			sc, err := scenarioOf(t, docs(cluster, sim+urgent), Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sc.Start.Equal(tc.wantStart) {
+				t.Errorf("starts at %s, want %s", sc.Start, tc.wantStart)
+			}
+			res, err := Run(context.Background(), sc, Options{Costs: free()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Summary.PodsPreempted != 1 || res.Summary.VictimRuntimeLostS != tc.wantRuntime {
+				t.Errorf("%d preempted, %vs of runtime lost; want 1 and %vs", res.Summary.PodsPreempted, res.Summary.VictimRuntimeLostS, tc.wantRuntime)
+			}
+		})
+	}
+	// Without timestamps, the default start.
+	sc, err := scenarioOf(t, docs(nodeYAML("n1", "1"), simulationYAML("start", "1m")), Limits{})
+	if err != nil || !sc.Start.Equal(DefaultStart) {
+		t.Errorf("a scenario without timestamps starts at %v (%v), want %s", sc.Start, err, DefaultStart)
 	}
 }

@@ -379,7 +379,7 @@ func printComparison(w io.Writer, sc *sim.Scenario, runs []PolicyRun) error {
 	row("preemptions", count(func(s sim.Summary) int { return s.Preemptions }))
 	row("PDB violations", count(func(s sim.Summary) int { return s.PDBViolations }))
 	row("runtime lost by victims", func(r PolicyRun) string {
-		return (time.Duration(r.Summary.VictimRuntimeLostS * float64(time.Second))).Round(time.Second).String()
+		return sim.Seconds(r.Summary.VictimRuntimeLostS).Round(time.Second).String()
 	})
 	row("re-created victims pending at the end", func(r PolicyRun) string { return fmt.Sprint(r.ReplacementsPendingAtEnd) })
 	row("preemption cascades", count(func(s sim.Summary) int { return s.PreemptionCascades }))
@@ -480,7 +480,7 @@ func printSummary(w io.Writer, sc *sim.Scenario, res *sim.Result) error {
 		{"group disruptions", fmt.Sprint(s.GroupDisruptions)},
 		{"nominations lost to another pod", fmt.Sprint(s.NominationsLost)},
 		{"preemption cascades (replacements preempting)", fmt.Sprint(s.PreemptionCascades)},
-		{"runtime lost by victims", (time.Duration(s.VictimRuntimeLostS * float64(time.Second))).Round(time.Second).String()},
+		{"runtime lost by victims", sim.Seconds(s.VictimRuntimeLostS).Round(time.Second).String()},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
@@ -548,8 +548,10 @@ func printVictims(w io.Writer, res *sim.Result) error {
 	return tw.Flush()
 }
 
+// secs prints seconds as a duration, to the millisecond: never negative
+// (sim.Seconds).
 func secs(s float64) string {
-	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+	return sim.Seconds(s).Round(time.Millisecond).String()
 }
 
 // gates lists the gates of f that are on (nil when none is).

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +38,23 @@ func TestProgressLine(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDurationsNeverNegative: the summary's durations print as 0s below
+// zero and as the longest duration past it, never negative or wrapped.
+func TestDurationsNeverNegative(t *testing.T) {
+	for in, want := range map[float64]string{-57600: "0s", -0.5: "0s", 1.5: "1.5s", 1e300: "2562047h47m16.854775807s"} {
+		if got := secs(in); got != want {
+			t.Errorf("secs(%v) = %q, want %q", in, got, want)
+		}
+	}
+	res := &sim.Result{Summary: sim.Summary{VictimRuntimeLostS: -57599980}}
+	var b strings.Builder
+	if err := printSummary(&b, &sim.Scenario{}, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "runtime lost by victims                        0s\n") {
+		t.Errorf("summary:\n%s\nwant runtime lost by victims 0s", b.String())
 	}
 }

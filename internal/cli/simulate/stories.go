@@ -3,7 +3,6 @@ package simulate
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/reprieve/reprieve/internal/adapter/sim"
 )
@@ -15,7 +14,7 @@ func printReplicaStories(w io.Writer, stories []sim.ReplicaStory) {
 	if len(stories) == 0 {
 		return
 	}
-	at := func(s float64) string { return sim.FormatOffset(time.Duration(s * float64(time.Second))) }
+	at := func(s float64) string { return sim.FormatOffset(sim.Seconds(s)) }
 	fmt.Fprintf(w, "\nPREEMPTED REPLICAS\n")
 	for _, s := range stories {
 		fmt.Fprintf(w, "%s  ran on %s; preempted at %s", s.Pod, s.Node, at(s.Preempted))

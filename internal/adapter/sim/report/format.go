@@ -24,9 +24,10 @@ func num(v float64) string {
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
-// duration converts seconds to a duration rounded to the millisecond.
+// duration converts seconds to a duration rounded to the millisecond:
+// never negative, the longest for any too long (sim.Seconds).
 func duration(seconds float64) time.Duration {
-	return time.Duration(math.Round(seconds*1000)) * time.Millisecond
+	return sim.Seconds(seconds).Round(time.Millisecond)
 }
 
 // fmtDur prints seconds compactly: "0s", "1.5s", "4m30s", "10m", "1h5m".

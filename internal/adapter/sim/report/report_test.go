@@ -267,7 +267,8 @@ func TestPack(t *testing.T) {
 }
 
 func TestFormat(t *testing.T) {
-	for in, want := range map[float64]string{0: "0s", 1.5: "1.5s", 0.25: "250ms", 90: "1m30s", 600: "10m", 3600: "1h", 3900: "1h5m", 3661: "1h1m1s"} {
+	for in, want := range map[float64]string{0: "0s", 1.5: "1.5s", 0.25: "250ms", 90: "1m30s", 600: "10m", 3600: "1h", 3900: "1h5m", 3661: "1h1m1s",
+		-57600: "0s", 1e12: "2562047h47m16.854775807s"} { // never negative, never wrapped round
 		if got := fmtDur(in); got != want {
 			t.Errorf("fmtDur(%v) = %q, want %q", in, got, want)
 		}

@@ -103,7 +103,7 @@ seed give the same output byte for byte.`,
 	f.StringSliceVar(&o.Compare, "compare", nil, "run the scenario once per entry with the same seed and print the runs side by side: an entry is a victim policy (upstream, minimal, reschedulable, strict-pdb), feature gates set over --feature-gates (DRAPreemption=true; several joined by +), or both (minimal+DRAPreemption=true)")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
 	f.StringVar(&o.FieldValidation, "validate", "strict", "unknown or duplicate fields in manifests: strict (an error), warn (a warning) or ignore, as kubectl's --validate")
-	f.Int64Var(&o.MaxObjects, "max-objects", sim.DefaultMaxObjects, "refuse, before running, a scenario that creates more objects than this over its run (each needs memory)")
+	f.Int64Var(&o.MaxObjects, "max-objects", sim.DefaultMaxObjects, "refuse, before running, a scenario that creates more objects than this over its run; one whose objects need more memory than the process may use (GOMEMLIMIT, else the cgroup's limit, else 3/4 of physical memory) is refused too")
 	output.AddFlags(f, &o.AllowMissingKeys)
 	completion.Output(cmd, Kinds()...)
 	completion.VictimPolicy(cmd)

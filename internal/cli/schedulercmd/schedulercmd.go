@@ -98,7 +98,15 @@ and --kube-api-content-type (ignored with --config, as kube-scheduler does).
 Leader election comes from --config's leaderElection, each --leader-elect-*
 flag given overriding it. --kubeconfig, when given, takes precedence over
 clientConnection.kubeconfig; without either, the in-cluster configuration
-is used.`,
+is used.
+
+The secure port (--secure-port, 10259) authenticates and authorizes as
+kube-scheduler's: client certificates signed by --client-ca-file, else by
+the client-ca-file of the ConfigMap kube-system/extension-apiserver-
+authentication; bearer tokens by TokenReview; every request by
+SubjectAccessReview except the --authorization-always-allow-paths and the
+group system:masters. Unlike kube-scheduler's, --authentication-kubeconfig
+and --authorization-kubeconfig default to the scheduler's own kubeconfig.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Complete(cmd.Flags()); err != nil {
@@ -152,7 +160,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 		}
 	}
 	if err := o.Serving.validate(); err != nil {
-		return clierr.Usagef("serving flags: %v", err)
+		return err
 	}
 	if o.APIWaitAttempts < 1 {
 		return clierr.Usagef("--api-wait-attempts: %d, want at least 1", o.APIWaitAttempts)
@@ -184,6 +192,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 	if o.Kube.Kubeconfig != "" {
 		o.conn.ClientConnection.Kubeconfig = o.Kube.Kubeconfig
 	}
+	o.Serving.defaultKubeconfigs(o.conn.ClientConnection.Kubeconfig)
 	o.applyLeaderElection(fs)
 	if err := o.conn.Validate(); err != nil {
 		if o.ConfigFile != "" {
@@ -279,7 +288,7 @@ func (o *Options) Run(ctx context.Context) error {
 		},
 	}
 	if o.Serving.Enabled() {
-		if cfg.Serve, err = o.Serving.serveFunc(client); err != nil {
+		if cfg.Serve, err = o.Serving.serveFunc(); err != nil {
 			return err
 		}
 	}

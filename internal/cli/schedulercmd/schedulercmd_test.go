@@ -177,6 +177,10 @@ func TestInvalidSettings(t *testing.T) {
 	if err := os.WriteFile(cfgFile, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nclientConnection: {burst: -1}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		args    []string
 		wantIs  error
@@ -205,6 +209,30 @@ func TestInvalidSettings(t *testing.T) {
 		"vmodule with json": {
 			args: []string{"--logging-format=json", "--vmodule=kube=4"}, wantIs: clierr.ErrUsage,
 			wantMsg: "logging flags: vmodule: Forbidden: Only supported for text log format",
+		},
+		"missing client CA": {
+			args: []string{"--client-ca-file", filepath.Join(dir, "missing.crt")}, wantIs: clierr.ErrBadFile,
+			wantMsg: "--client-ca-file: stat " + filepath.Join(dir, "missing.crt") + ": no such file or directory",
+		},
+		"client CA not PEM": {
+			args: []string{"--client-ca-file", notPEM}, wantIs: clierr.ErrBadFile,
+			wantMsg: "--client-ca-file: ",
+		},
+		"request-header CA a folder": {
+			args: []string{"--requestheader-client-ca-file", dir}, wantIs: clierr.ErrBadFile,
+			wantMsg: "--requestheader-client-ca-file: " + dir + ": not a regular file",
+		},
+		"authentication kubeconfig not a kubeconfig": {
+			args: []string{"--authentication-kubeconfig", notPEM}, wantIs: clierr.ErrBadFile,
+			wantMsg: "--authentication-kubeconfig: ",
+		},
+		"authorization kubeconfig missing": {
+			args: []string{"--authorization-kubeconfig", filepath.Join(dir, "missing")}, wantIs: clierr.ErrBadFile,
+			wantMsg: "--authorization-kubeconfig: stat ",
+		},
+		"blank request-header group": {
+			args: []string{"--requestheader-group-headers= "}, wantIs: clierr.ErrUsage,
+			wantMsg: `serving flags: empty value in "requestheader-group-headers"`,
 		},
 		"no attempt to reach the API server": {
 			args: []string{"--api-wait-attempts=0"}, wantIs: clierr.ErrUsage,

@@ -1,54 +1,62 @@
 package schedulercmd
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/authorization/path"
-	"k8s.io/apiserver/pkg/authorization/union"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
 	netutils "k8s.io/utils/net"
+
+	"github.com/reprieve/reprieve/internal/adapter/files"
+	"github.com/reprieve/reprieve/internal/cli/clierr"
 )
 
 // DefaultSecurePort is kube-scheduler's secure port.
 const DefaultSecurePort = 10259
 
-// Delegated authentication and authorization settings, kube-scheduler's
-// defaults (k8s.io/apiserver's delegating options).
+// shutdownTimeout is how long the secure port drains requests on stop, as
+// kube-scheduler's.
+const shutdownTimeout = 5 * time.Second
+
+// Flag names of the delegated kubeconfigs, k8s.io/apiserver's.
 const (
-	tokenReviewCacheTTL = 10 * time.Second
-	tokenReviewTimeout  = 10 * time.Second
-	authzAllowCacheTTL  = 10 * time.Second
-	authzDenyCacheTTL   = 10 * time.Second
-	shutdownTimeout     = 5 * time.Second
+	flagAuthnKubeconfig = "authentication-kubeconfig"
+	flagAuthzKubeconfig = "authorization-kubeconfig"
 )
 
-// alwaysAllowPaths are served to anyone, anonymous requests included, as
-// kube-scheduler's; everything else (/metrics) needs a SubjectAccessReview.
-var alwaysAllowPaths = []string{"/healthz", "/readyz", "/livez"}
-
-// alwaysAllowGroups skip the SubjectAccessReview, as kube-scheduler's.
-var alwaysAllowGroups = []string{"system:masters"}
-
-// Serving are the secure serving flags, k8s.io/apiserver's, with
-// kube-scheduler's defaults: port 10259, a self-signed certificate when
-// none is given, and the API server deciding who may read /metrics.
+// Serving are the secure port's flags, k8s.io/apiserver's delegating
+// options with kube-scheduler's defaults: port 10259, a self-signed
+// certificate when none is given; client certificates signed by
+// --client-ca-file (else by the client-ca-file of the
+// extension-apiserver-authentication ConfigMap in kube-system), bearer
+// tokens checked with TokenReviews, request-header authentication as the
+// ConfigMap configures it; the paths of --authorization-always-allow-paths
+// (/healthz, /readyz, /livez) and the group system:masters allowed,
+// anything else (/metrics) authorized with SubjectAccessReviews.
+//
+// One difference, for users running the scheduler out of a cluster: when
+// --authentication-kubeconfig or --authorization-kubeconfig is not given,
+// the scheduler's own kubeconfig is used (kube-scheduler uses only the
+// in-cluster configuration, and without it refuses every token and every
+// request that needs a SubjectAccessReview).
 type Serving struct {
-	Secure *apiserveroptions.SecureServingOptions
+	Secure         *apiserveroptions.SecureServingOptions
+	Authentication *apiserveroptions.DelegatingAuthenticationOptions
+	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
 }
 
 // newServing returns kube-scheduler's secure serving defaults.
@@ -59,31 +67,99 @@ func newServing() *Serving {
 	// memory, the root filesystem may be read-only.
 	o.ServerCert.CertDirectory = ""
 	o.ServerCert.PairName = "reprieve-scheduler"
-	return &Serving{Secure: o}
+	authn := apiserveroptions.NewDelegatingAuthenticationOptions()
+	authn.TolerateInClusterLookupFailure = true
+	authn.RemoteKubeConfigFileOptional = true
+	authz := apiserveroptions.NewDelegatingAuthorizationOptions()
+	authz.RemoteKubeConfigFileOptional = true
+	return &Serving{Secure: o, Authentication: authn, Authorization: authz}
 }
 
-// AddFlags adds --bind-address, --secure-port, --tls-cert-file and the
-// other serving flags.
+// AddFlags adds kube-scheduler's secure serving, authentication and
+// authorization flags: --secure-port, --tls-cert-file, --client-ca-file,
+// --authentication-kubeconfig, --requestheader-*,
+// --authorization-always-allow-paths and the others.
 func (s *Serving) AddFlags(fs *pflag.FlagSet) {
 	s.Secure.AddFlags(fs)
+	s.Authentication.AddFlags(fs)
+	s.Authorization.AddFlags(fs)
+	fs.Lookup(flagAuthnKubeconfig).Usage = "kubeconfig file pointing at the 'core' kubernetes server with enough rights to create " +
+		"tokenreviews.authentication.k8s.io and to read the ConfigMap kube-system/extension-apiserver-authentication. " +
+		"Unlike kube-scheduler, the default is the scheduler's own kubeconfig (--kubeconfig, else clientConnection.kubeconfig); " +
+		"without one, the in-cluster configuration; without that either, all token requests are anonymous and no client CA is looked up in the cluster."
+	fs.Lookup(flagAuthzKubeconfig).Usage = "kubeconfig file pointing at the 'core' kubernetes server with enough rights to create " +
+		"subjectaccessreviews.authorization.k8s.io. " +
+		"Unlike kube-scheduler, the default is the scheduler's own kubeconfig (--kubeconfig, else clientConnection.kubeconfig); " +
+		"without one, the in-cluster configuration; without that either, all requests not skipped by authorization are forbidden."
 }
 
-// validate checks the flags.
+// validate checks the flags as kube-scheduler does, and reads the files
+// they name (the client CA bundles, the delegated kubeconfigs) so that an
+// unusable one is refused before anything starts: a usage error, or
+// clierr.ErrBadFile for a file.
 func (s *Serving) validate() error {
-	if errs := s.Secure.Validate(); len(errs) > 0 {
-		return fmt.Errorf("%v", errs[0])
+	var errs []error
+	errs = append(errs, s.Secure.Validate()...)
+	errs = append(errs, s.Authentication.Validate()...)
+	errs = append(errs, s.Authorization.Validate()...)
+	if len(errs) > 0 {
+		return clierr.Usagef("serving flags: %s", strings.ReplaceAll(errors.Join(errs...).Error(), "\n", "; "))
+	}
+	for _, ca := range []struct{ flag, path string }{
+		{"--client-ca-file", s.Authentication.ClientCert.ClientCA},
+		{"--requestheader-client-ca-file", s.Authentication.RequestHeader.ClientCAFile},
+	} {
+		if ca.path == "" {
+			continue
+		}
+		if err := files.Check(ca.path, files.MaxSmall); err != nil {
+			return fmt.Errorf("%w: %s: %w", clierr.ErrBadFile, ca.flag, err)
+		}
+		if _, err := dynamiccertificates.NewDynamicCAContentFromFile(ca.flag, ca.path); err != nil {
+			return fmt.Errorf("%w: %s: %s", clierr.ErrBadFile, ca.flag, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+	}
+	for _, kc := range []struct{ flag, path string }{
+		{"--" + flagAuthnKubeconfig, s.Authentication.RemoteKubeConfigFile},
+		{"--" + flagAuthzKubeconfig, s.Authorization.RemoteKubeConfigFile},
+	} {
+		if kc.path == "" {
+			continue
+		}
+		if err := files.Check(kc.path, files.MaxSmall); err != nil {
+			return fmt.Errorf("%w: %s: %w", clierr.ErrBadFile, kc.flag, err)
+		}
+		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kc.path}
+		if _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig(); err != nil {
+			return fmt.Errorf("%w: %s: %s", clierr.ErrBadFile, kc.flag, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
 	}
 	return nil
 }
 
-// Enabled reports whether secure serving is on (--secure-port not 0).
-func (s *Serving) Enabled() bool { return s.Secure.BindPort > 0 }
+// defaultKubeconfigs makes the scheduler's kubeconfig file (--kubeconfig
+// or clientConnection.kubeconfig, "" for none) the delegated kubeconfig of
+// authentication and authorization where none is given: the deliberate
+// difference from kube-scheduler (see Serving).
+func (s *Serving) defaultKubeconfigs(schedulerKubeconfig string) {
+	if s.Authentication.RemoteKubeConfigFile == "" {
+		s.Authentication.RemoteKubeConfigFile = schedulerKubeconfig
+	}
+	if s.Authorization.RemoteKubeConfigFile == "" {
+		s.Authorization.RemoteKubeConfigFile = schedulerKubeconfig
+	}
+}
 
-// serveFunc returns kube.Config.Serve for secure serving: TLS on the bind
-// address, bearer tokens checked with TokenReviews and requests authorized
-// with SubjectAccessReviews through client, as kube-scheduler delegates
-// both to its API server.
-func (s *Serving) serveFunc(client kubernetes.Interface) (func(http.Handler) (func(), error), error) {
+// Enabled reports whether secure serving is on (--secure-port not 0).
+func (s *Serving) Enabled() bool { return s.Secure.BindPort > 0 || s.Secure.Listener != nil }
+
+// serveFunc returns kube.Config.Serve for secure serving: it listens on the
+// bind address, builds the delegated authenticator and authorizer as
+// kube-scheduler does (k8s.io/apiserver's ApplyTo), and the returned
+// function serves a handler behind them over TLS until its stop function
+// is called. The client CA bundles (files and ConfigMap) are watched and
+// reloaded while serving.
+func (s *Serving) serveFunc() (func(http.Handler) (func(), error), error) {
 	if err := s.Secure.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
 		return nil, fmt.Errorf("creating a self-signed certificate: %w", err)
 	}
@@ -91,14 +167,21 @@ func (s *Serving) serveFunc(client kubernetes.Interface) (func(http.Handler) (fu
 	if err := s.Secure.ApplyTo(&info); err != nil {
 		return nil, fmt.Errorf("secure serving: %w", err)
 	}
-	authn, authz, err := delegated(client)
-	if err != nil {
-		return nil, err
+	var authn server.AuthenticationInfo
+	var authz server.AuthorizationInfo
+	if err := s.Authentication.ApplyTo(&authn, info, nil); err != nil {
+		info.Listener.Close()
+		return nil, fmt.Errorf("delegated authentication: %w", err)
+	}
+	if err := s.Authorization.ApplyTo(&authz); err != nil {
+		info.Listener.Close()
+		return nil, fmt.Errorf("delegated authorization: %w", err)
 	}
 	return func(h http.Handler) (func(), error) {
 		stopCh := make(chan struct{})
-		stopped, _, err := info.Serve(buildHandlerChain(h, authn, authz), shutdownTimeout, stopCh)
+		stopped, _, err := info.Serve(buildHandlerChain(h, authn.Authenticator, authz.Authorizer), shutdownTimeout, stopCh)
 		if err != nil {
+			close(stopCh)
 			return nil, fmt.Errorf("secure serving on %s: %w", info.Listener.Addr(), err)
 		}
 		return func() {
@@ -106,45 +189,6 @@ func (s *Serving) serveFunc(client kubernetes.Interface) (func(http.Handler) (fu
 			<-stopped
 		}, nil
 	}, nil
-}
-
-// delegated returns the authenticator and authorizer of the secure port:
-// anonymous requests allowed to authenticate (the paths always allowed
-// need no token), bearer tokens checked by TokenReview; system:masters and
-// alwaysAllowPaths allowed, anything else by SubjectAccessReview.
-func delegated(client kubernetes.Interface) (authenticator.Request, authorizer.Authorizer, error) {
-	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous:                &apiserver.AnonymousAuthConfig{Enabled: true},
-		TokenAccessReviewClient:  client.AuthenticationV1(),
-		TokenAccessReviewTimeout: tokenReviewTimeout,
-		WebhookRetryBackoff:      apiserveroptions.DefaultAuthWebhookRetryBackoff(),
-		CacheTTL:                 tokenReviewCacheTTL,
-	}.New()
-	if err != nil {
-		return nil, nil, fmt.Errorf("delegated authentication: %w", err)
-	}
-	paths, err := path.NewAuthorizer(alwaysAllowPaths)
-	if err != nil {
-		return nil, nil, fmt.Errorf("delegated authorization: %w", err)
-	}
-	sar, err := authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: client.AuthorizationV1(),
-		AllowCacheTTL:             authzAllowCacheTTL,
-		DenyCacheTTL:              authzDenyCacheTTL,
-		WebhookRetryBackoff:       apiserveroptions.DefaultAuthWebhookRetryBackoff(),
-	}.New()
-	if err != nil {
-		return nil, nil, fmt.Errorf("delegated authorization: %w", err)
-	}
-	authz, err := union.New(
-		union.NamedAuthorizer{AuthorizerName: "kubernetes.io/always-allow-groups", Authorizer: authorizerfactory.NewPrivilegedGroups(alwaysAllowGroups...)},
-		union.NamedAuthorizer{AuthorizerName: "kubernetes.io/always-allow-paths", Authorizer: paths},
-		union.NamedAuthorizer{AuthorizerName: "kubernetes.io/webhook", Authorizer: sar},
-	)
-	if err != nil {
-		return nil, nil, fmt.Errorf("delegated authorization: %w", err)
-	}
-	return authn, authz, nil
 }
 
 // buildHandlerChain wraps h in the filters kube-scheduler's secure port

@@ -61,6 +61,7 @@ func TestDeployApplies(t *testing.T) {
 		"ClusterRoleBinding/reprieve-scheduler", "ClusterRoleBinding/reprieve-scheduler:auth-delegator",
 		"Deployment/reprieve-scheduler", "Namespace/reprieve-system", "PodDisruptionBudget/reprieve-scheduler",
 		"PriorityClass/reprieve-scheduler", "Role/reprieve-leader-election", "RoleBinding/reprieve-leader-election",
+		"RoleBinding/reprieve-scheduler:extension-apiserver-authentication-reader",
 		"Service/reprieve-scheduler", "ServiceAccount/reprieve",
 	}
 	if !slices.Equal(kinds, want) {

@@ -107,6 +107,10 @@ type envOptions struct {
 	// noKubelet runs no fake kubelet: bound pods stay Pending and graceful
 	// deletions of bound pods never finish.
 	noKubelet bool
+	// clientCAFile, when set, is the API server's --client-ca-file: it
+	// authenticates client certificates of that CA and publishes it in the
+	// ConfigMap kube-system/extension-apiserver-authentication.
+	clientCAFile string
 }
 
 // env is an etcd, an API server in front of it and the proxy clients use.
@@ -227,6 +231,9 @@ func (e *env) startAPIServer() {
 	}
 	if e.opts.rbac {
 		flags = append(flags, "--authorization-mode=Node,RBAC")
+	}
+	if e.opts.clientCAFile != "" {
+		flags = append(flags, "--client-ca-file="+e.opts.clientCAFile)
 	}
 	start := time.Now()
 	srv, err := kubeapiservertesting.StartTestServer(quietTB{t},

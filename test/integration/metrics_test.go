@@ -3,13 +3,21 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -422,9 +430,22 @@ func keys[V any](m map[string]V) []string {
 // deploy/rbac.yaml and deploy/serving-rbac.yaml under RBAC and checks its
 // secure port as kube-scheduler's behaves: TLS with a self-signed
 // certificate, health paths open to anonymous requests, /metrics only for
-// a token the API server authorizes (TokenReview, SubjectAccessReview).
+// a token or a client certificate the API server authorizes (TokenReview,
+// SubjectAccessReview) or one in system:masters.
+//
+// Three schedulers run: one with kube-scheduler's defaults, which trusts
+// the client CA the API server publishes in the ConfigMap
+// kube-system/extension-apiserver-authentication; one with
+// --client-ca-file, which trusts only that CA; one with
+// --authorization-always-allow-paths=/healthz,/metrics.
 func TestSecureServing(t *testing.T) {
-	e := newEnv(t, envOptions{rbac: true})
+	dir := t.TempDir()
+	clusterCA, flagCA := newTestCA(t, "cluster-client-ca"), newTestCA(t, "flag-client-ca")
+	clusterCAFile, flagCAFile := filepath.Join(dir, "cluster-ca.crt"), filepath.Join(dir, "flag-ca.crt")
+	writeFile(t, clusterCAFile, clusterCA.pem())
+	writeFile(t, flagCAFile, flagCA.pem())
+
+	e := newEnv(t, envOptions{rbac: true, clientCAFile: clusterCAFile})
 	ctx := context.Background()
 	admin := e.Admin
 	for _, ns := range []string{"reprieve-system", "monitoring"} {
@@ -447,13 +468,16 @@ func TestSecureServing(t *testing.T) {
 	}
 	schedToken := token("reprieve-system", "reprieve")
 	applyRBAC(t, admin, "../../deploy/rbac.yaml")
-	applyClusterRBAC(t, admin, "../../deploy/serving-rbac.yaml")
+	applyServingRBAC(t, admin, "../../deploy/serving-rbac.yaml")
 	readerToken := token("monitoring", "prometheus")
 	nobodyToken := token("monitoring", "nobody")
 	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-reads-reprieve"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "reprieve-metrics-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: "monitoring"}},
+		Subjects: []rbacv1.Subject{
+			{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: "monitoring"},
+			{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "cert-scraper"},
+		},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -462,86 +486,77 @@ func TestSecureServing(t *testing.T) {
 		_, err := sa.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		return err == nil
 	})
+	// serving-rbac.yaml lets the scheduler read the client CA as
+	// kube-scheduler does.
+	waitUntil(t, "the scheduler to read the extension-apiserver-authentication ConfigMap", func() bool {
+		cm, err := sa.CoreV1().ConfigMaps("kube-system").Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{})
+		return err == nil && cm.Data["client-ca-file"] != ""
+	})
 
 	cfg := e.configFor(schedToken)
 	kc := kubeconfigFile(t, clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}, clientcmdapi.AuthInfo{Token: schedToken})
 
-	port := freePort(t)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	var errOut bytes.Buffer
-	cmd := schedulercmd.NewCommand(&errOut)
-	cmd.SetArgs([]string{"--kubeconfig", kc, "--leader-elect=false", "--scheduler-name=secure-test",
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--api-wait-attempts=3", "--api-wait-interval=1s"})
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(&errOut)
-	go func() { done <- cmd.ExecuteContext(runCtx) }()
-	defer func() {
-		cancel()
-		defer restoreKlog()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("scheduler: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("scheduler did not stop within 30s")
-		}
-	}()
+	// Client certificates: CN the user, O the groups.
+	clusterMaster := clusterCA.client(t, "cluster-admin", "system:masters")
+	clusterScraper := clusterCA.client(t, "cert-scraper")
+	clusterStranger := clusterCA.client(t, "stranger", "viewers")
+	flagMaster := flagCA.client(t, "flag-admin", "system:masters")
+	flagScraper := flagCA.client(t, "cert-scraper")
+	flagStranger := flagCA.client(t, "stranger")
 
-	base := fmt.Sprintf("https://127.0.0.1:%d", port)
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // self-signed, as kube-scheduler's default
-	get := func(path, bearer string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, base+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
-	waitUntil(t, "the secure port to be ready", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("scheduler exited: %v\n%s", err, errOut.String())
-		default:
-		}
-		code, _ := get("/readyz", "")
+	defaults := startSecureScheduler(t, kc, "secure-defaults")
+	withCAFile := startSecureScheduler(t, kc, "secure-ca-file", "--client-ca-file="+flagCAFile)
+	openMetrics := startSecureScheduler(t, kc, "secure-open-metrics", "--authorization-always-allow-paths=/healthz,/metrics")
+	// The ConfigMap's CA is loaded by an informer once serving started.
+	waitUntil(t, "the ConfigMap's client CA to be trusted", func() bool {
+		code, _ := secureGet(defaults, "/metrics", "", clusterMaster)
 		return code == http.StatusOK
 	})
 
+	forbidden := func(user string) string { return `forbidden: User \"` + user + `\" cannot get path \"/metrics\"` }
 	tests := []struct {
-		name, path, token string
-		want              int
-		body              string
+		name, base, path, token string
+		cert                    *tls.Certificate
+		want                    int
+		body                    string
 	}{
-		{"anonymous healthz", "/healthz", "", http.StatusOK, "ok"},
-		{"anonymous livez", "/livez", "", http.StatusOK, "ok"},
-		{"anonymous readyz", "/readyz", "", http.StatusOK, "ok"},
-		{"anonymous metrics refused", "/metrics", "", http.StatusForbidden, `forbidden: User \"system:anonymous\" cannot get path \"/metrics\"`},
-		{"unknown token refused", "/metrics", "not-a-token", http.StatusUnauthorized, "Unauthorized"},
-		{"token without the role refused", "/metrics", nobodyToken, http.StatusForbidden, `system:serviceaccount:monitoring:nobody`},
-		{"metrics reader", "/metrics", readerToken, http.StatusOK, "scheduler_pending_pods"},
+		{"anonymous healthz", defaults, "/healthz", "", nil, http.StatusOK, "ok"},
+		{"anonymous livez", defaults, "/livez", "", nil, http.StatusOK, "ok"},
+		{"anonymous readyz", defaults, "/readyz", "", nil, http.StatusOK, "ok"},
+		{"anonymous metrics refused", defaults, "/metrics", "", nil, http.StatusForbidden, forbidden("system:anonymous")},
+		{"unknown token refused", defaults, "/metrics", "not-a-token", nil, http.StatusUnauthorized, "Unauthorized"},
+		{"token without the role refused", defaults, "/metrics", nobodyToken, nil, http.StatusForbidden, forbidden("system:serviceaccount:monitoring:nobody")},
+		{"metrics reader", defaults, "/metrics", readerToken, nil, http.StatusOK, "scheduler_pending_pods"},
+		{"ConfigMap CA: system:masters", defaults, "/metrics", "", clusterMaster, http.StatusOK, "scheduler_pending_pods"},
+		{"ConfigMap CA: user bound to the reader role", defaults, "/metrics", "", clusterScraper, http.StatusOK, "scheduler_pending_pods"},
+		{"ConfigMap CA: user without the role refused", defaults, "/metrics", "", clusterStranger, http.StatusForbidden, forbidden("stranger")},
+		{"ConfigMap CA: healthz", defaults, "/healthz", "", clusterStranger, http.StatusOK, "ok"},
+		{"ConfigMap CA: another CA's certificate refused", defaults, "/metrics", "", flagMaster, http.StatusUnauthorized, "Unauthorized"},
+
+		{"--client-ca-file: system:masters", withCAFile, "/metrics", "", flagMaster, http.StatusOK, "scheduler_pending_pods"},
+		{"--client-ca-file: user bound to the reader role", withCAFile, "/metrics", "", flagScraper, http.StatusOK, "scheduler_pending_pods"},
+		{"--client-ca-file: user without the role refused", withCAFile, "/metrics", "", flagStranger, http.StatusForbidden, forbidden("stranger")},
+		{"--client-ca-file: the ConfigMap's CA no longer trusted", withCAFile, "/metrics", "", clusterMaster, http.StatusUnauthorized, "Unauthorized"},
+		{"--client-ca-file: anonymous metrics refused", withCAFile, "/metrics", "", nil, http.StatusForbidden, forbidden("system:anonymous")},
+		{"--client-ca-file: anonymous healthz", withCAFile, "/healthz", "", nil, http.StatusOK, "ok"},
+		{"--client-ca-file: tokens still reviewed", withCAFile, "/metrics", readerToken, nil, http.StatusOK, "scheduler_pending_pods"},
+
+		{"always-allowed /metrics: anonymous", openMetrics, "/metrics", "", nil, http.StatusOK, "scheduler_pending_pods"},
+		{"always-allowed /metrics: healthz", openMetrics, "/healthz", "", nil, http.StatusOK, "ok"},
+		// Not always allowed any more, but RBAC's system:public-info-viewer
+		// grants it to anyone through the SubjectAccessReview.
+		{"always-allowed /metrics: readyz by SubjectAccessReview", openMetrics, "/readyz", "", nil, http.StatusOK, "ok"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, body := get(tt.path, tt.token)
+			code, body := secureGet(tt.base, tt.path, tt.token, tt.cert)
 			if code != tt.want || !strings.Contains(body, tt.body) {
 				t.Errorf("GET %s: %d %.300q, want %d containing %q", tt.path, code, body, tt.want, tt.body)
 			}
 		})
 	}
 	t.Run("plain HTTP refused", func(t *testing.T) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		resp, err := http.Get("http://" + strings.TrimPrefix(defaults, "https://") + "/metrics")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusBadRequest {
@@ -551,9 +566,139 @@ func TestSecureServing(t *testing.T) {
 	})
 }
 
-// applyClusterRBAC creates the ClusterRoles and ClusterRoleBindings of a
-// manifest.
-func applyClusterRBAC(t *testing.T, c kubernetes.Interface, path string) {
+// startSecureScheduler runs `reprieve scheduler --kubeconfig kc` for
+// scheduler name with its secure port on a free port of 127.0.0.1 and the
+// extra flags, waits until /readyz answers and returns the port's base
+// URL. The scheduler stops when t ends.
+func startSecureScheduler(t *testing.T, kc, name string, extra ...string) string {
+	t.Helper()
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var errOut bytes.Buffer
+	cmd := schedulercmd.NewCommand(&errOut)
+	cmd.SetArgs(append([]string{"--kubeconfig", kc, "--leader-elect=false", "--scheduler-name=" + name,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--api-wait-attempts=3", "--api-wait-interval=1s"}, extra...))
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(&errOut)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		defer restoreKlog()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("scheduler %s: %v", name, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("scheduler %s did not stop within 30s", name)
+		}
+	})
+	base := fmt.Sprintf("https://127.0.0.1:%d", port)
+	waitUntil(t, "the secure port of "+name+" to be ready", func() bool {
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("scheduler %s exited: %v\n%s", name, err, errOut.String())
+		default:
+		}
+		code, _ := secureGet(base, "/readyz", "", nil)
+		return code == http.StatusOK
+	})
+	return base
+}
+
+// secureGet GETs base+path with a bearer token and a client certificate
+// (each optional), and returns the status code and body (0 and the error
+// when the request fails). The certificate is presented even when the
+// server names other authorities, as a client that insists would.
+func secureGet(base, path, bearer string, cert *tls.Certificate) (int, string) {
+	tlsConfig := &tls.Config{InsecureSkipVerify: true} // self-signed, as kube-scheduler's default
+	if cert != nil {
+		tlsConfig.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	defer client.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// testCA is a client certificate authority minted for a test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// newTestCA returns a self-signed CA named name.
+func newTestCA(t *testing.T, name string) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testCA{cert: cert, key: key}
+}
+
+// pem returns the CA's certificate in PEM.
+func (ca *testCA) pem() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
+}
+
+// client returns a client certificate for user in groups (CN and O, as
+// the API server reads them), signed by ca.
+func (ca *testCA) client(t *testing.T, user string, groups ...string) *tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: user, Organization: groups},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// applyServingRBAC creates the ClusterRoles, ClusterRoleBindings and
+// RoleBindings of a manifest.
+func applyServingRBAC(t *testing.T, c kubernetes.Interface, path string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -581,6 +726,8 @@ func applyClusterRBAC(t *testing.T, c kubernetes.Interface, path string) {
 			_, err = c.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
 		case *rbacv1.ClusterRoleBinding:
 			_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_, err = c.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 		default:
 			t.Fatalf("%s: unexpected %T", path, obj)
 		}

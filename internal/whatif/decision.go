@@ -60,6 +60,47 @@ type Decision struct {
 	// itself would have done, for comparison.
 	Policy   string          `json:"policy,omitempty"`
 	Upstream *PolicyBaseline `json:"upstream,omitempty"`
+	// UnplaceableVictims, under the reschedulable policy, counts the
+	// victims that would stay pending: placed one after another, most
+	// important first, each taking its room, they fit nowhere else.
+	UnplaceableVictims *int `json:"unplaceableVictims,omitempty"`
+	// Search is, under a victim policy other than upstream's, how far its
+	// search for each node's best victim set reached.
+	Search *PolicySearch `json:"search,omitempty"`
+}
+
+// PolicySearch is the reach of a victim policy's search. The search is
+// bounded by counts, not time, so that where it stops does not depend on
+// the machine: a node's candidate is proven best over every subset of its
+// lower-priority pods unless the node is in CutOff.
+type PolicySearch struct {
+	// Searched are the potential nodes searched, sorted: every one up to
+	// NodeLimit of them, else those upstream's dry run visited.
+	Searched []string `json:"searched"`
+	// BeyondUpstream are the searched nodes, sorted, where upstream's
+	// dry run finds no room — it removes every lower-priority pod first,
+	// which breaks what the pod needs there (its required pod affinity,
+	// or a pod group spanning nodes) — and the subsets of those pods were
+	// searched instead: upstream never tries a candidate there.
+	BeyondUpstream []string `json:"beyondUpstream,omitempty"`
+	// CutOff are the searched nodes, sorted, where a work bound stopped
+	// the search before it proved its answer: a candidate there is not
+	// proven, and a node without one may have a set the search did not
+	// reach.
+	CutOff []string `json:"cutOff,omitempty"`
+	// NotSearched counts the potential nodes not searched (there were
+	// more than NodeLimit).
+	NotSearched int `json:"notSearched,omitempty"`
+	// NodeLimit, StepLimit and BeyondStepLimit are the bounds: the
+	// potential nodes up to which all are searched, the fit checks of one
+	// node's search, and the fit checks of all the searches on nodes
+	// beyond upstream's, which run in the dry run's order. Under the
+	// reschedulable policy PlacementLimit bounds the node filterings that
+	// place victims (beyond those of upstream's choice and its own).
+	NodeLimit       int `json:"nodeLimit"`
+	StepLimit       int `json:"stepLimit"`
+	BeyondStepLimit int `json:"beyondStepLimit"`
+	PlacementLimit  int `json:"placementLimit,omitempty"`
 }
 
 // PolicyBaseline is kube-scheduler's own preemption choice, beside the
@@ -75,7 +116,8 @@ type PolicyBaseline struct {
 	// criteria.
 	Score *Score `json:"score,omitempty"`
 	// UnplaceableVictims, under the reschedulable policy, counts upstream's
-	// victims that could run nowhere else right after the eviction.
+	// victims that could run nowhere else right after the eviction,
+	// placed one after another as Decision.UnplaceableVictims counts.
 	UnplaceableVictims *int `json:"unplaceableVictims,omitempty"`
 }
 
@@ -168,8 +210,10 @@ type Candidate struct {
 	// Score is the node's standing under upstream's ordered criteria.
 	Score Score `json:"score"`
 	// Proven reports, under a victim policy other than upstream's, that
-	// no better victim set exists on the node (false: the search reached
-	// its work bound and kept the best set it found).
+	// no better victim set exists on the node among every subset of its
+	// lower-priority pods (false: the search reached a work bound and
+	// kept the best set it found, or, under reschedulable, chose among a
+	// few best sets by their victims' placements).
 	Proven bool `json:"proven,omitempty"`
 }
 

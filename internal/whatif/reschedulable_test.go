@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/reprieve/reprieve/internal/engine/profile"
@@ -32,7 +33,7 @@ func TestReschedulablePlacements(t *testing.T) {
 		"reschedulable evicts the pod that can go elsewhere": {
 			policy:      profile.PolicyReschedulable,
 			wantVictims: []whatif.Victim{{Pod: "default/free", Node: "n0", Priority: 10, ReschedulableTo: "n1"}},
-			wantSummary: "preempts 1 pod on n0, every victim can run elsewhere; upstream would evict 1 pod on n0 (highest priority 10, priority sum 10, 0 budgets broken, 1 victim would stay pending)",
+			wantSummary: "preempts 1 pod on n0, the victim can run elsewhere; upstream would evict 1 pod on n0 (highest priority 10, priority sum 10, 0 budgets broken, the victim would stay pending)",
 			wantExplain: "\nRESCHED   victim default/free could run on n1\n",
 		},
 	}
@@ -90,7 +91,42 @@ func TestReschedulablePendingReason(t *testing.T) {
 	if diff := cmp.Diff(want, d.Victims); diff != "" {
 		t.Errorf("victims (-want,+got):\n%s", diff)
 	}
-	if !strings.Contains(d.Summary, "1 victim would stay pending") {
-		t.Errorf("summary %q does not count the pending victim", d.Summary)
+	if !strings.Contains(d.Summary, "the victim would stay pending") || d.UnplaceableVictims == nil || *d.UnplaceableVictims != 1 {
+		t.Errorf("summary %q, unplaceableVictims %v: want the victim counted pending", d.Summary, d.UnplaceableVictims)
+	}
+}
+
+// TestReschedulableVictimsTogether is the held-out case of three 2-CPU
+// victims and one spare node with 2 CPU: each would fit there alone, but
+// once the first is bound there the other two stay pending.
+func TestReschedulableVictimsTogether(t *testing.T) {
+	sc := scenario{
+		nodes: []*v1.Node{node("n0", "6").Obj(), node("n1", "2").Obj()},
+		pods: []*v1.Pod{
+			pod("v1", 10, "2").On("n0").StartedAt(1).Obj(),
+			pod("v2", 10, "2").On("n0").StartedAt(2).Obj(),
+			pod("v3", 10, "2").On("n0").StartedAt(3).Obj(),
+		},
+		pod: pod("p", 100, "6").Obj(),
+	}
+	sc.opts.Policy = profile.PolicyReschedulable
+	d := evaluate(t, sc)
+	wantVictims := []whatif.Victim{
+		{Pod: "default/v1", Node: "n0", Priority: 10, ReschedulableTo: "n1"},
+		{Pod: "default/v2", Node: "n0", Priority: 10, PendingReason: "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) the pod was preempted from."},
+		{Pod: "default/v3", Node: "n0", Priority: 10, PendingReason: "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) the pod was preempted from."},
+	}
+	if diff := cmp.Diff(wantVictims, d.Victims, cmpopts.IgnoreFields(whatif.Victim{}, "StartTime")); diff != "" {
+		t.Errorf("victims (-want,+got):\n%s", diff)
+	}
+	if d.UnplaceableVictims == nil || *d.UnplaceableVictims != 2 {
+		t.Errorf("unplaceableVictims %v, want 2", d.UnplaceableVictims)
+	}
+	if d.Upstream == nil || d.Upstream.UnplaceableVictims == nil || *d.Upstream.UnplaceableVictims != 2 {
+		t.Errorf("upstream baseline %+v, want 2 unplaceable victims", d.Upstream)
+	}
+	const wantSummary = "preempts 3 pods on n0, 1 of 3 victims can run elsewhere together, 2 would stay pending; upstream would evict the same"
+	if d.Summary != wantSummary {
+		t.Errorf("summary %q, want %q", d.Summary, wantSummary)
 	}
 }

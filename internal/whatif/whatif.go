@@ -161,6 +161,7 @@ func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snap
 			d.Upstream.Victims, d.Upstream.Score = c.Victims, &c.Score
 			d.Upstream.UnplaceableVictims = unplaceable(res.Policy, u)
 		}
+		d.Search = policySearch(res)
 		defer func() { d.Summary += upstreamComparison(d) }()
 	}
 	d.DryRun = &DryRun{PotentialNodes: len(res.PotentialNodes), Offset: res.Offset, WantedCandidates: res.NumCandidates, VisitedNodes: len(res.Visited)}
@@ -238,7 +239,35 @@ func describePreemption(d *Decision, res *preemption.Result, snap *snapshot.Snap
 	if d.NumPDBViolations > 0 {
 		d.Summary += ", breaking " + count(d.NumPDBViolations, "disruption budget", "disruption budgets")
 	}
+	if d.Search != nil && slices.Contains(d.Search.BeyondUpstream, d.NominatedNode) {
+		d.Summary += ", a node upstream's dry run drops (removing every lower-priority pod there breaks what the pod needs)"
+	}
+	d.UnplaceableVictims = unplaceable(res.Policy, chosen)
 	d.Summary += pendingSummary(res.Policy, chosen)
+}
+
+// policySearch describes the reach of a victim policy's search.
+func policySearch(res *preemption.Result) *PolicySearch {
+	names := func(nodes []*snapshot.Node) []string {
+		out := make([]string, len(nodes))
+		for i, n := range nodes {
+			out[i] = n.Name
+		}
+		slices.Sort(out)
+		return out
+	}
+	s := &PolicySearch{Searched: names(res.Searched), NotSearched: len(res.PotentialNodes) - len(res.Searched),
+		NodeLimit: preemption.MaxPolicyNodes, StepLimit: preemption.MaxSearchSteps, BeyondStepLimit: preemption.MaxBeyondSteps}
+	if len(res.Beyond) > 0 {
+		s.BeyondUpstream = names(res.Beyond)
+	}
+	if len(res.CutOff) > 0 {
+		s.CutOff = names(res.CutOff)
+	}
+	if res.Policy == profile.PolicyReschedulable {
+		s.PlacementLimit = preemption.MaxPlacementWork
+	}
+	return s
 }
 
 // candidate fills out from c, taking the names of its victims from the front

@@ -61,6 +61,33 @@ type Decision struct {
 	// have done.
 	Policy   string    `json:"policy,omitempty"`
 	Upstream *Baseline `json:"upstream,omitempty"`
+	// UnplaceableVictims, under PolicyReschedulable, counts the victims
+	// that would stay pending: placed one after another, most important
+	// first, each taking its room, they fit nowhere else.
+	UnplaceableVictims *int `json:"unplaceableVictims,omitempty"`
+	// Search is, under a policy other than PolicyUpstream, how far its
+	// search for each node's best victim set reached.
+	Search *Search `json:"search,omitempty"`
+}
+
+// Search is the reach of a victim policy's search, bounded by counts:
+// the potential nodes searched (NodeLimit of them at most, else those the
+// dry run visits; NotSearched the others), those where upstream's dry run
+// finds no room and every subset of the lower-priority pods was searched
+// instead (BeyondUpstream), and those where a work bound stopped the
+// search before it proved its answer (CutOff); StepLimit bounds the fit
+// checks of one node, BeyondStepLimit those of all the searches beyond
+// upstream's, PlacementLimit (under PolicyReschedulable) the node
+// filterings that place victims. Node lists are sorted.
+type Search struct {
+	Searched        []string `json:"searched"`
+	BeyondUpstream  []string `json:"beyondUpstream,omitempty"`
+	CutOff          []string `json:"cutOff,omitempty"`
+	NotSearched     int      `json:"notSearched,omitempty"`
+	NodeLimit       int      `json:"nodeLimit"`
+	StepLimit       int      `json:"stepLimit"`
+	BeyondStepLimit int      `json:"beyondStepLimit"`
+	PlacementLimit  int      `json:"placementLimit,omitempty"`
 }
 
 // Placement is the node a pod that fits would be bound to, with its total
@@ -236,6 +263,14 @@ func newDecision(d *whatif.Decision) *Decision {
 			n := *u.UnplaceableVictims
 			out.Upstream.UnplaceableVictims = &n
 		}
+	}
+	if d.UnplaceableVictims != nil {
+		n := *d.UnplaceableVictims
+		out.UnplaceableVictims = &n
+	}
+	if s := d.Search; s != nil {
+		out.Search = &Search{Searched: slices.Clone(s.Searched), BeyondUpstream: slices.Clone(s.BeyondUpstream), CutOff: slices.Clone(s.CutOff),
+			NotSearched: s.NotSearched, NodeLimit: s.NodeLimit, StepLimit: s.StepLimit, BeyondStepLimit: s.BeyondStepLimit, PlacementLimit: s.PlacementLimit}
 	}
 	return out
 }

@@ -223,6 +223,9 @@ func printTable(w io.Writer, d *whatif.Decision, explain bool) error {
 	if d.DryRun != nil {
 		fmt.Fprintf(w, "\nDry run: %d of %d potential nodes visited from offset %d, looking for %d candidates.\n",
 			d.DryRun.VisitedNodes, d.DryRun.PotentialNodes, d.DryRun.Offset, d.DryRun.WantedCandidates)
+		if err := whatif.WriteSearch(w, d); err != nil {
+			return err
+		}
 		fmt.Fprintln(w, "Score: fewest PDB violations, then lowest highest victim priority, lowest priority sum, fewest victims, latest start.")
 	}
 	return nil

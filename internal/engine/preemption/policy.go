@@ -27,13 +27,25 @@ const (
 // Features are the feature gates that change preemption (profile.Features).
 type Features = profile.Features
 
-// MaxPolicyNodes is the number of potential nodes up to which a policy
-// other than Upstream examines every one of them.
-const MaxPolicyNodes = 1000
-
-// maxSearchSteps bounds the fit checks of one node's search; a search that
-// reaches it keeps the best set found (at worst upstream's) unproven.
-const maxSearchSteps = 20000
+// The work bounds of a policy other than Upstream, all counts (the engine
+// reads no clock), so that where a search stops does not depend on the
+// machine.
+const (
+	// MaxPolicyNodes is the number of potential nodes up to which the
+	// policy searches every one of them; beyond, it searches those
+	// upstream's dry run visits.
+	MaxPolicyNodes = 1000
+	// MaxSearchSteps bounds the fit checks of one node's search; a search
+	// that reaches it keeps the best set found (at worst upstream's)
+	// unproven.
+	MaxSearchSteps = 20000
+	// MaxBeyondSteps bounds the fit checks of an evaluation's searches on
+	// the nodes where upstream's dry run finds no room (Result.Beyond):
+	// nodes are searched in the dry run's order, each within
+	// MaxSearchSteps and what is left of this bound; a node the bound
+	// stops, or reaches spent, is cut off.
+	MaxBeyondSteps = 200_000
+)
 
 // MsgBreaksBudget is the reason a node is no candidate under StrictPDB.
 const MsgBreaksBudget = "every victim set that makes room breaks a PodDisruptionBudget"
@@ -81,13 +93,15 @@ type search struct {
 	allowed []int32
 	now     int64
 
-	evicted   []int32
-	cost      setCost
-	best      []int32
-	bestCost  setCost
-	found     bool
-	steps     int
-	exhausted bool
+	evicted  []int32
+	cost     setCost
+	best     []int32
+	bestCost setCost
+	found    bool
+	// steps counts the fit checks; limit bounds them, and exhausted
+	// reports that the search stopped there.
+	steps, limit int
+	exhausted    bool
 
 	// The resource relaxation that bounds the search: used is what the
 	// node's pods, the nominated ones and the kept units request (the
@@ -104,6 +118,11 @@ type search struct {
 	same        []bool
 	evictedAt   []bool
 
+	// ported marks, when the fit checker keeps the node's host ports, the
+	// units that hold some; kept are those of them kept, in order.
+	ported []bool
+	kept   []int32
+
 	// keep, when positive, makes the search collect the keep best sets
 	// it reaches in alts (best first) and prune against the worst of them.
 	keep int
@@ -119,9 +138,12 @@ type altSet struct {
 }
 
 // improve replaces the candidates of res by the policy's: for each node the
-// best victim set the search finds, starting from upstream's own. Nodes
-// without an upstream candidate have no set the search could start from
-// and stay no candidates.
+// best victim set the search finds, starting from upstream's own where
+// upstream has a candidate. Where it has none because removing every
+// lower-priority pod does not make room, and fit is not monotone in the
+// pods removed (the preemptor's required pod affinity, or units spanning
+// nodes), a subset may still make room: the node is searched from scratch
+// (searchBeyond). Elsewhere no subset can make room.
 func (d *dryRun) improve(res *Result, policy Policy) {
 	w := &d.e.workers[0]
 	nodes := res.Visited
@@ -143,7 +165,7 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 	}
 	var pl *placer
 	if policy == Reschedulable {
-		pl = newPlacer(d, cmp.Or(d.placementWork, maxPlacementWork))
+		pl = newPlacer(d, cmp.Or(d.placementWork, MaxPlacementWork))
 		d.placer = pl
 		if u := res.Upstream; u != nil {
 			// Exact, and the bound every node's choice must meet.
@@ -151,26 +173,62 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 			pl.best = u.Unplaceable
 		}
 	}
+	beyondLeft := cmp.Or(d.beyondSteps, MaxBeyondSteps)
 	var nonViolating, violating []*Candidate
 	statuses := res.NodeStatuses
+	dropStatus := func(node *snapshot.Node) {
+		statuses = slices.DeleteFunc(statuses, func(s NodeStatus) bool { return s.Node == node })
+	}
+	res.Searched = make([]*snapshot.Node, 0, len(nodes))
 	for _, node := range nodes {
+		res.Searched = append(res.Searched, node)
 		base := upstream[node]
 		if base == nil && !visited[node] {
 			o := d.selectVictims(w, node)
 			if o.cand == nil {
 				statuses = append(statuses, NodeStatus{Node: node, Status: o.status})
-				continue
 			}
 			base = o.cand
 		}
-		if base == nil {
-			continue
+		var cand *Candidate
+		var cut bool
+		limit := MaxSearchSteps
+		if base != nil {
+			cand = d.minimize(w, node, base)
+			cut = !cand.Proven
+		} else {
+			// Upstream has no candidate here.
+			limit = min(MaxSearchSteps, beyondLeft)
+			var steps int
+			var searched bool
+			cand, steps, searched, cut = d.searchBeyond(w, node, limit)
+			if !searched {
+				continue
+			}
+			beyondLeft -= steps
+			res.Beyond = append(res.Beyond, node)
+			if cand == nil {
+				if cut {
+					res.CutOff = append(res.CutOff, node)
+				}
+				continue
+			}
+			dropStatus(node)
 		}
-		cand := d.minimize(w, node, base)
 		if pl != nil {
-			cand = d.reschedule(w, pl, node, base, cand)
+			var steps int
+			var placeCut bool
+			cand, steps, placeCut = d.reschedule(w, pl, node, base, cand, limit)
+			cut = cut || placeCut
+			if base == nil {
+				beyondLeft -= steps
+			}
+		}
+		if cut {
+			res.CutOff = append(res.CutOff, node)
 		}
 		if policy == StrictPDB && cand.NumPDBViolations > 0 {
+			dropStatus(node)
 			statuses = append(statuses, NodeStatus{Node: node, Status: filter.Status{Code: filter.Unschedulable, Reasons: []string{MsgBreaksBudget}}})
 			continue
 		}
@@ -182,13 +240,12 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 	}
 	res.NodeStatuses = statuses
 	res.Candidates = append(nonViolating, violating...)
-	res.Examined = len(nodes)
 }
 
 // minimize searches node for the best victim set, starting from base,
 // upstream's candidate there.
 func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Candidate {
-	s := d.newSearch(w, node, base)
+	s := d.newSearch(w, node, base, MaxSearchSteps)
 	if s == nil {
 		return base
 	}
@@ -199,10 +256,32 @@ func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Cand
 	return cand
 }
 
-// newSearch prepares the search of node's victim sets with base,
-// upstream's candidate there, as the incumbent; nil when the node's fit
-// checker cannot be prepared.
-func (d *dryRun) newSearch(w *worker, node *snapshot.Node, base *Candidate) *search {
+// searchBeyond searches node, where upstream's dry run found no room, for
+// the best victim set among every subset of its potential victims, within
+// limit fit checks. searched is false when there is nothing to search: no
+// potential victims, or a fit that is monotone in the pods removed, where
+// no subset makes room when removing them all does not. cand is nil when
+// no set was found; steps counts the fit checks made, and cut reports
+// that the limit stopped the search (a set found then is not proven).
+func (d *dryRun) searchBeyond(w *worker, node *snapshot.Node, limit int) (cand *Candidate, steps int, searched, cut bool) {
+	s := d.newSearch(w, node, nil, limit)
+	if s == nil || s.monotone || len(s.order) == 0 {
+		return nil, 0, false, false
+	}
+	s.dfs(0)
+	if !s.found {
+		return nil, s.steps, true, s.exhausted
+	}
+	cand = w.candidate(node, s.units, s.best, 0, nil)
+	cand.NumPDBViolations, cand.Broken = s.violations(s.best, cand)
+	cand.Proven = !s.exhausted
+	return cand, s.steps, true, s.exhausted
+}
+
+// newSearch prepares the search of node's victim sets, within limit fit
+// checks, with base, upstream's candidate there, as the incumbent (none
+// when base is nil); nil when the node's fit checker cannot be prepared.
+func (d *dryRun) newSearch(w *worker, node *snapshot.Node, base *Candidate, limit int) *search {
 	fit, err := d.prepare(w, node)
 	if err != nil {
 		return nil
@@ -216,9 +295,9 @@ func (d *dryRun) newSearch(w *worker, node *snapshot.Node, base *Candidate) *sea
 	}
 	// The search and its slices are the worker's, reused node after node.
 	s := &w.search
-	*s = search{units: units, budgets: d.budgets, order: order, fit: fit, now: d.nowNanos,
+	*s = search{units: units, budgets: d.budgets, order: order, fit: fit, now: d.nowNanos, limit: limit,
 		monotone: d.byResources || (len(d.c.Pod().RequiredAffinity()) == 0 && units.memberNodes == nil),
-		buf:      s.buf, evicted: s.evicted[:0], alts: s.alts[:0]}
+		buf:      s.buf, evicted: s.evicted[:0], alts: s.alts[:0], kept: s.kept[:0]}
 	b := &s.buf
 	s.matches = grow(&b.matches, len(units.members))
 	s.allowed = grow(&b.allowed, len(d.budgets))
@@ -239,11 +318,48 @@ func (d *dryRun) newSearch(w *worker, node *snapshot.Node, base *Candidate) *sea
 			start = ends[m]
 		}
 	}
-	// Upstream's set is the incumbent.
-	baseSet := s.setOf(&b.base, base)
-	s.best, s.bestCost, s.found = baseSet, s.costOf(baseSet), true
+	// Upstream's set is the incumbent; without one, any set beats none.
+	if base != nil {
+		baseSet := s.setOf(&b.base, base)
+		s.best, s.bestCost, s.found = baseSet, s.costOf(baseSet), true
+	} else {
+		s.best, s.bestCost, s.found = s.best[:0], setCost{violations: math.MaxInt}, false
+	}
 	s.relax(d, node)
+	s.markPorted(d)
 	return s
+}
+
+// markPorted marks the units holding host ports when the node's fit
+// checker keeps them (the preemptor asks for some): the checker's ports
+// are a set, as upstream's are, so removing a unit that was just added
+// also frees a port an earlier kept unit holds; restorePorts puts those
+// back.
+func (s *search) markPorted(d *dryRun) {
+	s.ported, s.kept = nil, s.kept[:0]
+	if d.byResources || len(d.c.Pod().HostPorts()) == 0 {
+		return
+	}
+	s.ported = grow(&s.buf.ported, len(s.order))
+	for u := range s.ported {
+		lo, hi := s.units.bounds(u)
+		for m := lo; m < hi; m++ {
+			if len(s.units.members[m].Pod.HostPorts()) > 0 {
+				s.ported[u] = true
+			}
+		}
+	}
+}
+
+// restorePorts makes the node's host ports again those of the state the
+// dry run reaches for the current set (every potential victim removed,
+// the kept units added back in order): each kept unit holding ports is
+// removed and added again, which leaves every other count as it was.
+func (s *search) restorePorts() {
+	for _, k := range s.kept {
+		s.fit.remove(int(k))
+		s.fit.add(int(k))
+	}
 }
 
 // setOf lists, in *buf, the units of the candidate's victims, in
@@ -278,7 +394,7 @@ type searchBuffers struct {
 	allowed, saved, minPrio  []int32
 	base, minimal            []int32
 	contrib, suffix, largest []snapshot.Usage
-	same, evictedAt          []bool
+	same, evictedAt, ported  []bool
 	in                       map[*snapshot.Pod]bool
 }
 
@@ -425,7 +541,7 @@ func appendMatchingBudgets(out []int, p *snapshot.Pod, budgets []budget) []int {
 // dfs decides the units order[i:], keeping each first (the greedy choice),
 // then evicting it, and records every better complete set.
 func (s *search) dfs(i int) {
-	if s.steps >= maxSearchSteps {
+	if s.steps >= s.limit {
 		s.exhausted = true
 		return
 	}
@@ -460,10 +576,17 @@ func (s *search) dfs(i int) {
 		if !s.hopeless(i+1, s.needed(i+1)) {
 			s.fit.add(int(u))
 			s.steps++
+			if s.ported != nil && s.ported[u] {
+				s.kept = append(s.kept, u)
+			}
 			if !s.monotone || s.fit.fits(nil) {
 				s.dfs(i + 1)
 			}
 			s.fit.remove(int(u))
+			if s.ported != nil && s.ported[u] {
+				s.kept = s.kept[:len(s.kept)-1]
+				s.restorePorts()
+			}
 		}
 		s.used.Add(c.MilliCPU, c.Memory, c.EphemeralStorage, -1)
 		s.used.Pods -= c.Pods - 1

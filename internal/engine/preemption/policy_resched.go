@@ -10,14 +10,19 @@ import (
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 
-// Placement is where a victim could run right after the eviction: the
-// cluster as it would be (every victim of the candidate removed from its
-// node, the preemptor placed on the candidate's node), the victim tried
-// alone, as a new pending pod of its priority, with every filter on every
-// node but the one it was evicted from.
+// Placement is where a victim could run right after the eviction. The
+// victims are placed one after another, most important first (in the
+// order of Candidate.Victims), as a scheduler would bind them as new
+// pending pods of their priority: each on the cluster as it would be by
+// then — every victim of the candidate removed from its node, the
+// preemptor bound to the candidate's node, each victim placed before it
+// taking its room — with every filter, on every node but the one it was
+// evicted from. A victim that fits nowhere stays pending (it does not
+// preempt in turn) and takes no room.
 type Placement struct {
 	// Node is the first node, in snapshot order, where it would fit; nil
-	// when there is none.
+	// when there is none. (Which feasible node a scheduler picks is up to
+	// its score plugins, which are not run: the first one is taken.)
 	Node *snapshot.Node
 	// Reason is, when Node is nil, why it would stay pending, as
 	// FailedScheduling would say it.
@@ -42,7 +47,7 @@ func criteriaFor(p Policy) []criterion {
 	return criteria[:]
 }
 
-// maxPlacementWork bounds the work of one evaluation's placements, in
+// MaxPlacementWork bounds the work of one evaluation's placements, in
 // node filterings: filtering a victim on one node counts one, building a
 // victim's filter cycle (which reads every node's pods) counts one per
 // node of the snapshot, and listing the nodes with room for a new request
@@ -51,7 +56,7 @@ func criteriaFor(p Policy) []criterion {
 // Once the bound is reached, a victim whose placement is still unknown
 // counts as unplaceable (so a count is never below the truth) and the
 // candidate it belongs to is not proven.
-const maxPlacementWork = 50_000
+const MaxPlacementWork = 50_000
 
 // maxShapes bounds how many request shapes the placer remembers the roomy
 // nodes of.
@@ -82,7 +87,7 @@ type placer struct {
 	roomy    map[snapshot.Usage][]int32
 	// exact marks the candidates whose placements are known in full.
 	exact map[*Candidate]bool
-	// work is spent of maxPlacementWork (budget, settable by tests);
+	// work is spent of MaxPlacementWork (budget, settable by tests);
 	// best is the fewest unplaceable victims of a node's choice so far,
 	// an upper bound for that node, so that counting stops for a set that
 	// already has more.
@@ -96,13 +101,21 @@ func newPlacer(d *dryRun, budget int) *placer {
 		roomy:    map[snapshot.Usage][]int32{}, exact: map[*Candidate]bool{}, budget: budget, best: math.MaxInt}
 }
 
-// placeVictims tries the victims of cand, setting its Placements (without
-// reasons; see explain) and Unplaceable, and dropping a cached score,
-// which reads the latter. With bounded, it charges the work bound and
-// stops counting once more than limit victims are unplaceable: victims
-// not tried then count as unplaceable, so that the count is never below
-// the truth. It reports whether the work bound left some victim untried.
-// A candidate placed exactly before is not placed again.
+// placed is a victim bound to a node other than its own.
+type placed struct {
+	pod  *snapshot.Pod
+	node *snapshot.Node
+}
+
+// placeVictims places the victims of cand one after another (see
+// Placement), setting its Placements (without reasons; see explain) and
+// Unplaceable, and dropping a cached score, which reads the latter. With
+// bounded, it charges the work bound and stops counting once more than
+// limit victims are unplaceable; when the work bound leaves a victim's
+// place unknown, it stops there too (where that victim goes decides where
+// the next ones can). Victims not placed then count as unplaceable, so
+// that the count is never below the truth. It reports whether the work
+// bound stopped it. A candidate placed exactly before is not placed again.
 func (pl *placer) placeVictims(cand *Candidate, bounded bool, limit int) (cut bool) {
 	if pl.exact[cand] {
 		return false
@@ -111,19 +124,27 @@ func (pl *placer) placeVictims(cand *Candidate, bounded bool, limit int) (cut bo
 	n := 0
 	exact := true
 	changed := pl.changedNodes(cand)
+	var before []placed
 	for i, v := range cand.Victims {
 		if bounded && n > limit {
 			n += len(cand.Victims) - i
 			exact = false
 			break
 		}
-		node, ok := pl.place(cand, changed, v.Pod, bounded)
-		out[i].Node = node
+		node, ok := pl.place(cand, changed, before, v.Pod, bounded)
 		if !ok {
+			n += len(cand.Victims) - i
 			exact, cut = false, true
+			break
 		}
+		out[i].Node = node
 		if node == nil {
 			n++
+			continue
+		}
+		before = append(before, placed{pod: v.Pod, node: node})
+		if !slices.Contains(changed, node) {
+			changed = append(changed, node)
 		}
 	}
 	cand.Placements, cand.Unplaceable, cand.scored = out, n, false
@@ -137,9 +158,13 @@ func (pl *placer) placeVictims(cand *Candidate, bounded bool, limit int) (cut bo
 // placing them in full first if they were counted within the work bound.
 func (pl *placer) explain(cand *Candidate) {
 	pl.placeVictims(cand, false, 0)
+	var before []placed
 	for i := range cand.Placements {
-		if p := &cand.Placements[i]; p.Node == nil && p.Reason == "" {
-			p.Reason = pl.reason(cand, cand.Victims[i].Pod)
+		p := &cand.Placements[i]
+		if p.Node != nil {
+			before = append(before, placed{pod: cand.Victims[i].Pod, node: p.Node})
+		} else if p.Reason == "" {
+			p.Reason = pl.reason(cand, before, cand.Victims[i].Pod)
 		}
 	}
 }
@@ -266,29 +291,42 @@ func (pl *placer) feasibleAsIs(c *filter.Cycle, victim *snapshot.Pod, roomy []in
 	return f, true
 }
 
-// filterOn filters the victim's cycle c on m with cand applied: a fresh
-// overlay on a node cand changes, else shared (nil: a fresh one).
-func (pl *placer) filterOn(c *filter.Cycle, cand *Candidate, m *snapshot.Node, changed bool, shared *filter.State) filter.Status {
+// filterOn filters the victim's cycle c on m with cand and the victims
+// placed before applied: a fresh overlay on a node they change, else
+// shared (nil: a fresh one).
+func (pl *placer) filterOn(c *filter.Cycle, cand *Candidate, before []placed, m *snapshot.Node, changed bool, shared *filter.State) filter.Status {
 	nv := c.NodeViewOf(m)
 	st := shared
 	if changed || st == nil {
-		fresh := c.StateOf()
-		for _, v := range cand.Victims {
-			if n := pl.nodeOf(v.Pod); n != nil {
-				c.RemovePod(&fresh, &nv, v.Pod, n)
-			}
-		}
-		c.AddPod(&fresh, &nv, pl.d.c.Pod(), cand.Node)
+		fresh := pl.applied(c, cand, before, &nv)
 		st = &fresh
 	}
 	return c.FilterWithNominatedPods(st, &nv, false)
 }
 
+// applied is the victim's plugin state, and *nv when not nil, with cand
+// and the victims placed before applied: the candidate's victims removed,
+// the preemptor bound to its node, the placed victims bound to theirs.
+func (pl *placer) applied(c *filter.Cycle, cand *Candidate, before []placed, nv *filter.NodeView) filter.State {
+	st := c.StateOf()
+	for _, v := range cand.Victims {
+		if n := pl.nodeOf(v.Pod); n != nil {
+			c.RemovePod(&st, nv, v.Pod, n)
+		}
+	}
+	c.AddPod(&st, nv, pl.d.c.Pod(), cand.Node)
+	for _, p := range before {
+		c.AddPod(&st, nv, p.pod, p.node)
+	}
+	return st
+}
+
 // place returns the first node, in snapshot order and not its own, where
-// victim fits with cand applied; nil when there is none. ok is false when
+// victim fits with cand and the victims placed before applied (changed
+// are the nodes they change); nil when there is none. ok is false when
 // the work bound was reached before the answer was known (node is nil
 // then).
-func (pl *placer) place(cand *Candidate, changed []*snapshot.Node, victim *snapshot.Pod, bounded bool) (node *snapshot.Node, ok bool) {
+func (pl *placer) place(cand *Candidate, changed []*snapshot.Node, before []placed, victim *snapshot.Pod, bounded bool) (node *snapshot.Node, ok bool) {
 	snap := pl.d.c.Snapshot()
 	own := pl.nodeOf(victim)
 	roomy, ok := pl.roomyNodes(pl.request(victim), bounded)
@@ -333,7 +371,7 @@ func (pl *placer) place(cand *Candidate, changed []*snapshot.Node, victim *snaps
 			if !pl.spend(bounded, 1) {
 				return nil, false
 			}
-			if pl.filterOn(c, cand, m, true, nil).IsSuccess() {
+			if pl.filterOn(c, cand, before, m, true, nil).IsSuccess() {
 				best = m.Index
 			}
 		}
@@ -345,7 +383,7 @@ func (pl *placer) place(cand *Candidate, changed []*snapshot.Node, victim *snaps
 		return nil, false
 	}
 	// The roomy and the changed nodes, in snapshot order.
-	shared := pl.sharedState(c, cand)
+	shared := pl.applied(c, cand, before, nil)
 	try := func(m *snapshot.Node) (fits, ok bool) {
 		if m == own {
 			return false, true
@@ -353,7 +391,7 @@ func (pl *placer) place(cand *Candidate, changed []*snapshot.Node, victim *snaps
 		if !pl.spend(bounded, 1) {
 			return false, false
 		}
-		return pl.filterOn(c, cand, m, slices.Contains(changed, m), &shared).IsSuccess(), true
+		return pl.filterOn(c, cand, before, m, slices.Contains(changed, m), &shared).IsSuccess(), true
 	}
 	order := slices.Clone(changed)
 	slices.SortFunc(order, func(a, b *snapshot.Node) int { return a.Index - b.Index })
@@ -388,22 +426,10 @@ func pickIf(m *snapshot.Node, fits bool) *snapshot.Node {
 	return nil
 }
 
-// sharedState is the victim's plugin state with cand applied, for the
-// nodes cand does not change.
-func (pl *placer) sharedState(c *filter.Cycle, cand *Candidate) filter.State {
-	st := c.StateOf()
-	for _, v := range cand.Victims {
-		if n := pl.nodeOf(v.Pod); n != nil {
-			c.RemovePod(&st, nil, v.Pod, n)
-		}
-	}
-	c.AddPod(&st, nil, pl.d.c.Pod(), cand.Node)
-	return st
-}
-
-// reason is why victim fits nowhere with cand applied, as FailedScheduling
-// would say it, its own node counted as MsgPreemptedFrom.
-func (pl *placer) reason(cand *Candidate, victim *snapshot.Pod) string {
+// reason is why victim fits nowhere with cand and the victims placed
+// before applied, as FailedScheduling would say it, its own node counted
+// as MsgPreemptedFrom.
+func (pl *placer) reason(cand *Candidate, before []placed, victim *snapshot.Pod) string {
 	c, msg := pl.cycle(victim)
 	if msg != "" {
 		return msg
@@ -411,52 +437,61 @@ func (pl *placer) reason(cand *Candidate, victim *snapshot.Pod) string {
 	snap := pl.d.c.Snapshot()
 	own := pl.nodeOf(victim)
 	changed := pl.changedNodes(cand)
-	shared := pl.sharedState(c, cand)
+	for _, p := range before {
+		if !slices.Contains(changed, p.node) {
+			changed = append(changed, p.node)
+		}
+	}
+	shared := pl.applied(c, cand, before, nil)
 	statuses := make([]filter.Status, 0, len(snap.Nodes))
 	for _, m := range snap.Nodes {
 		if m == own {
 			statuses = append(statuses, filter.Status{Code: filter.Unschedulable, Reasons: []string{MsgPreemptedFrom}})
 			continue
 		}
-		statuses = append(statuses, pl.filterOn(c, cand, m, slices.Contains(changed, m), &shared))
+		statuses = append(statuses, pl.filterOn(c, cand, before, m, slices.Contains(changed, m), &shared))
 	}
 	return filter.FitErrorMessage(len(snap.Nodes), filter.Status{}, statuses)
 }
 
 // reschedule is Reschedulable on one node: minimal is Minimal's set there
-// and base upstream's. When some of minimal's victims fit nowhere else, a
-// second search collects the maxAlternatives best sets (upstream's among
-// them unless better ones fill the list) and the one with the fewest such
-// victims wins, then the best under upstream's criteria. A set is only
-// counted until it has more such victims than the best of a node so far
-// (it cannot win then). The choice is never claimed proven when it is not
-// Minimal's own, nor when the work bound cut a count on the node.
-func (d *dryRun) reschedule(w *worker, pl *placer, node *snapshot.Node, base, minimal *Candidate) *Candidate {
-	cut := pl.placeVictims(minimal, true, pl.best)
+// and base upstream's (nil when upstream has no candidate there). When
+// some of minimal's victims fit nowhere else, a second search, within
+// limit fit checks, collects the maxAlternatives best sets (upstream's
+// among them unless better ones fill the list) and the one with the
+// fewest such victims wins, then the best under upstream's criteria. A set
+// is only counted until it has more such victims than the best of a node
+// so far (it cannot win then). The choice is never claimed proven when it
+// is not Minimal's own, nor when the work bound cut a count on the node.
+// steps counts the second search's fit checks; cut reports that a work
+// bound (of the placements, or limit) stopped a count or the search.
+func (d *dryRun) reschedule(w *worker, pl *placer, node *snapshot.Node, base, minimal *Candidate, limit int) (best *Candidate, steps int, cut bool) {
+	cut = pl.placeVictims(minimal, true, pl.best)
 	if minimal.Unplaceable == 0 {
-		return minimal
+		return minimal, 0, cut
 	}
-	best := minimal
+	best = minimal
 	defer func() {
 		pl.best = min(pl.best, best.Unplaceable)
 		if cut {
 			best.Proven = false
 		}
 	}()
+	// Upstream's set, when counted in full, can still do better.
+	baseBetter := func() bool { return base != nil && pl.exact[base] && base.Unplaceable < minimal.Unplaceable }
 	if cut && pl.work >= pl.budget {
-		// No other set can be counted: only upstream's, when it is
-		// counted in full, can still do better.
-		if pl.exact[base] && base.Unplaceable < minimal.Unplaceable {
+		// No other set can be counted.
+		if baseBetter() {
 			best = base
 		}
-		return best
+		return best, 0, cut
 	}
-	s := d.newSearch(w, node, base)
+	s := d.newSearch(w, node, base, limit)
 	if s == nil {
-		if pl.exact[base] && base.Unplaceable < minimal.Unplaceable {
+		if baseBetter() {
 			best = base
 		}
-		return best
+		return best, 0, cut
 	}
 	minSet := s.setOf(&s.buf.minimal, minimal)
 	minCost := s.costOf(minSet)
@@ -468,7 +503,7 @@ func (d *dryRun) reschedule(w *worker, pl *placer, node *snapshot.Node, base, mi
 		// Minimal's set, proven best on upstream's order, is that small,
 		// no set beats it.
 		if minimal.Proven && int64(len(minimal.Victims)) <= s.needed(0) {
-			return minimal
+			return minimal, 0, cut
 		}
 	} else {
 		// Interchangeable pods on resources may differ in where they can
@@ -488,19 +523,22 @@ func (d *dryRun) reschedule(w *worker, pl *placer, node *snapshot.Node, base, mi
 	// Upstream's set always competes, so that the choice is never worse
 	// than it on the node (also when it is Minimal's, whose count the
 	// bound may have cut where upstream's choice is counted in full).
-	baseSet := s.best
-	if !slices.Equal(baseSet, minSet) || pl.exact[base] {
-		consider(base, s.costOf(baseSet))
+	var baseSet []int32
+	if base != nil {
+		baseSet = s.best
+		if !slices.Equal(baseSet, minSet) || pl.exact[base] {
+			consider(base, s.costOf(baseSet))
+		}
 	}
 	for _, a := range s.alts {
-		if slices.Equal(a.set, minSet) || slices.Equal(a.set, baseSet) {
+		if slices.Equal(a.set, minSet) || (base != nil && slices.Equal(a.set, baseSet)) {
 			continue
 		}
 		cand := w.candidate(node, s.units, a.set, 0, nil)
 		cand.NumPDBViolations, cand.Broken = s.violations(a.set, cand)
 		consider(cand, a.cost)
 	}
-	return best
+	return best, s.steps, cut || s.exhausted
 }
 
 // somePlaceable reports whether some potential victim of the units on node

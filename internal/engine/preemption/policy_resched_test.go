@@ -3,6 +3,7 @@ package preemption
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,35 +113,39 @@ func TestReschedulable(t *testing.T) {
 	}
 }
 
-// unplaceableOracle counts, independently of the engine, the victims of
-// cand that fit on no node but their own once the cluster is as it would
-// be: a new snapshot without the victims and with the preemptor bound to
-// the candidate's node, each victim filtered as a pending pod.
-func unplaceableOracle(t *testing.T, snap *snapshot.Snapshot, preemptor *v1.Pod, cand *Candidate) int {
+// placeOracle places, independently of the placer, the victims of cand as
+// a scheduler would bind them, most important first: each on a new
+// snapshot of the cluster as it is by then (without the victims, with the
+// preemptor bound to the candidate's node and each victim placed before
+// bound to its node), filtered as a pending pod, and bound to the first
+// feasible node in snapshot order other than its own. It returns each
+// victim's node ("" for one that fits nowhere) and how many fit nowhere.
+func placeOracle(t *testing.T, snap *snapshot.Snapshot, preemptor *v1.Pod, cand *Candidate) (nodes []string, unplaceable int) {
 	t.Helper()
 	evicted := map[string]bool{}
 	for _, v := range cand.Victims {
 		evicted[v.Pod.Key] = true
 	}
-	var objs snapshot.Objects
+	var base snapshot.Objects
 	for _, n := range snap.Nodes {
-		objs.Nodes = append(objs.Nodes, n.Obj)
+		base.Nodes = append(base.Nodes, n.Obj)
 	}
 	for _, p := range snap.Pods() {
 		if !evicted[p.Key] {
-			objs.Pods = append(objs.Pods, p.Obj())
+			base.Pods = append(base.Pods, p.Obj())
 		}
 	}
 	bound := preemptor.DeepCopy()
 	bound.Spec.NodeName = cand.Node.Name
-	objs.Pods = append(objs.Pods, bound)
-	objs.PDBs = snap.PDBs
-	after, err := snapshot.New(objs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := 0
+	base.Pods = append(base.Pods, bound)
+	base.PDBs = snap.PDBs
 	for _, v := range cand.Victims {
+		objs := base
+		objs.Pods = slices.Clone(base.Pods)
+		after, err := snapshot.New(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
 		obj := v.Pod.Obj().DeepCopy()
 		obj.Spec.NodeName = ""
 		obj.Status = v1.PodStatus{Phase: v1.PodPending}
@@ -148,41 +153,62 @@ func unplaceableOracle(t *testing.T, snap *snapshot.Snapshot, preemptor *v1.Pod,
 		if err != nil {
 			t.Fatal(err)
 		}
-		fits := false
+		on := ""
 		for _, n := range filter.NewCycle(after, p, filter.Options{Parallelism: 1}).FilterAll().Feasible {
-			if n.Name != v.Pod.Obj().Spec.NodeName {
-				fits = true
+			if n.Name != v.Pod.NodeName() && (on == "" || after.Node(on).Index > n.Index) {
+				on = n.Name
 			}
 		}
-		if !fits {
-			count++
+		nodes = append(nodes, on)
+		if on == "" {
+			unplaceable++
+			continue
+		}
+		placed := v.Pod.Obj().DeepCopy()
+		placed.Spec.NodeName = on
+		base.Pods = append(base.Pods, placed)
+	}
+	return nodes, unplaceable
+}
+
+// placedOn lists the node of each placement ("" for none).
+func placedOn(ps []Placement) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		if p.Node != nil {
+			out[i] = p.Node.Name
 		}
 	}
-	return count
+	return out
 }
 
 // TestReschedulableNeverWorse checks whole evaluations on random clusters
-// with pinned pods and pods with anti-affinity: the engine's count of
-// unplaceable victims agrees with an independent oracle; on the node it
-// picks, Reschedulable's victims are never more unplaceable than
+// with pinned pods and pods with anti-affinity, and on clusters where fit
+// is not monotone: the engine places the victims of its choice and of
+// upstream's where placeOracle, which binds them one after another on
+// fresh snapshots, places them, and counts as many unplaceable; on the
+// node it picks, Reschedulable's victims are never more unplaceable than
 // upstream's set there, and with as many, never worse under upstream's
-// order; and across nodes, its choice is never worse than upstream's
-// choice by (unplaceable, upstream's order). With a tiny placement work
-// bound, the counts of the nodes it cuts are upper bounds and those nodes
-// are not proven, but the choice keeps the cross-node promise and the
-// oracle's count.
+// order; across nodes, its choice is never worse than upstream's choice
+// by (unplaceable, upstream's order); it preempts where Minimal does.
+// With a tiny placement work bound, the counts of the nodes it cuts are
+// upper bounds and those nodes are not proven, but the choice keeps the
+// cross-node promise and the oracle's count.
 func TestReschedulableNeverWorse(t *testing.T) {
 	for name, work := range map[string]int{"default bound": 0, "bound of 1": 1, "bound of 40": 40} {
-		t.Run(name, func(t *testing.T) { checkReschedulable(t, work) })
+		t.Run(name, func(t *testing.T) {
+			checkReschedulable(t, randomPolicyCluster, 41, work)
+			checkReschedulable(t, randomConstrainedCluster, 43, work)
+		})
 	}
 }
 
-func checkReschedulable(t *testing.T, work int) {
+func checkReschedulable(t *testing.T, cluster func(*testing.T, *rand.Rand) (*snapshot.Snapshot, *v1.Pod), seed uint64, work int) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	r := rand.New(rand.NewPCG(41, 42))
-	fewer, checked, unproven := 0, 0, 0
+	r := rand.New(rand.NewPCG(seed, 42))
+	fewer, checked, unproven, beyond, together := 0, 0, 0, 0, 0
 	for trial := range 600 {
-		snap, podObj := randomPolicyCluster(t, r)
+		snap, podObj := cluster(t, r)
 		// Some pods pinned to their node, as DaemonSet pods are, and some
 		// that keep away from one app's pods.
 		for i := range r.IntN(4) {
@@ -209,11 +235,14 @@ func checkReschedulable(t *testing.T, work int) {
 		eval := func(p Policy) *Result {
 			return evaluateUnschedulable(t, snap, pod, Options{Now: now, Seed: uint64(trial), Policy: p, placementWork: work})
 		}
-		up, resched := eval(Upstream), eval(Reschedulable)
-		if up == nil || up.Chosen == nil {
-			if resched != nil && resched.Chosen != nil {
-				t.Fatalf("trial %d: reschedulable preempts where upstream finds no candidate", trial)
-			}
+		up, minimal, resched := eval(Upstream), eval(Minimal), eval(Reschedulable)
+		if up == nil {
+			continue
+		}
+		if (resched.Chosen == nil) != (minimal.Chosen == nil) {
+			t.Fatalf("trial %d: reschedulable chose %v, minimal %v", trial, resched.Chosen, minimal.Chosen)
+		}
+		if resched.Chosen == nil {
 			continue
 		}
 		checked++
@@ -223,28 +252,44 @@ func checkReschedulable(t *testing.T, work int) {
 			}
 		}
 		got := resched.Chosen
-		gotU := unplaceableOracle(t, snap, podObj, got)
-		if got.Unplaceable != gotU {
-			t.Fatalf("trial %d: engine counts %d unplaceable victims on %s, the oracle %d", trial, got.Unplaceable, got.Node.Name, gotU)
+		gotOn, gotU := placeOracle(t, snap, podObj, got)
+		if diff := cmp.Diff(gotOn, placedOn(got.Placements)); got.Unplaceable != gotU || diff != "" {
+			t.Fatalf("trial %d: engine counts %d unplaceable victims on %s, the oracle %d; placements (-oracle,+engine):\n%s", trial, got.Unplaceable, got.Node.Name, gotU, diff)
+		}
+		alone := 0
+		for _, v := range got.Victims {
+			if _, u := placeOracle(t, snap, podObj, &Candidate{Node: got.Node, Victims: []*Victim{v}}); u > 0 {
+				alone++
+			}
+		}
+		if gotU > alone {
+			together++
+		}
+		for _, c := range resched.Candidates {
+			// A count is never below the truth.
+			if _, u := placeOracle(t, snap, podObj, c); c.Unplaceable < u {
+				t.Fatalf("trial %d node %s: engine counts %d unplaceable victims, the oracle %d", trial, c.Node.Name, c.Unplaceable, u)
+			}
+		}
+		if up.Chosen == nil {
+			beyond++
+			continue
 		}
 		gotCost := costOfVictims(victimsOf(got), snap)
 		for _, uc := range up.Candidates {
 			if uc.Node != got.Node || work > 0 {
 				continue
 			}
-			u := unplaceableOracle(t, snap, podObj, uc)
+			_, u := placeOracle(t, snap, podObj, uc)
 			c := costOfVictims(victimsOf(uc), snap)
 			if gotU > u || (gotU == u && c.less(gotCost)) {
 				t.Fatalf("trial %d node %s: reschedulable (%d unplaceable, %v) is worse than upstream's set there (%d, %v)", trial, got.Node.Name, gotU, gotCost, u, c)
 			}
 		}
-		for _, c := range resched.Candidates {
-			// A count is never below the truth.
-			if u := unplaceableOracle(t, snap, podObj, c); c.Unplaceable < u {
-				t.Fatalf("trial %d node %s: engine counts %d unplaceable victims, the oracle %d", trial, c.Node.Name, c.Unplaceable, u)
-			}
+		upOn, upU := placeOracle(t, snap, podObj, up.Chosen)
+		if diff := cmp.Diff(upOn, placedOn(resched.Upstream.Placements)); resched.Upstream.Unplaceable != upU || diff != "" {
+			t.Fatalf("trial %d: engine counts %d of upstream's victims unplaceable, the oracle %d; placements (-oracle,+engine):\n%s", trial, resched.Upstream.Unplaceable, upU, diff)
 		}
-		upU := unplaceableOracle(t, snap, podObj, up.Chosen)
 		upCost := costOfVictims(victimsOf(up.Chosen), snap)
 		if gotU > upU || (gotU == upU && upCost.less(gotCost)) {
 			t.Fatalf("trial %d: reschedulable chose %s (%d unplaceable, %v), worse than upstream's %s (%d, %v)", trial, got.Node.Name, gotU, gotCost, up.Chosen.Node.Name, upU, upCost)
@@ -258,11 +303,12 @@ func checkReschedulable(t *testing.T, work int) {
 			}
 		}
 	}
-	if checked < 200 || (work == 0 && fewer < 10) {
-		t.Fatalf("%d evaluations checked, reschedulable had fewer unplaceable victims in %d: the clusters do not exercise it", checked, fewer)
+	if checked < 200 || (work == 0 && fewer < 5) || together == 0 {
+		t.Fatalf("%d evaluations checked, reschedulable had fewer unplaceable victims in %d, victims that fit alone but not together in %d: the clusters do not exercise it", checked, fewer, together)
 	}
 	if work == 1 && unproven == 0 {
 		t.Fatalf("a work bound of 1 left every candidate proven")
 	}
-	t.Logf("%d evaluations; reschedulable left fewer victims unplaceable than upstream in %d; %d candidates not proven", checked, fewer, unproven)
+	t.Logf("%d evaluations, %d where upstream has no candidate; reschedulable left fewer victims unplaceable than upstream in %d; victims fit alone but not together in %d; %d candidates not proven",
+		checked, beyond, fewer, together, unproven)
 }

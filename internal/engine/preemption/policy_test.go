@@ -3,6 +3,7 @@ package preemption
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -113,92 +114,229 @@ func randomPolicyCluster(t *testing.T, r *rand.Rand) (*snapshot.Snapshot, *v1.Po
 	return snap, p.Obj()
 }
 
-// TestMinimalMatchesBruteForce enumerates every victim subset of small
-// nodes and checks the search: never worse than upstream's set, and equal
-// to the true optimum wherever it claims to have proven it.
+// randomConstrainedCluster is a small cluster where fit is not monotone in
+// the pods removed: the preemptor may need pods below its priority
+// (required affinity, by host or zone, sometimes to its own app), spread
+// over pods that removal unbalances, and host ports; pods may keep it
+// away with their anti-affinity, and two pods of a node may hold the
+// same host port.
+func randomConstrainedCluster(t *testing.T, r *rand.Rand) (*snapshot.Snapshot, *v1.Pod) {
+	t.Helper()
+	var objs snapshot.Objects
+	numNodes := 2 + r.IntN(3)
+	for i := range numNodes {
+		objs.Nodes = append(objs.Nodes, rt.Node(fmt.Sprintf("n%d", i)).CPU(fmt.Sprint(2+r.IntN(4))).Memory("8Gi").Pods(4+r.IntN(8)).Zone(fmt.Sprintf("z%d", i%2)).Obj())
+	}
+	priorities := []int32{-1, 0, 0, 10, 20, 200}
+	apps := []string{"a0", "a1", "a1", "a2"}
+	for i := range 3 + r.IntN(10) {
+		b := rt.Pod("default", fmt.Sprintf("p%d", i)).Priority(priorities[r.IntN(len(priorities))]).
+			Req(fmt.Sprintf("%dm", 100*(1+r.IntN(10))), fmt.Sprintf("%dMi", 128*r.IntN(8))).
+			Label("app", apps[r.IntN(len(apps))]).On(fmt.Sprintf("n%d", r.IntN(numNodes))).StartedAt(r.IntN(50))
+		switch r.IntN(8) {
+		case 0:
+			b.HostPort(8080, v1.ProtocolTCP, "")
+		case 1:
+			b.PodAntiAffinity(v1.LabelHostname, map[string]string{"app": "new"})
+		case 2:
+			b.PodAntiAffinity(v1.LabelTopologyZone, map[string]string{"app": "new"})
+		}
+		objs.Pods = append(objs.Pods, b.Obj())
+	}
+	for i := range r.IntN(3) {
+		objs.PDBs = append(objs.PDBs, rt.PDB("default", fmt.Sprintf("b%d", i), map[string]string{"app": fmt.Sprintf("a%d", i)}, int32(r.IntN(2))))
+	}
+	snap, err := snapshot.New(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rt.Pod("default", "preemptor").Priority(100).Req(fmt.Sprintf("%dm", 200*(1+r.IntN(12))), "").Label("app", "new")
+	keys := []string{v1.LabelHostname, v1.LabelTopologyZone}
+	if r.IntN(4) > 0 {
+		if r.IntN(4) == 0 {
+			// Self-affinity: with no a1 pod left anywhere, it fits alone.
+			p.Label("app", "a1")
+		}
+		p.PodAffinity(keys[r.IntN(2)], map[string]string{"app": "a1"})
+	}
+	if r.IntN(3) == 0 {
+		p.Spread(1, keys[r.IntN(2)], map[string]string{"app": apps[r.IntN(len(apps))]})
+	}
+	if r.IntN(4) == 0 {
+		p.HostPort(8080, v1.ProtocolTCP, "")
+	}
+	if r.IntN(5) == 0 {
+		p.PodAntiAffinity(v1.LabelHostname, map[string]string{"app": "a2"})
+	}
+	return snap, p.Obj()
+}
+
+// nodeOracle enumerates every victim set of one node: best is the
+// cost of the best set that makes the preemptor fit (nil when none does),
+// and fits says whether a given set does.
+type nodeOracle struct {
+	best *cost
+	fits func(victims []*Victim) bool
+}
+
+// bruteForce enumerates every subset of node's potential victims, the
+// node's state reached as the dry run reaches it (every potential victim
+// removed, the others added back in importance order: host ports are a
+// set, so the path matters as it does upstream).
+func bruteForce(t *testing.T, d *dryRun, c *filter.Cycle, snap *snapshot.Snapshot, node *snapshot.Node) nodeOracle {
+	t.Helper()
+	units := d.potentialPods(&worker{}, node)
+	n := units.len()
+	if n > 16 {
+		t.Fatalf("node %s has %d potential victims: too many to enumerate", node.Name, n)
+	}
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	if !units.sorted {
+		units.sortUnits(order)
+	}
+	fitsMask := func(mask int) bool {
+		var fit overlayFit
+		fit.reset(c, node, &units)
+		for u := range n {
+			fit.remove(u)
+		}
+		for _, u := range order {
+			if mask&(1<<u) == 0 {
+				fit.add(int(u))
+			}
+		}
+		return fit.fits(nil)
+	}
+	var o nodeOracle
+	for mask := 1; mask < 1<<n; mask++ {
+		if !fitsMask(mask) {
+			continue
+		}
+		var victims []snapshot.RankedPod
+		for _, u := range order {
+			if mask&(1<<u) != 0 {
+				victims = append(victims, units.members[u])
+			}
+		}
+		if cc := costOfVictims(victims, snap); o.best == nil || cc.less(*o.best) {
+			o.best = &cc
+		}
+	}
+	o.fits = func(victims []*Victim) bool {
+		mask := 0
+		for _, v := range victims {
+			u := slices.IndexFunc(units.members, func(m snapshot.RankedPod) bool { return m.Pod == v.Pod })
+			if u < 0 {
+				t.Fatalf("victim %s is no potential victim of %s", v.Pod.Key, node.Name)
+			}
+			mask |= 1 << u
+		}
+		return mask != 0 && fitsMask(mask)
+	}
+	return o
+}
+
+// TestMinimalMatchesBruteForce enumerates every victim subset of every
+// potential node of small clusters, those where fit is not monotone in the
+// pods removed among them, and checks the search node by node: the set it
+// returns makes the preemptor fit, is never worse than upstream's, and is
+// the true optimum wherever it is proven; where upstream has no candidate
+// but some subset makes room, the search finds the optimum too; where no
+// subset makes room, it finds none.
 func TestMinimalMatchesBruteForce(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	r := rand.New(rand.NewPCG(21, 22))
-	nodesSearched, improved, proven := 0, 0, 0
-	for trial := range 2000 {
-		snap, podObj := randomPolicyCluster(t, r)
-		pod, err := snap.NewPod(podObj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
-		var e Evaluator
-		d := e.newDryRun(c, Options{Now: now})
-		w := &d.e.workers[0]
-		for _, node := range snap.Nodes {
-			base := d.selectVictims(w, node).cand
-			if base == nil {
-				continue
-			}
-			baseVictims := victimsOf(base)
-			got := d.minimize(w, node, base)
-			gotCost := costOfVictims(victimsOf(got), snap)
-			if got.NumPDBViolations != gotCost.violations {
-				t.Fatalf("trial %d node %s: candidate says %d violations, its victims make %d", trial, node.Name, got.NumPDBViolations, gotCost.violations)
-			}
-			baseCost := costOfVictims(baseVictims, snap)
-			if baseCost.less(gotCost) {
-				t.Fatalf("trial %d node %s: minimal %v is worse than upstream %v", trial, node.Name, gotCost, baseCost)
-			}
-			if gotCost.less(baseCost) {
-				improved++
-			}
-			// Brute force: every subset that makes the preemptor fit, the
-			// node's state reached as the dry run reaches it (every
-			// potential victim removed, the others added back: host ports
-			// are a set, so the path matters as it does upstream).
-			units := d.potentialPods(&worker{}, node)
-			n := units.len()
-			order := make([]int32, n)
-			for i := range order {
-				order[i] = int32(i)
-			}
-			if !units.sorted {
-				units.sortUnits(order)
-			}
-			var best *cost
-			for mask := 1; mask < 1<<n; mask++ {
-				var fit overlayFit
-				fit.reset(c, node, &units)
-				var victims []snapshot.RankedPod
-				for u := range n {
-					fit.remove(u)
+	tests := map[string]struct {
+		cluster func(*testing.T, *rand.Rand) (*snapshot.Snapshot, *v1.Pod)
+		seed    uint64
+		// wantImproved and wantBeyond are the fewest nodes where the
+		// search beats upstream's set, and where upstream has no
+		// candidate but the search finds a set.
+		wantImproved, wantBeyond int
+	}{
+		"resources, ports, spread, anti-affinity": {cluster: randomPolicyCluster, seed: 21, wantImproved: 100, wantBeyond: 100},
+		"not monotone": {cluster: randomConstrainedCluster, seed: 23, wantImproved: 10, wantBeyond: 200},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(tc.seed, 22))
+			nodesSearched, found, improved, proven, beyond, cutOff := 0, 0, 0, 0, 0, 0
+			for trial := range 2000 {
+				snap, podObj := tc.cluster(t, r)
+				pod, err := snap.NewPod(podObj)
+				if err != nil {
+					t.Fatal(err)
 				}
-				for _, u := range order {
-					if mask&(1<<u) != 0 {
-						victims = append(victims, units.members[u])
-					} else {
-						fit.add(int(u))
-					}
-				}
-				if !fit.fits(nil) {
+				c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
+				fr := c.FilterAll()
+				if len(fr.Feasible) > 0 {
 					continue
 				}
-				if cc := costOfVictims(victims, snap); best == nil || cc.less(*best) {
-					best = &cc
+				var e Evaluator
+				d := e.newDryRun(c, Options{Now: now})
+				w := &d.e.workers[0]
+				for i, node := range snap.Nodes {
+					if fr.Statuses[i].Code != filter.Unschedulable {
+						continue
+					}
+					nodesSearched++
+					var got *Candidate
+					searched, cut := true, false
+					base := d.selectVictims(w, node).cand
+					if base != nil {
+						got = d.minimize(w, node, base)
+						cut = !got.Proven
+					} else {
+						got, _, searched, cut = d.searchBeyond(w, node, MaxSearchSteps)
+					}
+					o := bruteForce(t, d, c, snap, node)
+					where := fmt.Sprintf("trial %d node %s", trial, node.Name)
+					if cut {
+						cutOff++
+					}
+					if got == nil {
+						if o.best != nil && !cut {
+							t.Fatalf("%s: no set found (searched %v), brute force finds %v", where, searched, *o.best)
+						}
+						continue
+					}
+					found++
+					if !o.fits(got.Victims) {
+						t.Fatalf("%s: minimal's victims %v do not make room", where, victimsOf(got))
+					}
+					gotCost := costOfVictims(victimsOf(got), snap)
+					if got.NumPDBViolations != gotCost.violations {
+						t.Fatalf("%s: candidate says %d violations, its victims make %d", where, got.NumPDBViolations, gotCost.violations)
+					}
+					if base != nil {
+						baseCost := costOfVictims(victimsOf(base), snap)
+						if baseCost.less(gotCost) {
+							t.Fatalf("%s: minimal %v is worse than upstream %v", where, gotCost, baseCost)
+						}
+						if gotCost.less(baseCost) {
+							improved++
+						}
+					} else {
+						beyond++
+					}
+					if got.Proven {
+						proven++
+						if *o.best != gotCost {
+							t.Fatalf("%s: minimal %v claims optimum, brute force finds %v", where, gotCost, *o.best)
+						}
+					}
 				}
 			}
-			nodesSearched++
-			if best == nil {
-				t.Fatalf("trial %d node %s: no subset fits, but upstream found one", trial, node.Name)
+			if nodesSearched < 1000 || found < 500 || improved < tc.wantImproved || proven < found*9/10 || beyond < tc.wantBeyond {
+				t.Fatalf("%d nodes searched, %d with a set, %d improved, %d proven, %d beyond upstream, %d cut off: the random clusters do not exercise the search",
+					nodesSearched, found, improved, proven, beyond, cutOff)
 			}
-			if best.less(gotCost) && got.Proven {
-				t.Fatalf("trial %d node %s: minimal %v claims optimum, brute force finds %v", trial, node.Name, gotCost, *best)
-			}
-			if got.Proven {
-				proven++
-			}
-		}
+			t.Logf("%d nodes searched, a set found on %d: better than upstream's on %d, where upstream has none on %d; proven optimal on %d, cut off on %d",
+				nodesSearched, found, improved, beyond, proven, cutOff)
+		})
 	}
-	if nodesSearched < 500 || improved < 20 || proven < nodesSearched/2 {
-		t.Fatalf("%d nodes searched, %d improved, %d proven: the random clusters do not exercise the search", nodesSearched, improved, proven)
-	}
-	t.Logf("%d nodes searched, minimal better than upstream on %d, proven optimal on %d", nodesSearched, improved, proven)
 }
 
 // victimsOf lists a candidate's victims as ranked pods, in its order.
@@ -226,47 +364,141 @@ func evaluateUnschedulable(t *testing.T, snap *snapshot.Snapshot, pod *snapshot.
 	return res
 }
 
-// TestPoliciesNeverWorseThanUpstream checks whole evaluations: under
-// Minimal the chosen set is never worse than upstream's chosen set on
-// upstream's own order, and StrictPDB never breaks a budget.
+// TestPoliciesNeverWorseThanUpstream checks whole evaluations against the
+// brute force over every potential node: Minimal chooses the best set of
+// the cluster (and so is never worse than upstream's choice on upstream's
+// own order), also where upstream finds no candidate; StrictPDB chooses
+// the best set that breaks no budget, and refuses only when there is
+// none. The policies search every potential node, upstream's dropped
+// ones among Beyond. With a tiny bound on the searches beyond upstream,
+// the nodes it stops are reported cut off and the choice is never worse
+// than upstream's.
 func TestPoliciesNeverWorseThanUpstream(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	r := rand.New(rand.NewPCG(31, 32))
-	better, strictRefused := 0, 0
-	for trial := range 1500 {
-		snap, podObj := randomPolicyCluster(t, r)
-		pod, err := snap.NewPod(podObj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eval := func(p Policy) *Result {
-			return evaluateUnschedulable(t, snap, pod, Options{Now: now, Seed: uint64(trial), Policy: p})
-		}
-		up, minimal, strict := eval(Upstream), eval(Minimal), eval(StrictPDB)
-		if up == nil || up.Chosen == nil {
-			if minimal != nil && minimal.Chosen != nil {
-				t.Fatalf("trial %d: minimal preempts where upstream finds no candidate", trial)
+	tests := map[string]struct {
+		cluster     func(*testing.T, *rand.Rand) (*snapshot.Snapshot, *v1.Pod)
+		seed        uint64
+		beyondSteps int
+	}{
+		"resources, ports, spread, anti-affinity": {cluster: randomPolicyCluster, seed: 31},
+		"not monotone":                    {cluster: randomConstrainedCluster, seed: 33},
+		"not monotone, beyond bound of 5": {cluster: randomConstrainedCluster, seed: 33, beyondSteps: 5},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(tc.seed, 32))
+			better, beyond, strictRefused, cutOff := 0, 0, 0, 0
+			for trial := range 1500 {
+				snap, podObj := tc.cluster(t, r)
+				pod, err := snap.NewPod(podObj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				eval := func(p Policy) *Result {
+					return evaluateUnschedulable(t, snap, pod, Options{Now: now, Seed: uint64(trial), Policy: p, beyondSteps: tc.beyondSteps})
+				}
+				up, minimal, strict := eval(Upstream), eval(Minimal), eval(StrictPDB)
+				if up == nil {
+					continue
+				}
+				// The brute force over every potential node: the best set
+				// of the cluster, and the best that breaks no budget.
+				c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
+				var e Evaluator
+				d := e.newDryRun(c, Options{Now: now})
+				oracles := map[*snapshot.Node]nodeOracle{}
+				var best, bestStrict *cost
+				for _, node := range up.PotentialNodes {
+					o := bruteForce(t, d, c, snap, node)
+					oracles[node] = o
+					if o.best != nil && (best == nil || o.best.less(*best)) {
+						best = o.best
+					}
+					if o.best != nil && o.best.violations == 0 && (bestStrict == nil || o.best.less(*bestStrict)) {
+						bestStrict = o.best
+					}
+				}
+				for p, res := range map[Policy]*Result{Minimal: minimal, StrictPDB: strict} {
+					if !slices.Equal(res.Searched, rotated(up.PotentialNodes, up.Offset)) {
+						t.Fatalf("trial %d: %s searched %v, not every potential node", trial, p, names(res.Searched))
+					}
+					for _, n := range res.Beyond {
+						if slices.ContainsFunc(up.Candidates, func(c *Candidate) bool { return c.Node == n }) {
+							t.Fatalf("trial %d: %s lists %s beyond upstream, where upstream has a candidate", trial, p, n.Name)
+						}
+					}
+					for _, c := range res.Candidates {
+						if c.Proven == slices.Contains(res.CutOff, c.Node) {
+							t.Fatalf("trial %d: %s candidate %s proven %v, cut off %v", trial, p, c.Node.Name, c.Proven, names(res.CutOff))
+						}
+						if !oracles[c.Node].fits(c.Victims) {
+							t.Fatalf("trial %d: %s candidate %s: victims %v do not make room", trial, p, c.Node.Name, victimsOf(c))
+						}
+					}
+				}
+				if len(minimal.CutOff) > 0 {
+					cutOff++
+				}
+				if up.Chosen != nil && minimal.Upstream != up.Chosen && (minimal.Upstream == nil || minimal.Upstream.Node != up.Chosen.Node) {
+					t.Fatalf("trial %d: minimal reports upstream's choice as %v, upstream chose %s", trial, minimal.Upstream, up.Chosen.Node.Name)
+				}
+				var minCost *cost
+				if minimal.Chosen != nil {
+					mc := costOfVictims(victimsOf(minimal.Chosen), snap)
+					minCost = &mc
+				}
+				switch {
+				case best == nil && minCost != nil:
+					t.Fatalf("trial %d: minimal preempts on %s, where brute force finds no set", trial, minimal.Chosen.Node.Name)
+				case len(minimal.CutOff) == 0 && best != nil && (minCost == nil || *minCost != *best):
+					t.Fatalf("trial %d: minimal chose %v, brute force finds %v", trial, minCost, *best)
+				}
+				if up.Chosen != nil {
+					upCost := costOfVictims(victimsOf(up.Chosen), snap)
+					if minCost == nil || upCost.less(*minCost) {
+						t.Fatalf("trial %d: minimal chose %v, worse than upstream's %s %v", trial, minCost, up.Chosen.Node.Name, upCost)
+					}
+					if minCost.less(upCost) {
+						better++
+					}
+				} else if minCost != nil {
+					beyond++
+				}
+				if strict.Chosen == nil {
+					if bestStrict != nil && len(strict.CutOff) == 0 {
+						t.Fatalf("trial %d: strict-pdb refuses, brute force finds %v", trial, *bestStrict)
+					}
+					if up.Chosen != nil {
+						strictRefused++
+					}
+					continue
+				}
+				sc := costOfVictims(victimsOf(strict.Chosen), snap)
+				if sc.violations > 0 {
+					t.Fatalf("trial %d: strict-pdb breaks a budget on %s", trial, strict.Chosen.Node.Name)
+				}
+				if len(strict.CutOff) == 0 && (bestStrict == nil || sc != *bestStrict) {
+					t.Fatalf("trial %d: strict-pdb chose %v, brute force finds %v", trial, sc, bestStrict)
+				}
 			}
-			continue
-		}
-		if minimal.Upstream == nil || minimal.Upstream.Node != up.Chosen.Node {
-			t.Fatalf("trial %d: minimal reports upstream's choice as %v, upstream chose %s", trial, minimal.Upstream, up.Chosen.Node.Name)
-		}
-		upCost, minCost := costOfVictims(victimsOf(up.Chosen), snap), costOfVictims(victimsOf(minimal.Chosen), snap)
-		if upCost.less(minCost) {
-			t.Fatalf("trial %d: minimal chose %s %v, worse than upstream's %s %v", trial, minimal.Chosen.Node.Name, minCost, up.Chosen.Node.Name, upCost)
-		}
-		if minCost.less(upCost) {
-			better++
-		}
-		if strict.Chosen == nil {
-			strictRefused++
-		} else if costOfVictims(victimsOf(strict.Chosen), snap).violations > 0 {
-			t.Fatalf("trial %d: strict-pdb breaks a budget on %s", trial, strict.Chosen.Node.Name)
-		}
+			if better < 10 || beyond < 20 || (tc.beyondSteps > 0) != (cutOff > 0) {
+				t.Fatalf("minimal beat upstream in %d evaluations, preempted where it does not in %d, was cut off in %d: the clusters do not exercise it", better, beyond, cutOff)
+			}
+			t.Logf("minimal better than upstream in %d evaluations, preempts where upstream does not in %d, cut off in %d; strict-pdb refused %d", better, beyond, cutOff, strictRefused)
+		})
 	}
-	if better < 20 {
-		t.Fatalf("minimal beat upstream in only %d evaluations; the clusters do not exercise it", better)
+}
+
+// rotated is nodes from offset on, wrapping around: the dry run's order.
+func rotated(nodes []*snapshot.Node, offset int) []*snapshot.Node {
+	return append(slices.Clone(nodes[offset:]), nodes[:offset]...)
+}
+
+// names lists the nodes' names.
+func names(nodes []*snapshot.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name
 	}
-	t.Logf("minimal better than upstream in %d evaluations; strict-pdb refused %d", better, strictRefused)
+	return out
 }

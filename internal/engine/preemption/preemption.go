@@ -72,8 +72,9 @@ type Options struct {
 	// Counter, when not nil, counts the dry run's Filter plugin calls.
 	Counter *Counter
 
-	// placementWork replaces maxPlacementWork when positive (tests).
-	placementWork int
+	// placementWork replaces MaxPlacementWork, and beyondSteps
+	// MaxBeyondSteps, when positive (tests).
+	placementWork, beyondSteps int
 }
 
 // Candidate is a node where preemption would make the pod fit.
@@ -92,9 +93,10 @@ type Candidate struct {
 	// Broken maps a victim to the budget it breaks.
 	Broken map[*Victim][]*policyv1.PodDisruptionBudget
 	// Proven reports, under a policy other than Upstream, that the search
-	// for the node's victims finished: no better set exists. Otherwise it
-	// stopped at its work bound with the best set found (under
-	// Reschedulable also: the placement work bound cut its count).
+	// for the node's victims finished: no better set exists among all the
+	// subsets of the node's potential victims. Otherwise it stopped at a
+	// work bound with the best set found (under Reschedulable also: the
+	// placement work bound cut its count).
 	Proven bool
 	// Placements, under Reschedulable, say for each victim (in the order
 	// of Victims) where it could run right after the eviction (the reasons
@@ -153,12 +155,21 @@ type Result struct {
 	Err error
 
 	// Policy is the victim policy that decided. Under a policy other than
-	// Upstream, Examined is how many potential nodes it examined, and
-	// Upstream is the candidate upstream's dry run would have chosen (nil
-	// when it had none), for comparison.
+	// Upstream, Upstream is the candidate upstream's dry run would have
+	// chosen (nil when it had none), for comparison.
 	Policy   Policy
-	Examined int
 	Upstream *Candidate
+	// Searched are, under a policy other than Upstream, the potential
+	// nodes it searched for victim sets, in search order: every one up to
+	// MaxPolicyNodes, else those the dry run visited. Beyond are those
+	// among them where upstream's dry run found no room with every
+	// lower-priority pod removed, and the policy searched the subsets of
+	// those pods, since fit there is not monotone in the pods removed.
+	// CutOff are those where a work bound (MaxSearchSteps, MaxBeyondSteps,
+	// Reschedulable's placement work) stopped the search before it proved
+	// its answer: a candidate there is not Proven, and a node without one
+	// may have a set the search did not reach.
+	Searched, Beyond, CutOff []*snapshot.Node
 }
 
 // ErrNoClock is returned when Options.Now is not set: the engine never
@@ -372,8 +383,8 @@ type dryRun struct {
 	req         snapshot.Resources
 	// placer, under Reschedulable, tries victims elsewhere, within
 	// placementWork.
-	placer        *placer
-	placementWork int
+	placer                     *placer
+	placementWork, beyondSteps int
 	// counter counts the walk's Filter calls until upstream's dry run ends.
 	counter *Counter
 	// batch is the nodes being dry-run in parallel.
@@ -395,7 +406,8 @@ func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {
 	for i := range e.workers {
 		e.workers[i].slab.reset()
 	}
-	d := &dryRun{c: c, e: e, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), placementWork: opts.placementWork}
+	d := &dryRun{c: c, e: e, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), placementWork: opts.placementWork,
+		beyondSteps: opts.beyondSteps}
 	if opts.Features.GenericWorkload {
 		d.groups = newGroupIndex(c.Snapshot(), opts.Features)
 	}

@@ -80,8 +80,19 @@ func (p Profile) level() int {
 		return draLevel
 	case Storage:
 		return storageLevel
+	case Dependent:
+		return dependentLevel
 	}
 	return slices.Index(Profiles(), p)
+}
+
+// stream is what seeds the profile's random stream: its level, except for
+// profiles that share their level's features but not its stream.
+func (p Profile) stream() int {
+	if p == Dependent {
+		return dependentStream
+	}
+	return p.level()
 }
 
 // PreemptorAnnotation marks the preemptor among the pods of a scenario file;
@@ -138,7 +149,7 @@ func Generate(seed int64, p Profile) *Scenario {
 		panic(fmt.Sprintf("gen: unknown profile %q", p))
 	}
 	g := &generator{
-		r:       rand.New(rand.NewPCG(uint64(seed), uint64(p.level())+0x7265707269657665)),
+		r:       rand.New(rand.NewPCG(uint64(seed), uint64(p.stream())+0x7265707269657665)),
 		profile: p,
 		s:       &Scenario{Seed: seed, Profile: p},
 	}
@@ -169,6 +180,9 @@ func Generate(seed int64, p Profile) *Scenario {
 	g.genPendingPods()
 	if p == Filters {
 		g.filterPendingPods()
+	}
+	if p == Dependent {
+		g.plantDependence()
 	}
 	if p == Workload {
 		g.genWorkloadPDBs()

@@ -2,9 +2,9 @@ package manifest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -16,26 +16,37 @@ import (
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	sjson "sigs.k8s.io/json"
 
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 
-type header struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-}
-
-// objectHeader is the part of a header the loader keeps per object: a
-// header holds a whole ObjectMeta, and a large List has many objects
-// prepared at once.
+// objectHeader is what the loader reads of every document first: its
+// kind and apiVersion, name and namespace.
 type objectHeader struct {
 	APIVersion, Kind, Name, Namespace string
 }
 
-func (h *header) short() objectHeader {
-	return objectHeader{APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Name, Namespace: h.Namespace}
+// readHeader reads raw's header, as a decoder of those four fields alone
+// reads it: case-sensitive keys, the last of duplicates wins, other fields
+// skipped. Its error has no Source.
+func readHeader(raw []byte) (objectHeader, *InputError) {
+	var h struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := sjson.UnmarshalCaseSensitivePreserveInts(raw, &h); err != nil {
+		if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+			return objectHeader{}, &InputError{Detail: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
+		}
+		field, detail := splitJSONError(err)
+		return objectHeader{}, &InputError{Field: field, Detail: detail}
+	}
+	return objectHeader{APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Metadata.Name, Namespace: h.Metadata.Namespace}, nil
 }
 
 // kinds are the objects the engine uses, by kind, with the apiVersion it
@@ -61,13 +72,6 @@ var kinds = map[string]string{
 
 // SimulationAPIVersion is the apiVersion of reprieve's Simulation document.
 const SimulationAPIVersion = "reprieve.dev/v1alpha1"
-
-func (s *Set) addDocument(src string, raw []byte, depth int) error {
-	if s.dec == nil {
-		s.dec = &fastDecoder{}
-	}
-	return s.commit(source{path: src}, raw, prepare(raw, s.opts.Lean, s.dec), depth)
-}
 
 // prepared is what can be done for one document without the set: its
 // header read, its object decoded, defaulted and validated. Documents are
@@ -139,31 +143,16 @@ func (p *prepared) decoded() bool {
 }
 
 // prepare reads raw's header and, for an object the loader reads, decodes,
-// defaults and validates it (and with lean drops what Options.Lean says).
-// It touches nothing shared but dec, the goroutine's decoder.
-func prepare(raw []byte, lean bool, dec *fastDecoder) prepared {
-	p, ok, tried := prepareSniffed(raw, lean, dec)
-	if ok {
+// defaults and validates it (and with lean drops what Options.Lean says):
+// the general path's way. It touches nothing shared.
+func prepare(raw []byte, lean bool) prepared {
+	var p prepared
+	h, herr := readHeader(raw)
+	if herr != nil {
+		p.problemsToSet().err = herr
 		return p
 	}
-	if tried {
-		dec = nil // it has read raw already: DecodeStrict words the rest
-	}
-	p = prepared{}
-	h, ok := scanHeader(raw)
-	if !ok {
-		h = header{}
-		if err := sjson.UnmarshalCaseSensitivePreserveInts(raw, &h); err != nil {
-			if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-				p.problemsToSet().err = &InputError{Detail: "expected a Kubernetes object (a mapping with apiVersion and kind)"}
-				return p
-			}
-			field, detail := splitJSONError(err)
-			p.problemsToSet().err = &InputError{Field: field, Detail: detail}
-			return p
-		}
-	}
-	p.h = h.short()
+	p.h = h
 	if h.Kind == "" || h.APIVersion == "" || isListKind(h.Kind) {
 		return p
 	}
@@ -178,82 +167,13 @@ func prepare(raw []byte, lean bool, dec *fastDecoder) prepared {
 		pr.quantityField, pr.quantityDetail = field, detail
 		return p
 	}
-	obj, unknown, err := decodeTyped(dec, h.Kind, raw)
+	obj, unknown, err := decodeTyped(h.Kind, raw)
 	p.setDecoded(obj, unknown, err)
 	if err != nil {
 		return p
 	}
 	p.finish(lean)
 	return p
-}
-
-// prepareSniffed is prepare's fast path for the common case: an object of
-// a kind the loader reads, with a plain first "kind" key (kubectl writes
-// apiVersion and kind first), a name, the apiVersion the loader accepts,
-// that decodes — by dec, which parses no quantity checkQuantities could
-// refuse, or else by DecodeStrict when raw holds no suspicious number.
-// Its object is decoded on the kind that key names without walking its
-// header first; the decoded kind, apiVersion and name are then checked to
-// be what prepare would have read. Anything else returns false, and
-// prepare takes the general path, which gives the same result or words
-// the error; tried reports that dec was given raw to decode.
-func prepareSniffed(raw []byte, lean bool, dec *fastDecoder) (p prepared, ok, tried bool) {
-	kind := sniffKind(raw)
-	if kind == "" || kind == "Simulation" || isListKind(kind) || !p.setKind(kind, "") {
-		return prepared{}, false, false
-	}
-	obj, fast := decodeFast(dec, kind, raw)
-	tried = dec != nil && obj != nil
-	var unknown []error
-	if !fast {
-		if suspiciousNumbers(raw) {
-			return prepared{}, false, tried
-		}
-		var err error
-		if obj, unknown, err = decodeTyped(nil, kind, raw); err != nil {
-			return prepared{}, false, tried
-		}
-	}
-	tk, ok := obj.(interface{ GetObjectKind() schema.ObjectKind })
-	m, isMeta := obj.(metav1.Object)
-	if !ok || !isMeta {
-		return prepared{}, false, tried
-	}
-	tm, ok := tk.GetObjectKind().(*metav1.TypeMeta)
-	if !ok || tm.Kind != kind || tm.APIVersion != p.apiVersion || m.GetName() == "" {
-		return prepared{}, false, tried
-	}
-	p.h = objectHeader{APIVersion: tm.APIVersion, Kind: kind, Name: m.GetName(), Namespace: m.GetNamespace()}
-	p.setKind(kind, p.h.Namespace)
-	p.setDecoded(obj, unknown, nil)
-	p.finish(lean)
-	return p, true, tried
-}
-
-// sniffKind returns the value of the first "kind" key in raw when it is a
-// plain string, else "".
-func sniffKind(raw []byte) string {
-	i := bytes.Index(raw, []byte(`"kind"`))
-	if i < 0 {
-		return ""
-	}
-	i = skipSpace(raw, i+len(`"kind"`))
-	if i >= len(raw) || raw[i] != ':' {
-		return ""
-	}
-	i = skipSpace(raw, i+1)
-	if i >= len(raw) || raw[i] != '"' {
-		return ""
-	}
-	end := bytes.IndexByte(raw[i+1:], '"')
-	if end < 0 {
-		return ""
-	}
-	kind, ok := plainString(raw[i : i+end+2])
-	if !ok {
-		return ""
-	}
-	return kind
 }
 
 // setKind records what the loader knows of kind: whether it reads it, the
@@ -302,7 +222,7 @@ func (p *prepared) finish(lean bool) {
 
 // commit adds a prepared document to the set, with the checks that need
 // the set (duplicates, --validate, one globalDefault PriorityClass).
-func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
+func (s *Set) commit(ctx context.Context, at source, raw []byte, p prepared, depth int) error {
 	// src words an error; a document committed without one keeps at,
 	// whose words are made only when asked for (Origin).
 	src := at.String
@@ -319,7 +239,7 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 		return &InputError{Source: src(), Object: h.Kind + " " + h.Name, Field: "apiVersion", Detail: "missing"}
 	}
 	if isListKind(h.Kind) {
-		return s.addList(src(), raw, h, depth)
+		return s.addList(ctx, src(), raw, h, depth)
 	}
 	if !p.known {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src(), h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
@@ -339,7 +259,7 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 		return &InputError{Source: src(), Object: h.Kind, Field: "metadata.name", Detail: "missing"}
 	}
 	key := objectKey{h.Kind, ns, h.Name}
-	if prev, dup := s.seen.add(key, at); dup {
+	if prev, dup := s.addSeen(key, at); dup {
 		return &InputError{Source: src(), Object: objectName(h.Kind, ns, h.Name), Field: "metadata.name", Detail: "duplicate object (first defined in " + prev.String() + ")"}
 	}
 
@@ -410,86 +330,45 @@ func (s *Set) commit(at source, raw []byte, p prepared, depth int) error {
 }
 
 // addList reads the items of a List, or of a typed list such as PodList
-// whose items may omit their kind and apiVersion. The items are found by
-// the scanner (slices of raw, not copies); only the List without them goes
-// through the decoder.
-func (s *Set) addList(src string, raw []byte, h objectHeader, depth int) error {
-	var items [][]byte
-	rest := raw
-	walked := objectMembers(raw, func(key, value []byte, at int) {
-		if string(key) != "items" {
-			return
-		}
-		if elems, ok := arrayElements(value); ok {
-			items = elems
-			rest = slices.Concat(raw[:at], []byte("null"), raw[at+len(value):])
-		}
-	})
-	if !walked {
-		items, rest = nil, raw
-	}
-	return s.addItems(src, rest, h, items, depth)
-}
-
-// addItems adds the items of a List: rest is the List, whose own fields
-// are checked strictly, and items its items already cut out, or nil to
-// take them from rest. Items are prepared in parallel and committed in
-// order.
-func (s *Set) addItems(src string, rest []byte, h objectHeader, items [][]byte, depth int) error {
-	listItems, err := s.checkList(src, rest, h, depth)
+// whose items may omit their kind and apiVersion.
+func (s *Set) addList(ctx context.Context, src string, raw []byte, h objectHeader, depth int) error {
+	items, err := s.checkList(src, raw, h, depth)
 	if err != nil {
 		return err
-	}
-	if items == nil {
-		items = make([][]byte, len(listItems))
-		for i, item := range listItems {
-			items[i] = item
-		}
 	}
 	if itemKind := strings.TrimSuffix(h.Kind, "List"); itemKind != "" {
 		for i, item := range items {
 			items[i] = withTypeMeta(item, itemKind, h.APIVersion)
 		}
 	}
+	// Items are prepared in parallel and committed in order.
 	s.reserve(len(items))
 	preps := make([]prepared, len(items))
-	s.parallelEach(len(items), func() func(int) {
-		prep, _ := s.preparer()
+	s.parallelEach(ctx, len(items), func() func(int) {
+		w := s.newWorker()
 		return func(i int) {
-			preps[i] = prep(items[i])
+			preps[i] = w.prepare(items[i])
 			if preps[i].decoded() {
 				items[i] = nil // commit needs the JSON only to word an error
 			}
 		}
 	})
 	for i, item := range items {
-		if err := s.commitItem(src, i, item, preps[i], depth); err != nil {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := s.commitItem(ctx, src, i, item, preps[i], depth); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// preparer returns how one goroutine prepares documents: with prepare,
-// or on a lean load through a pod memo of the goroutine's own, which it
-// also returns (nil without).
-func (s *Set) preparer() (func(raw []byte) prepared, *podMemo) {
-	if s.opts.Lean && !s.noMemo {
-		hits := new(int)
-		s.memosMu.Lock()
-		s.memoHitCounts = append(s.memoHitCounts, hits)
-		s.memosMu.Unlock()
-		m := newPodMemo(hits)
-		return m.prepare, m
-	}
-	lean := s.opts.Lean
-	dec := &fastDecoder{}
-	return func(raw []byte) prepared { return prepare(raw, lean, dec) }, nil
-}
-
-// checkList checks a List without its items (rest) strictly, and returns
-// the items rest still holds.
-func (s *Set) checkList(src string, rest []byte, h objectHeader, depth int) ([]json.RawMessage, error) {
+// checkList checks the List raw strictly but for its items, whose JSON
+// it returns.
+func (s *Set) checkList(src string, raw []byte, h objectHeader, depth int) ([][]byte, error) {
 	if depth > 0 {
 		return nil, &InputError{Source: src, Field: "kind", Detail: "nested List"}
 	}
@@ -498,7 +377,7 @@ func (s *Set) checkList(src string, rest []byte, h objectHeader, depth int) ([]j
 		Metadata        metav1.ListMeta   `json:"metadata"`
 		Items           []json.RawMessage `json:"items"`
 	}
-	unknown, err := sjson.UnmarshalStrict(rest, &list)
+	unknown, err := sjson.UnmarshalStrict(raw, &list)
 	if err != nil {
 		return nil, &InputError{Source: src, Object: h.Kind, Field: "items", Detail: oneLine(err.Error())}
 	}
@@ -507,13 +386,17 @@ func (s *Set) checkList(src string, rest []byte, h objectHeader, depth int) ([]j
 			return nil, err
 		}
 	}
-	return list.Items, nil
+	items := make([][]byte, len(list.Items))
+	for i, item := range list.Items {
+		items[i] = item
+	}
+	return items, nil
 }
 
 // commitItem commits item i of the List src (of depth), prepared as p
 // (item is its JSON, or nil once p holds it decoded).
-func (s *Set) commitItem(src string, i int, item []byte, p prepared, depth int) error {
-	return s.commit(source{path: src, item: i + 1}, item, p, depth+1)
+func (s *Set) commitItem(ctx context.Context, src string, i int, item []byte, p prepared, depth int) error {
+	return s.commit(ctx, source{path: src, item: i + 1}, item, p, depth+1)
 }
 
 // source is where a document was read: a file (or standard input, or a
@@ -540,6 +423,23 @@ func (o source) String() string {
 
 // objectKey is an object's kind, namespace and name.
 type objectKey struct{ kind, namespace, name string }
+
+// addSeen records that the object key was read at at, and returns where
+// it was read before, if it was: the fast path keeps an index that holds
+// less than the general path's map.
+func (s *Set) addSeen(key objectKey, at source) (prev source, dup bool) {
+	if s.fast != nil {
+		return s.fast.addSeen(key, at)
+	}
+	if prev, dup := s.seen[key]; dup {
+		return prev, true
+	}
+	if s.seen == nil {
+		s.seen = map[objectKey]source{}
+	}
+	s.seen[key] = at
+	return source{}, false
+}
 
 // isPodOrNode reports whether obj is a pod or a node: a lean set does not
 // record where those were read from (a snapshot holds most of its objects
@@ -573,13 +473,8 @@ func withTypeMeta(item []byte, kind, apiVersion string) []byte {
 }
 
 // decodeTyped decodes raw as the API server does: field names are case
-// sensitive; unknown and duplicate fields come back as strict errors. A
-// node or a pod is decoded by dec (when not nil) if it reads it, into the
-// object DecodeStrict would make without error or strict error.
-func decodeTyped(dec *fastDecoder, kind string, raw []byte) (obj any, strict []error, err error) {
-	if obj, ok := decodeFast(dec, kind, raw); ok {
-		return obj, nil, nil
-	}
+// sensitive; unknown and duplicate fields come back as strict errors.
+func decodeTyped(kind string, raw []byte) (obj any, strict []error, err error) {
 	if obj = newObject(kind); obj == nil {
 		return nil, nil, fmt.Errorf("no type for kind %s", kind)
 	}
@@ -588,17 +483,6 @@ func decodeTyped(dec *fastDecoder, kind string, raw []byte) (obj any, strict []e
 		return nil, nil, err
 	}
 	return obj, strict, nil
-}
-
-// decodeFast decodes a node or a pod with dec (when not nil), and reports
-// whether dec read it: then it is what DecodeStrict would make of raw,
-// without error or strict error.
-func decodeFast(dec *fastDecoder, kind string, raw []byte) (any, bool) {
-	if dec == nil || (kind != "Pod" && kind != "Node") {
-		return nil, false
-	}
-	obj := newObject(kind)
-	return obj, dec.decode(raw, obj)
 }
 
 // newObject returns an empty object of a kind the loader reads, nil for

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -267,6 +269,11 @@ func (d *fastDecoder) self(data []byte, v reflect.Value) bool {
 		return d.strict(data, v)
 	}
 	if t == fieldsV1Type && string(data) != "null" {
+		// As JSON nested no deeper than validValue reads (the whole
+		// List's decoder allows its items less depth than their own).
+		if !validJSON(data) {
+			return false
+		}
 		// Its UnmarshalJSON keeps the bytes; the reflection decoder
 		// checks them first. The field sets of a workload's pods are
 		// often alike: each is checked once, and its bytes shared
@@ -325,7 +332,7 @@ func (d *fastDecoder) stringMap(data []byte, i int, v reflect.Value, ti *typeInf
 		if ti.plainElem {
 			var s string
 			var plain bool
-			if s, end, plain = plainStringAt(data, vi); !plain {
+			if s, end, plain = plainStringAt(data, vi); !plain || quantityLike(key, data[vi:end]) {
 				return -1
 			}
 			e.SetString(s)
@@ -343,6 +350,13 @@ func (d *fastDecoder) stringMap(data []byte, i int, v reflect.Value, ti *typeInf
 	return end
 }
 
+// quantityLike reports whether value, of a map's key, is one that
+// checkQuantities reads as a quantity (by its key, whatever the map) and
+// could refuse: the decoder declines it, for the caller to word the error.
+func quantityLike(key, value []byte) bool {
+	return len(key) == len("sizeLimit") && quantityFields[string(key)] && suspiciousNumbers(value)
+}
+
 // stringsMapType is map[string]string (labels, annotations, selectors).
 var stringsMapType = reflect.TypeFor[map[string]string]()
 
@@ -354,7 +368,7 @@ func (d *fastDecoder) stringsMap(data []byte, i int, v reflect.Value) int {
 			return -1
 		}
 		s, end, plain := plainStringAt(data, vi)
-		if !plain {
+		if !plain || quantityLike(key, data[vi:end]) {
 			return -1
 		}
 		m[string(key)] = s
@@ -460,4 +474,70 @@ func plainJSONContents(s []byte) bool {
 		}
 	}
 	return utf8.Valid(s)
+}
+
+// decode is prepare(raw, lean) for a node or a pod the decoder reads
+// whole, with a plain first "kind" key (kubectl writes apiVersion and kind
+// first), a name, and the apiVersion the loader accepts. The object is
+// decoded on the kind that key names without reading its header first;
+// the decoded kind, apiVersion and name are then checked to be what
+// prepare would have read (the last of repeated keys). Anything else it
+// declines.
+func (w *fastWorker) decode(raw []byte, lean bool) (prepared, bool) {
+	kind := sniffKind(raw)
+	if kind != "Pod" && kind != "Node" {
+		return prepared{}, false
+	}
+	obj := newObject(kind)
+	if !w.dec.decode(raw, obj) {
+		return prepared{}, false
+	}
+	var p prepared
+	p.setKind(kind, "")
+	tm, m := typeMeta(obj), obj.(metav1.Object)
+	if tm.Kind != kind || tm.APIVersion != p.apiVersion || m.GetName() == "" {
+		return prepared{}, false
+	}
+	p.h = objectHeader{APIVersion: tm.APIVersion, Kind: kind, Name: m.GetName(), Namespace: m.GetNamespace()}
+	p.setKind(kind, p.h.Namespace)
+	p.setDecoded(obj, nil, nil)
+	p.finish(lean)
+	return p, true
+}
+
+// typeMeta returns the TypeMeta of a node or a pod.
+func typeMeta(obj any) *metav1.TypeMeta {
+	switch o := obj.(type) {
+	case *v1.Pod:
+		return &o.TypeMeta
+	case *v1.Node:
+		return &o.TypeMeta
+	}
+	return &metav1.TypeMeta{}
+}
+
+// sniffKind returns the value of the first "kind" key in raw when it is a
+// plain string, else "".
+func sniffKind(raw []byte) string {
+	i := bytes.Index(raw, []byte(`"kind"`))
+	if i < 0 {
+		return ""
+	}
+	i = skipSpace(raw, i+len(`"kind"`))
+	if i >= len(raw) || raw[i] != ':' {
+		return ""
+	}
+	i = skipSpace(raw, i+1)
+	if i >= len(raw) || raw[i] != '"' {
+		return ""
+	}
+	end := bytes.IndexByte(raw[i+1:], '"')
+	if end < 0 {
+		return ""
+	}
+	kind, ok := plainString(raw[i : i+end+2])
+	if !ok {
+		return ""
+	}
+	return kind
 }

@@ -86,7 +86,8 @@ type fieldSet struct {
 }
 
 // at returns the offset past the field set at data[i], the nth entry's of
-// its managed fields, if it is JSON (validValue), or -1. The field set of
+// its managed fields, if it is JSON (validValue) without a number
+// checkQuantities could refuse, or -1. The field set of
 // a pod's nth entry is often the last pod's of its workload (a
 // controller's entry names the fields of the workload's template), or is
 // but for one string (the kubelet's names the pod's IP): one that is, byte
@@ -102,6 +103,9 @@ func (sets *fieldSets) at(data []byte, i, n int) int {
 		}
 	}
 	end := validValue(data, i)
+	if end >= 0 && suspiciousNumbers(data[i:end]) {
+		return -1 // a number checkQuantities could refuse: the caller's to word
+	}
 	if end < 0 || n >= maxLastSets || end-i > maxLastSetSize || data[i] != '{' && data[i] != '[' {
 		return end
 	}
@@ -151,7 +155,7 @@ func (set *fieldSet) alike(data []byte, i int) int {
 		return -1
 	}
 	end := validString(rest, open)
-	if end < 0 || !bytes.HasPrefix(rest[end:], text[close:]) {
+	if end < 0 || !bytes.HasPrefix(rest[end:], text[close:]) || suspiciousNumbers(rest[open:end]) {
 		return -1
 	}
 	return i + end + len(text) - close

@@ -146,7 +146,7 @@ func (d *fastDecoder) managedAlikeYAML(block []byte, shape []maskSegment) bool {
 func (m *podMemo) knownYAMLManaged(t *podTemplate, block []byte) ([]metav1.ManagedFieldsEntry, bool) {
 	for i := range t.yamlManaged {
 		j := (t.lastYAMLManaged + i) % len(t.yamlManaged)
-		if m.dec.managedAlikeYAML(block, t.yamlManaged[j].segments) {
+		if m.w.dec.managedAlikeYAML(block, t.yamlManaged[j].segments) {
 			t.lastYAMLManaged = j
 			return t.yamlManaged[j].entries, true
 		}

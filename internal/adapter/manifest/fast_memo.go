@@ -60,6 +60,8 @@ const (
 
 // podMemo is one worker's templates, for one load.
 type podMemo struct {
+	// w is the worker the memo is of: it decodes with w's decoder.
+	w         *fastWorker
 	templates map[string]*podTemplate
 	// hits counts the pods made from a template (its own counter, which
 	// the set reads once the load is done); trials decides when pods are
@@ -68,7 +70,6 @@ type podMemo struct {
 	trials trials
 	key    []byte
 	spans  []span
-	dec    fastDecoder
 	// pf is the pod fromTemplate validates: pfOf's full pod, but for the
 	// volatile fields of the pod it validated last.
 	pf   v1.Pod
@@ -207,27 +208,18 @@ var metadataFields = map[string]volatileField{
 	"creationTimestamp": fieldCreationTimestamp, "annotations": fieldAnnotations, "managedFields": fieldManagedFields,
 }
 
-// memoHits returns how many pods the set's memos made from a template.
-func (s *Set) memoHits() int {
-	s.memosMu.Lock()
-	defer s.memosMu.Unlock()
-	n := 0
-	for _, hits := range s.memoHitCounts {
-		n += *hits
-	}
-	return n
+// newPodMemo returns an empty memo of the worker w that counts its hits in
+// hits.
+func newPodMemo(w *fastWorker, hits *int) *podMemo {
+	return &podMemo{w: w, templates: map[string]*podTemplate{}, hits: hits, trials: trials{size: memoTrial, pause: memoPause}}
 }
 
-// newPodMemo returns an empty memo that counts its hits in hits.
-func newPodMemo(hits *int) *podMemo {
-	return &podMemo{templates: map[string]*podTemplate{}, hits: hits, trials: trials{size: memoTrial, pause: memoPause}}
-}
-
-// prepare is prepare(raw, true) through the memo.
-func (m *podMemo) prepare(raw []byte) prepared {
+// prepare is prepare(raw, true) through the memo, or declines as the
+// worker's decode does.
+func (m *podMemo) prepare(raw []byte) (prepared, bool) {
 	m.made, m.yamlStatus, m.yamlManaged = nil, nil, nil
 	if m.trials.skip() {
-		return prepare(raw, true, &m.dec)
+		return m.w.decode(raw, true)
 	}
 	// The pods of a workload most often come one after the other, or the
 	// workloads' pods in turn (a node's pods, node after node): the
@@ -237,7 +229,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 		return m.prepareFrom(t, raw)
 	}
 	if sniffKind(raw) != "Pod" || !m.cut(raw) {
-		return prepare(raw, true, &m.dec)
+		return m.w.decode(raw, true)
 	}
 	t := m.templates[string(m.makeKey(raw))]
 	if t != nil {
@@ -246,17 +238,17 @@ func (m *podMemo) prepare(raw []byte) prepared {
 	}
 	m.count(false)
 	if len(m.templates) >= maxTemplates {
-		return prepare(raw, true, &m.dec)
+		return m.w.decode(raw, true)
 	}
-	p := prepare(raw, false, &m.dec)
+	p, ok := m.w.decode(raw, false)
 	full, isPod := p.obj.(*v1.Pod)
-	if !isPod || !p.decoded() || p.problems().admitErr != nil {
-		return p // an error is worded alike, lean or not
+	if !ok || !isPod || p.problems().admitErr != nil {
+		return p, ok // an error is worded alike, lean or not
 	}
 	shape := full.DeepCopy()
 	leanPod(shape)
 	p.obj = snapshot.SplitPod(shape)
-	if key := m.makeKey(raw); len(p.problems().unknown) == 0 && !suspiciousNumbers(raw) && len(key) <= maxKeySize {
+	if key := m.makeKey(raw); !suspiciousNumbers(raw) && len(key) <= maxKeySize {
 		key := string(key)
 		fields := make([]volatileField, len(m.spans))
 		for i, sp := range m.spans {
@@ -267,7 +259,7 @@ func (m *podMemo) prepare(raw []byte) prepared {
 		m.follow(t)
 		m.made = t
 	}
-	return p
+	return p, true
 }
 
 // cut records in m.spans where the values of raw's volatile fields are.
@@ -390,16 +382,16 @@ func (m *podMemo) count(made bool) {
 	m.trials.count(made)
 }
 
-// prepareFrom prepares raw, whose key is t's, from t, or as usual when
-// the template cannot make it, and counts the lookup.
-func (m *podMemo) prepareFrom(t *podTemplate, raw []byte) prepared {
+// prepareFrom prepares raw, whose key is t's, from t, or as the worker's
+// decode does when the template cannot make it, and counts the lookup.
+func (m *podMemo) prepareFrom(t *podTemplate, raw []byte) (prepared, bool) {
 	p, ok := m.fromTemplate(t, raw)
 	m.count(ok)
 	if !ok {
-		return prepare(raw, true, &m.dec)
+		return m.w.decode(raw, true)
 	}
 	m.made = t
-	return p
+	return p, true
 }
 
 // candidates returns the two templates most likely to come next: the one
@@ -457,12 +449,12 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 		case fieldManagedFields:
 			if len(t.managed) > 0 {
 				sh := &t.managed[t.lastManaged]
-				if end = m.dec.managedAlike(raw, at, sh.segments); end >= 0 {
+				if end = m.w.dec.managedAlike(raw, at, sh.segments); end >= 0 {
 					m.entries, read = append(m.entries[:0], sh.entries...), true
 					break
 				}
 			}
-			if end = m.dec.leanManagedFieldsAt(raw, at, &m.entries, &t.sets); end >= 0 {
+			if end = m.w.dec.leanManagedFieldsAt(raw, at, &m.entries, &t.sets); end >= 0 {
 				read, m.walked = true, true
 			}
 		case fieldVolumes, fieldMounts:
@@ -477,7 +469,7 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 			// of the template's pods (statusmask.go).
 			if len(t.statuses) > 0 {
 				sh := t.statuses[t.lastStatus]
-				if end, m.start = m.dec.statusAlike(raw, at, sh.segments); end >= 0 {
+				if end, m.start = m.w.dec.statusAlike(raw, at, sh.segments); end >= 0 {
 					read, m.shape = true, sh
 				}
 			}
@@ -548,12 +540,12 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				}
 				continue
 			}
-			if m.dec.leanManagedFields(value, &m.entries, &t.sets) {
+			if m.w.dec.leanManagedFields(value, &m.entries, &t.sets) {
 				pf.ManagedFields, managed = m.entries, m.yamlManaged
 				continue
 			}
 		case fieldCreationTimestamp:
-			if t, ok := m.dec.timeOf(value); ok {
+			if t, ok := m.w.dec.timeOf(value); ok {
 				pf.CreationTimestamp = t
 				continue
 			}
@@ -587,7 +579,7 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				shaped = true
 				continue
 			}
-			if m.dec.leanPodStatus(value, &pf.Status) {
+			if m.w.dec.leanPodStatus(value, &pf.Status) {
 				status, decoded = value, pf.Status
 				continue
 			}
@@ -630,9 +622,9 @@ func (m *podMemo) fromTemplate(t *podTemplate, raw []byte) (prepared, bool) {
 				continue
 			}
 		}
-		m.dec.reuse = s.field == fieldStatus // into conds
-		ok := m.dec.decode(value, target)
-		m.dec.reuse = false
+		m.w.dec.reuse = s.field == fieldStatus // into conds
+		ok := m.w.dec.decode(value, target)
+		m.w.dec.reuse = false
 		if !ok {
 			return prepared{}, false
 		}

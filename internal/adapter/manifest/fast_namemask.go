@@ -2,19 +2,7 @@ package manifest
 
 import (
 	"strings"
-
-	v1 "k8s.io/api/core/v1"
 )
-
-// The API server gives each pod a service account token volume of its
-// own, kube-api-access-xxxxx, projected from the pod's token, the cluster's
-// CA and its namespace, and mounts it in each container: a workload's pods
-// differ in the volume's name and the mounts' names only. A pod memo
-// decodes a pod's volumes and mounts strictly to check them, and a lean
-// load keeps no volume the scheduler does not read (schedulingVolumes): so
-// volumes or mounts whose text is, but for the names, one its template's
-// pods had, which decoded and which lean dropped whole, are known to be
-// the same again without decoding them (knownButNames).
 
 // maxMasked bounds the texts of volumes and mounts a template remembers.
 const maxMasked = 8
@@ -102,45 +90,6 @@ func (m *podMemo) rememberButNames(t *podTemplate) {
 	}
 	t.masked[string(m.masked)] = struct{}{}
 	t.lastMasked[volatileField(m.masked[0])-fieldVolumes] = string(m.masked[1:])
-}
-
-// schedulingVolumes returns the volumes of vols that the scheduler reads:
-// all but projected, secret, config map, downward API and emptyDir volumes,
-// which no filter, score or preemption reads (they hold nothing of the
-// node's: claims, CSI and in-tree disks stay). It returns vols when it
-// keeps them all, nil when it keeps none, and else a new slice.
-func schedulingVolumes(vols []v1.Volume) []v1.Volume {
-	n := 0
-	for i := range vols {
-		if !nodeIndependent(&vols[i].VolumeSource) {
-			n++
-		}
-	}
-	switch n {
-	case len(vols):
-		return vols
-	case 0:
-		return nil
-	}
-	kept := make([]v1.Volume, 0, n)
-	for _, v := range vols {
-		if !nodeIndependent(&v.VolumeSource) {
-			kept = append(kept, v)
-		}
-	}
-	return kept
-}
-
-// nodeIndependent reports whether s is one of the sources schedulingVolumes
-// drops, and no other.
-func nodeIndependent(s *v1.VolumeSource) bool {
-	set := 0
-	for _, p := range []bool{s.Projected != nil, s.Secret != nil, s.ConfigMap != nil, s.DownwardAPI != nil, s.EmptyDir != nil} {
-		if p {
-			set++
-		}
-	}
-	return set == 1 && *s == (v1.VolumeSource{Projected: s.Projected, Secret: s.Secret, ConfigMap: s.ConfigMap, DownwardAPI: s.DownwardAPI, EmptyDir: s.EmptyDir})
 }
 
 // maskYAMLNames appends to dst the byte of f (fieldVolumes or fieldMounts)

@@ -148,7 +148,7 @@ func (d *fastDecoder) statusAlike(data []byte, at int, shape []maskSegment) (end
 func (m *podMemo) knownStatus(t *podTemplate, value []byte, st *v1.PodStatus) *statusShape {
 	for i := range t.statuses {
 		j := (t.lastStatus + i) % len(t.statuses)
-		if end, start := m.dec.statusAlike(value, 0, t.statuses[j].segments); end == len(value) {
+		if end, start := m.w.dec.statusAlike(value, 0, t.statuses[j].segments); end == len(value) {
 			m.setStatus(st, t.statuses[j], start)
 			t.lastStatus = j
 			return t.statuses[j]
@@ -351,7 +351,7 @@ func (d *fastDecoder) statusAlikeYAML(block []byte, shape []maskSegment) (start 
 func (m *podMemo) knownYAMLStatus(t *podTemplate, block []byte) (*statusShape, *metav1.Time, bool) {
 	for i := range t.yamlStatuses {
 		j := (t.lastYAMLStatus + i) % len(t.yamlStatuses)
-		if start, ok := m.dec.statusAlikeYAML(block, t.yamlStatuses[j].segments); ok {
+		if start, ok := m.w.dec.statusAlikeYAML(block, t.yamlStatuses[j].segments); ok {
 			t.lastYAMLStatus = j
 			return t.yamlStatuses[j].json, start, true
 		}

@@ -3,10 +3,9 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
-	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -36,10 +35,6 @@ import (
 // scanner does not walk — it gives up before it has changed the set, and
 // the file is read whole by the general path, which gives the same result
 // or words the error. TestStreamMatchesWhole holds the two paths to that.
-
-// streamMinSize is the smallest file worth streaming: below it, reading
-// the file whole costs little.
-const streamMinSize = 1 << 20
 
 // streamBatch is how many items a worker prepares at a time.
 const streamBatch = 64
@@ -121,16 +116,18 @@ type streamer struct {
 	pool *chunks
 }
 
-// newStreamer starts workers, each preparing with a function preparer
-// returns (Set.preparer).
-func newStreamer(workers int, yaml, duplicates bool, preparer func() (func([]byte) prepared, *podMemo)) *streamer {
+// newStreamer starts workers, each preparing with a worker newWorker
+// returns (Set.newWorker); they stop once ctx is done.
+func newStreamer(ctx context.Context, workers int, yaml, duplicates bool, newWorker func() *worker) *streamer {
 	st := &streamer{yaml: yaml, duplicates: duplicates, work: make(chan *itemBatch, 2*workers), pool: newChunks()}
 	for range workers {
 		st.wg.Go(func() {
-			scratch := yamlScratch{blocks: newYAMLBlocks()}
-			prep, memo := preparer()
+			w := newWorker()
 			for b := range st.work {
-				st.prepareBatch(b, &scratch, prep, memo)
+				if ctx.Err() != nil {
+					st.declined.Store(true)
+				}
+				st.prepareBatch(b, w)
 			}
 		})
 	}
@@ -140,11 +137,15 @@ func newStreamer(workers int, yaml, duplicates bool, preparer func() (func([]byt
 // setLineStart records the line that starts an element of the List.
 func (st *streamer) setLineStart(next []byte) { st.lineStart = next }
 
-// prepareBatch converts (YAML, with the worker's scratch) and prepares
-// (with the worker's prep) every item of b; memo, when set, is prep's,
-// which reads a loose YAML item of a pod of a shape it knows without
-// converting all of it (yamlmemo.go).
-func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([]byte) prepared, memo *podMemo) {
+// prepareBatch converts (YAML) and prepares every item of b with w, a
+// worker of the fast path, whose memo (if any) reads a loose YAML item of
+// a pod of a shape it knows without converting all of it (yamlmemo.go).
+// A JSON item the fast path does not prepare is prepared by the general
+// path and checked to be JSON as the decoder of the whole List would
+// check it (validJSON): what is not declines the List, for the general
+// path to word its error.
+func (st *streamer) prepareBatch(b *itemBatch, w *worker) {
+	scratch, memo := &w.fast.scratch, w.fast.memo
 	b.preps = make([]preparedItem, len(b.raw))
 	var last *prepared // the like of the item before
 	for i := 0; i < len(b.raw); i++ {
@@ -177,11 +178,9 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 				return
 			}
 		}
-		p := prep(raw)
-		b.preps[i] = keep(p, last)
-		last = b.preps[i].like
-		if item != nil && memo != nil {
-			memo.noteYAMLItem(item)
+		p, fast := w.fast.prepare(raw)
+		if !fast {
+			p = prepare(raw, w.lean)
 		}
 		if !st.yaml && b.loose[i] && !p.decoded() && !oneValue(raw) {
 			// Several elements (a decoded object is one value), of
@@ -199,6 +198,15 @@ func (st *streamer) prepareBatch(b *itemBatch, scratch *yamlScratch, prep func([
 			b.split(i, pieces)
 			i--
 			continue
+		}
+		if !st.yaml && !fast && !validJSON(raw) {
+			st.declined.Store(true)
+			return
+		}
+		b.preps[i] = keep(p, last)
+		last = b.preps[i].like
+		if item != nil && memo != nil {
+			memo.noteYAMLItem(item)
 		}
 		if p.decoded() {
 			// commit needs the JSON only to word an error; the decoded
@@ -298,38 +306,41 @@ func convertYAMLItem(doc []byte, duplicates bool, scratch *yamlScratch) ([]byte,
 	return raw, bytes.HasPrefix(raw, []byte("{"))
 }
 
-// streamFile reads the List in f (named path) into the set as AddBytes
-// would. It returns false, having changed nothing, when the file is not
-// one it reads; the caller then reads the file whole from its start.
-func (s *Set) streamFile(path string, f *os.File) (bool, error) {
-	r := bufio.NewReaderSize(f, streamChunk)
-	peek, err := r.Peek(4 << 10)
+// streamList reads the List r holds (named name) into the set as the
+// general path would read it whole (addData), and reports done; it
+// declines (done false) having changed nothing when r holds anything
+// else, or a List it does not cut or convert as the general path would.
+func (s *Set) streamList(ctx context.Context, name string, r io.Reader) (done bool, err error) {
+	br := bufio.NewReaderSize(r, streamChunk)
+	peek, err := br.Peek(4 << 10)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return true, fileError(path, err)
+		return true, readFailure(name, err)
 	}
 	t := bytes.TrimLeftFunc(peek, unicode.IsSpace)
 	if len(t) == 0 {
 		return false, nil
 	}
-	workers := s.opts.Parallelism
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	isJSON := t[0] == '{'
-	st := newStreamer(workers, !isJSON, s.opts.Validation != ValidateIgnore, s.preparer)
+	st := newStreamer(ctx, s.workers(), !isJSON, s.opts.Validation != ValidateIgnore, s.newWorker)
 	var rest []byte
 	if isJSON {
-		rest, err = cutJSONList(r, st.pool, st.add, st.setLineStart, st.split.Load)
+		rest, err = cutJSONList(ctx, br, st.pool, st.add, st.setLineStart, st.split.Load)
 	} else {
-		rest, err = cutYAMLList(r, st.pool, st.add)
+		rest, err = cutYAMLList(ctx, br, st.pool, st.add)
 	}
 	st.pool.done()
 	converted := st.wait()
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
 	var readErr *readError
 	switch {
 	case errors.As(err, &readErr):
-		return true, fileError(path, readErr.err)
+		return true, readFailure(name, readErr.err)
 	case err != nil || !converted:
+		return false, nil
+	}
+	if isJSON && !validJSON(rest) {
 		return false, nil
 	}
 	if !isJSON {
@@ -338,12 +349,12 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 			return false, nil
 		}
 	}
-	h, ok := scanHeader(rest)
-	if !ok || h.Kind != "List" || h.APIVersion == "" {
+	h, herr := readHeader(rest)
+	if herr != nil || h.Kind != "List" || h.APIVersion == "" {
 		return false, nil
 	}
-	// As AddBytes adds a List read whole (addList, addItems).
-	if _, err := s.checkList(path, rest, h.short(), 0); err != nil {
+	// As the general path adds a List read whole (addList).
+	if _, err := s.checkList(name, rest, h, 0); err != nil {
 		return true, err
 	}
 	n := 0
@@ -353,8 +364,11 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 	s.reserve(n)
 	i := 0
 	for k, b := range st.batches {
+		if err := ctx.Err(); err != nil {
+			return true, err
+		}
 		for j := range b.raw {
-			if err := s.commitItem(path, i, b.raw[j], b.preps[j].prepared(), 0); err != nil {
+			if err := s.commitItem(ctx, name, i, b.raw[j], b.preps[j].prepared(), 0); err != nil {
 				return true, err
 			}
 			i++
@@ -364,6 +378,23 @@ func (s *Set) streamFile(path string, f *os.File) (bool, error) {
 	return true, nil
 }
 
+// readFailure is the error of a failure to read name: the bound's own
+// (read.go), or one naming the file or standard input.
+func readFailure(name string, err error) error {
+	var ie *InputError
+	switch {
+	case errors.As(err, &ie):
+		return err
+	case name == StdinName:
+		return &InputError{Source: name, Detail: "cannot read: " + err.Error(), Err: err}
+	}
+	return fileError(name, err)
+}
+
+// validJSON reports whether data is one JSON value and space, as
+// encoding/json would accept it (validValue).
+func validJSON(data []byte) bool { return onlySpaceAfter(data, validValue(data, 0)) }
+
 // readError is a failure to read the file (not a decline).
 type readError struct{ err error }
 
@@ -371,6 +402,7 @@ func (e *readError) Error() string { return e.err.Error() }
 
 // window is the part of a file read and not yet consumed.
 type window struct {
+	ctx context.Context
 	r   io.Reader
 	buf []byte
 	eof bool
@@ -381,8 +413,8 @@ type window struct {
 
 // newWindow returns a window on r holding first, reading into pool's
 // buffers.
-func newWindow(r io.Reader, pool *chunks, first []byte) *window {
-	w := &window{r: r, pool: pool}
+func newWindow(ctx context.Context, r io.Reader, pool *chunks, first []byte) *window {
+	w := &window{ctx: ctx, r: r, pool: pool}
 	w.buf = append(pool.get(0, max(streamChunk, len(first))), first...)
 	pool.use(w.buf)
 	return w
@@ -391,10 +423,13 @@ func newWindow(r io.Reader, pool *chunks, first []byte) *window {
 // more reads the next chunk, keeping buf[keep:] (which moves to the front
 // of a new buf: the items cut from the old one are slices of it, handed
 // over without a copy); it returns how far positions moved, or an error
-// at the end of the input.
+// at the end of the input (or once its context is done).
 func (w *window) more(keep int) (int, error) {
 	if w.eof {
 		return 0, io.EOF
+	}
+	if err := w.ctx.Err(); err != nil {
+		return 0, &readError{err}
 	}
 	n := len(w.buf) - keep
 	next := w.pool.get(n, max(n+streamChunk, 2*n))
@@ -418,8 +453,8 @@ func (w *window) more(keep int) (int, error) {
 // addList cuts it. It returns errDecline for anything else: another
 // shape, a second document, a structure the scanner does not walk. lines
 // and firstMissed are cutJSONItems'.
-func cutJSONList(r io.Reader, pool *chunks, item func(data []byte, loose bool), lines func(next []byte), firstMissed func() bool) ([]byte, error) {
-	w := newWindow(r, pool, nil)
+func cutJSONList(ctx context.Context, r io.Reader, pool *chunks, item func(data []byte, loose bool), lines func(next []byte), firstMissed func() bool) ([]byte, error) {
+	w := newWindow(ctx, r, pool, nil)
 	var rest []byte
 	i := 0    // the next byte to read
 	mark := 0 // the first byte not yet copied to rest
@@ -795,7 +830,7 @@ func oneValue(data []byte) bool { return onlySpaceAfter(data, skipValue(data, 0)
 // line starts an item, or the cutter declines) and is handed over loose,
 // for the worker to check its lines as the cutter would (yamlItemLines);
 // the last, with no such line after it, goes through the cutter.
-func cutYAMLList(r *bufio.Reader, pool *chunks, item func([]byte, bool)) ([]byte, error) {
+func cutYAMLList(ctx context.Context, r *bufio.Reader, pool *chunks, item func([]byte, bool)) ([]byte, error) {
 	c := yamlListCutter{item: func(b []byte) { item(b, false) }}
 	items := 0
 	var long []byte
@@ -820,7 +855,7 @@ func cutYAMLList(r *bufio.Reader, pool *chunks, item func([]byte, bool)) ([]byte
 				if items++; items == 2 && err == nil {
 					// The second item has begun: the rest in bulk.
 					c.cur = nil
-					return cutYAMLItems(&c, r, pool, bytes.Clone(line), item)
+					return cutYAMLItems(ctx, &c, r, pool, bytes.Clone(line), item)
 				}
 			}
 		}
@@ -854,8 +889,8 @@ func cutterLine(c *yamlListCutter, line []byte) bool {
 // cutYAMLItems cuts the items of a List from the one starting with first
 // (its first line, read already), each to the next line starting with
 // "- ", and gives the rest from the last item on to the cutter c.
-func cutYAMLItems(c *yamlListCutter, r io.Reader, pool *chunks, first []byte, item func([]byte, bool)) ([]byte, error) {
-	w := newWindow(r, pool, first)
+func cutYAMLItems(ctx context.Context, c *yamlListCutter, r io.Reader, pool *chunks, first []byte, item func([]byte, bool)) ([]byte, error) {
+	w := newWindow(ctx, r, pool, first)
 	start := 0 // the item being cut
 	for {
 		if j := bytes.Index(w.buf[start+1:], []byte("\n- ")); j >= 0 {

@@ -3,6 +3,7 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,10 +15,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // streamCase is a file for the streaming reader and the whole-file path
@@ -113,7 +111,7 @@ func streamCases(t *testing.T) map[string]streamCase {
 		"YAML, two documents":          {data: append(append(bytes.Clone(yamlList), "---\n"...), yamlList...)},
 		"duplicate key in a YAML item": {data: bytes.Replace(yamlList, []byte("\n  kind: Node\n"), []byte("\n  kind: Node\n  kind: Node\n"), 1), streamedIgnoring: true},
 		"escaped key":                  {data: bytes.Replace(jsonList, []byte("\"items\""), []byte("\"it\\u0065ms\""), 1)},
-		"deep nesting":                 {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": [` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `]}`), streamed: true},
+		"deep nesting":                 {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": [` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `]}`)},
 		"deep nesting, unclosed":       {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": [` + strings.Repeat("[", 20000) + `]}`)},
 		"a 10 MB line":                 {data: []byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a", "annotations": {"a": "` + strings.Repeat("x", 10<<20) + `"}}}]}`), streamed: true},
 		"a 10 MB YAML line":            {data: []byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: a\n    annotations:\n      a: " + strings.Repeat("x", 10<<20) + "\nkind: List\n"), streamed: true},
@@ -147,127 +145,6 @@ func editItem(t *testing.T, list []byte, sep string, i int, old, repl string) []
 	return bytes.Join(items, []byte(sep))
 }
 
-// TestStreamMatchesWhole reads each case as a file both ways — streamed,
-// and read whole — under each --validate mode: the objects, warnings,
-// skipped lines, origins and errors must be the same, and the files the
-// streaming reader is meant for must be streamed.
-func TestStreamMatchesWhole(t *testing.T) {
-	dir := t.TempDir()
-	for name, tc := range streamCases(t) {
-		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
-		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range []FieldValidation{ValidateStrict, ValidateWarn, ValidateIgnore} {
-			want := 0
-			if tc.streamed || tc.streamedIgnoring && v == ValidateIgnore {
-				want = 1
-			}
-			for _, lean := range []bool{false, true} {
-				if got, _ := compareLoads(t, name, path, v, lean); got != want {
-					t.Errorf("%s, %s, lean %v: streamed %d files, want %d", name, v, lean, got, want)
-				}
-			}
-		}
-	}
-}
-
-// FuzzStreamMatchesWhole: whatever the file, the streaming reader and the
-// whole-file path agree (or the streaming reader declines).
-func FuzzStreamMatchesWhole(f *testing.F) {
-	f.Add([]byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]}`))
-	f.Add([]byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: a\nkind: List\n"))
-	f.Add([]byte("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: a\n  spec:\n    containers:\n    - name: c\n      image: i\n      resources:\n        requests:\n          cpu: 1\nkind: List\n"))
-	f.Add([]byte(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "n"}, "spec": {"nodeName": "x", "containers": [{"name": "c", "image": "i", "env": [{"name": "A"}]}]}}, 1]}`))
-	f.Add([]byte("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"a\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"b\"}\n        },\n        {\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"c\"}}\n    ],\n    \"kind\": \"List\"\n}\n"))
-	f.Add([]byte("{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\"}},\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\":\n{\"name\": \"b\"}},\n{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"c\"}}\n]}"))
-	// Items that start otherwise than the first (cut with the one before,
-	// then apart), and an object inside one that starts as they do.
-	f.Add([]byte("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"a\"}\n        },\n        {\n            \"kind\": \"Namespace\",\n            \"apiVersion\": \"v1\",\n            \"metadata\": {\"name\": \"b\"}\n        },\n        {\n            \"kind\": \"Namespace\",\n            \"apiVersion\": \"v1\",\n            \"metadata\": {\"name\": \"c\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"d\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"e\"}\n        }\n    ],\n    \"kind\": \"List\"\n}\n"))
-	f.Add([]byte("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"a\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\":\n        {\n            \"apiVersion\": \"v1\", \"name\": \"b\"}\n        },\n        {\n            \"apiVersion\": \"v1\",\n            \"kind\": \"Namespace\",\n            \"metadata\": {\"name\": \"c\"}\n        }\n    ],\n    \"kind\": \"List\"\n}\n"))
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(dir, "f")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		compareStreamed(t, "fuzz", path, ValidateStrict)
-		compareStreamed(t, "fuzz", path, ValidateIgnore)
-		compareLoads(t, "fuzz", path, ValidateStrict, true)
-	})
-}
-
-// compareStreamed reads path streamed and whole under v and fails on any
-// difference; it returns how many files the streaming reader read.
-func compareStreamed(t *testing.T, name, path string, v FieldValidation) int {
-	t.Helper()
-	streamed, _ := compareLoads(t, name, path, v, false)
-	return streamed
-}
-
-// compareLoads reads path streamed and whole under v, lean or not, and
-// fails on any difference. Lean, the file read whole without the pod memo
-// is the reference for the file streamed and for it read whole, both with
-// the memo. It returns how many files the streaming reader read and how
-// many pods the memo prepared from a template.
-func compareLoads(t *testing.T, name, path string, v FieldValidation, lean bool) (int, int) {
-	t.Helper()
-	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
-	load := func(streamMin int64, noMemo bool) (*Set, string) {
-		s := NewSetWith(Options{Validation: v, Parallelism: 3, Lean: lean})
-		s.streamMin, s.noMemo = streamMin, noMemo
-		err := s.AddPath(path)
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("%s, %s: the error is not one line: %q", name, v, err)
-			}
-			return s, err.Error()
-		}
-		return s, ""
-	}
-	whole, wholeErr := load(math.MaxInt64, true)
-	if whole.streamed != 0 {
-		t.Fatalf("%s: read whole, yet streamed", name)
-	}
-	others := map[string]func() (*Set, string){"streamed": func() (*Set, string) { return load(1, false) }}
-	if lean {
-		others["whole, memo"] = func() (*Set, string) { return load(math.MaxInt64, false) }
-	}
-	var streamedFiles int
-	var hits int
-	for how, read := range others {
-		other, otherErr := read()
-		hits += other.memoHits()
-		if how == "streamed" {
-			streamedFiles = other.streamed
-		}
-		if wholeErr != otherErr {
-			t.Errorf("%s, %s, lean %v: errors differ:\nwhole:    %s\n%s: %s", name, v, lean, wholeErr, how, otherErr)
-		}
-		if wholeErr != "" {
-			continue
-		}
-		if diff := cmp.Diff(whole.Objects, other.Objects, opts); diff != "" {
-			t.Errorf("%s, %s, lean %v: objects differ (-whole +%s):\n%s", name, v, lean, how, diff)
-		}
-		if diff := cmp.Diff(whole.Warnings, other.Warnings); diff != "" {
-			t.Errorf("%s, %s, lean %v: warnings differ (-whole +%s):\n%s", name, v, lean, how, diff)
-		}
-		if diff := cmp.Diff(whole.Skipped, other.Skipped); diff != "" {
-			t.Errorf("%s, %s, lean %v: skipped differ (-whole +%s):\n%s", name, v, lean, how, diff)
-		}
-		wholePods, wholeGiven := setPods(whole)
-		_, otherGiven := setPods(other)
-		for i, p := range wholeGiven {
-			q := otherGiven[i]
-			if whole.Origin(p) != other.Origin(q) || whole.NamespaceGiven(p) != other.NamespaceGiven(q) {
-				t.Errorf("%s, %s: pod %s: origin %q, namespace given %v; %s %q, %v", name, v, wholePods[i].Name, whole.Origin(p), whole.NamespaceGiven(p), how, other.Origin(q), other.NamespaceGiven(q))
-			}
-		}
-	}
-	return streamedFiles, hits
-}
-
 // TestStreamErrors: the bad inputs around the streaming reader each get
 // their one-line error naming the file, the item and the field.
 func TestStreamErrors(t *testing.T) {
@@ -279,7 +156,7 @@ func TestStreamErrors(t *testing.T) {
 		"wrong kind in a List":            "f items[50]: kind: nested List",
 		"a 10 MB line":                    "f items[0]: Namespace a: metadata.annotations: Too long: may not be more than 262144 bytes",
 		"a 10 MB YAML line":               "f items[0]: Namespace a: metadata.annotations: Too long: may not be more than 262144 bytes",
-		"deep nesting":                    "f items[0]: expected a Kubernetes object (a mapping with apiVersion and kind)",
+		"deep nesting":                    "f#1: malformed YAML/JSON: invalid character '[' exceeded max depth",
 		"deep nesting, unclosed":          "f#1: malformed YAML/JSON: invalid character '[' exceeded max depth",
 		"bad apiVersion in an item, YAML": `f items[30]: Pod shop/web-003-4: apiVersion: unsupported "v2" (want "v1")`,
 		"unknown field in the List":       `f: List: unknown field "extra" (strict decoding; --validate=warn or ignore to accept)`,
@@ -324,7 +201,7 @@ func TestCutJSONByLines(t *testing.T) {
 	} {
 		var got [][]byte
 		loose := 0
-		rest, err := cutJSONList(bytes.NewReader(tc.data), nil, func(b []byte, l bool) {
+		rest, err := cutJSONList(context.Background(), bytes.NewReader(tc.data), nil, func(b []byte, l bool) {
 			got = append(got, b)
 			if l {
 				loose++
@@ -370,7 +247,7 @@ func TestCutYAMLInBulk(t *testing.T) {
 	}
 	var got [][]byte
 	loose := 0
-	rest, err := cutYAMLList(bufio.NewReaderSize(bytes.NewReader(data), 4096), nil, func(b []byte, l bool) {
+	rest, err := cutYAMLList(context.Background(), bufio.NewReaderSize(bytes.NewReader(data), 4096), nil, func(b []byte, l bool) {
 		if l {
 			loose++
 			var ok bool
@@ -539,9 +416,9 @@ func FuzzIndexLineStart(f *testing.F) {
 	})
 }
 
-// TestReadWhole: readWhole reads a regular file as os.ReadFile does, from
-// where it stands, and whatever its size.
-func TestReadWhole(t *testing.T) {
+// TestReadOpened: readOpened reads a regular file as os.ReadFile does,
+// from where it stands, and whatever its size.
+func TestReadOpened(t *testing.T) {
 	dir := t.TempDir()
 	for _, size := range []int{0, 1, 511, 512, 513, 1 << 20} {
 		path := filepath.Join(dir, fmt.Sprint(size))
@@ -549,12 +426,11 @@ func TestReadWhole(t *testing.T) {
 		if err := os.WriteFile(path, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(path)
+		f, n, err := openFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, _ := f.Stat()
-		got, err := readWhole(f, info)
+		got, err := readOpened(path, f, n)
 		_ = f.Close()
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("size %d: read %d bytes, %v", size, len(got), err)

@@ -26,10 +26,8 @@ func fastYAMLToJSON(doc []byte) ([]byte, bool) {
 // yamlScratch is memory fastYAMLToJSONWith reuses from one document to
 // the next: a converting goroutine holds one.
 type yamlScratch struct {
-	// blocks, when set, remembers converted blocks (yamlBlocks).
-	blocks *yamlBlocks
-	lines  []yamlLine
-	keys   [][]byte
+	lines []yamlLine
+	keys  [][]byte
 	// out is a JSON buffer handed back with recycle once the document
 	// converted into it is no longer needed.
 	out []byte
@@ -74,7 +72,7 @@ func (s *yamlScratch) split(doc []byte) []yamlLine {
 func convertYAMLLines(lines []yamlLine, size int, scratch *yamlScratch) ([]byte, bool) {
 	p := yamlParser{lines: lines}
 	if scratch != nil {
-		p.blocks, p.keys = scratch.blocks, scratch.keys[:0]
+		p.keys = scratch.keys[:0]
 		defer func() { scratch.keys = p.keys[:0] }()
 	}
 	p.skipBlank()
@@ -154,100 +152,10 @@ type yamlParser struct {
 	lines []yamlLine
 	i     int
 	out   []byte
-	// depth is how many mappings the line p.i is in; blocks, when set,
-	// converts the nested blocks of the keys at depth 2 once.
-	depth  int
-	blocks *yamlBlocks
-	// keys are the keys of the mappings being converted, innermost last.
-	keys [][]byte
-}
-
-// The items of a List of pods repeat most of their blocks — a workload's
-// labels, owner references, containers and tolerations are written alike
-// in each of its pods. yamlBlocks remembers, for one converting
-// goroutine, the JSON of the nested blocks of the keys at depth 2 (the
-// keys of an item's metadata, spec and status) by their lines: a block
-// converts to the same JSON wherever it is, and it ends at the same line
-// (the first line not indented more, nor a sequence entry at the key's
-// indentation). Blocks that did not convert are not remembered.
-
-// Bounds of yamlBlocks: how many blocks, and how long each.
-const (
-	maxYAMLBlocks    = 4096
-	maxYAMLBlockSize = 64 << 10
-)
-
-// yamlBlocks is the JSON of converted blocks, by their indentation and
-// lines.
-type yamlBlocks struct {
-	json map[string][]byte
-	key  []byte
-	// trials decides when blocks are looked up (trials.go).
-	trials trials
-}
-
-// A block memo's trials: yamlBlocksTrial blocks, then yamlBlocksPause
-// converted without a lookup after one that found little.
-const (
-	yamlBlocksTrial = 2048
-	yamlBlocksPause = 8 * yamlBlocksTrial
-)
-
-func newYAMLBlocks() *yamlBlocks {
-	return &yamlBlocks{json: map[string][]byte{}, trials: trials{size: yamlBlocksTrial, pause: yamlBlocksPause}}
-}
-
-// block converts the nested block of a key at indent (whose line was the
-// one before p.i) through p.blocks. done is false when there is no such
-// block, for value to read what follows; ok is whether it converted.
-func (p *yamlParser) block(indent int, inMapping bool) (done, ok bool) {
-	end := p.i
-	for j := p.i; j < len(p.lines); j++ {
-		l := p.lines[j]
-		if len(l.content) == 0 {
-			continue
-		}
-		if l.indent <= indent && !(inMapping && l.indent == indent && isSeqEntry(l.content)) {
-			break
-		}
-		end = j + 1
-	}
-	if end == p.i {
-		return false, false
-	}
-	b := p.blocks
-	key := append(b.key[:0], byte(indent>>8), byte(indent), 0)
-	if inMapping {
-		key[2] = 1
-	}
-	for _, l := range p.lines[p.i:end] {
-		key = append(key, l.raw...)
-		key = append(key, '\n')
-	}
-	b.key = key
-	out, hit := b.json[string(key)]
-	b.trials.count(hit)
-	if hit {
-		p.out = append(p.out, out...)
-		p.i = end
-		return true, true
-	}
-	start := len(p.out)
-	if !p.nested(indent, inMapping) {
-		return true, false
-	}
-	if p.i < end {
-		return true, true // ended elsewhere: not remembered
-	}
-	for _, l := range p.lines[end:p.i] {
-		if len(l.content) != 0 {
-			return true, true // ended elsewhere: not remembered
-		}
-	}
-	if len(b.json) < maxYAMLBlocks && len(p.out)-start <= maxYAMLBlockSize {
-		b.json[string(key)] = bytes.Clone(p.out[start:])
-	}
-	return true, true
+	// keys are the keys of the mappings being converted, innermost last,
+	// and starts where their members start in out.
+	keys   [][]byte
+	starts []int
 }
 
 func (p *yamlParser) skipBlank() {
@@ -274,12 +182,13 @@ func isSeqEntry(content []byte) bool {
 
 // mapping converts the block mapping at p.i, whose keys are at indent.
 func (p *yamlParser) mapping(indent int) bool {
-	p.depth++
-	defer func() { p.depth-- }()
+	open := len(p.out)
 	p.out = append(p.out, '{')
-	// This mapping's keys are p.keys[base:], for duplicates.
+	// This mapping's keys are p.keys[base:], for duplicates, and where
+	// each member starts in p.out p.starts[base:].
 	base := len(p.keys)
-	defer func() { p.keys = p.keys[:base] }()
+	defer func() { p.keys, p.starts = p.keys[:base], p.starts[:base] }()
+	inOrder := true
 	first := true
 	for {
 		p.skipBlank()
@@ -302,11 +211,15 @@ func (p *yamlParser) mapping(indent int) bool {
 				return false // a duplicate: the generic path names it
 			}
 		}
+		if len(p.keys) > base && bytes.Compare(p.keys[len(p.keys)-1], key) > 0 {
+			inOrder = false
+		}
 		p.keys = append(p.keys, key)
 		if !first {
 			p.out = append(p.out, ',')
 		}
 		first = false
+		p.starts = append(p.starts, len(p.out))
 		p.out = appendJSONString(p.out, key)
 		p.out = append(p.out, ':')
 		p.i++
@@ -314,8 +227,40 @@ func (p *yamlParser) mapping(indent int) bool {
 			return false
 		}
 	}
+	if !inOrder {
+		p.out = sortMembers(p.out, open, p.starts[base:], p.keys[base:])
+	}
 	p.out = append(p.out, '}')
 	return true
+}
+
+// sortMembers puts the members of the JSON object out[open:] (its closing
+// brace not yet written), which start at starts and have keys, in the
+// order of their keys, as sigs.k8s.io/yaml writes them (through a map,
+// which encoding/json writes in that order); the generic converter's JSON
+// and the fast converter's then decode alike, problems and all.
+func sortMembers(out []byte, open int, starts []int, keys [][]byte) []byte {
+	type member struct {
+		key  []byte
+		text []byte
+	}
+	members := make([]member, len(starts))
+	for i, start := range starts {
+		end := len(out)
+		if i+1 < len(starts) {
+			end = starts[i+1] - 1 // the comma
+		}
+		members[i] = member{keys[i], out[start:end]}
+	}
+	slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
+	sorted := make([]byte, 0, len(out)-open)
+	for i, m := range members {
+		if i > 0 {
+			sorted = append(sorted, ',')
+		}
+		sorted = append(sorted, m.text...)
+	}
+	return append(out[:open+1], sorted...)
 }
 
 // value converts the value of a key (or of a sequence entry) at indent
@@ -329,11 +274,6 @@ func (p *yamlParser) value(indent int, rest []byte, inMapping bool) bool {
 		return p.scalar(rest)
 	}
 	p.skipBlank()
-	if b := p.blocks; b != nil && p.depth == 2 && !b.trials.skip() {
-		if done, ok := p.block(indent, inMapping); done {
-			return ok
-		}
-	}
 	return p.nested(indent, inMapping)
 }
 
@@ -472,7 +412,7 @@ func (p *yamlParser) scalar(s []byte) bool {
 		p.out = append(p.out, "null"...)
 		return true
 	}
-	if isDecimalInt(s) {
+	if yamlInt(s) {
 		p.out = append(p.out, s...)
 		return true
 	}
@@ -555,17 +495,24 @@ func appendFlow(out, s []byte, depth int) (_, rest []byte, ok bool) {
 	if len(s) > 0 && s[0] == end {
 		return append(out, end), s[1:], true
 	}
-	var keys []string
+	start := len(out) - 1
+	var keys [][]byte
+	var starts []int
+	inOrder := true
 	for {
 		if len(s) == 0 {
 			return out, s, false
 		}
 		if open == '{' {
 			var key string
-			if key, s, ok = flowKey(s); !ok || slices.Contains(keys, key) {
+			if key, s, ok = flowKey(s); !ok || slices.ContainsFunc(keys, func(k []byte) bool { return string(k) == key }) {
 				return out, s, false
 			}
-			keys = append(keys, key)
+			if len(keys) > 0 && string(keys[len(keys)-1]) > key {
+				inOrder = false
+			}
+			keys = append(keys, []byte(key))
+			starts = append(starts, len(out))
 			out = appendJSONString(out, key)
 			out = append(out, ':')
 		}
@@ -578,6 +525,9 @@ func appendFlow(out, s []byte, depth int) (_, rest []byte, ok bool) {
 		}
 		switch s[0] {
 		case end:
+			if !inOrder {
+				out = sortMembers(out, start, starts, keys)
+			}
 			return append(out, end), s[1:], true
 		case ',':
 			s = trimFlowSpace(s[1:])
@@ -628,7 +578,7 @@ func appendFlowNode(out, s []byte, depth int) (_, rest []byte, ok bool) {
 	case "~":
 		return append(out, "null"...), rest, true
 	}
-	if isDecimalInt(tok) {
+	if yamlInt(tok) {
 		return append(out, tok...), rest, true
 	}
 	return appendJSONString(out, tok), rest, isPlainString(tok)

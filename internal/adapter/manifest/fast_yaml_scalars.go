@@ -44,6 +44,11 @@ func isDecimalInt(s []byte) bool {
 	return true
 }
 
+// yamlInt reports whether a plain scalar is an integer the converter
+// writes to JSON as it is (isDecimalInt), as the generic converter writes
+// it: not "-0", which that writes as 0.
+func yamlInt(s []byte) bool { return isDecimalInt(s) && string(s) != "-0" }
+
 // isPlainString reports whether a plain scalar can only be a string:
 // it starts like no other kind of node, contains no comment or mapping
 // indicator, is not one of YAML 1.1's spellings of booleans and nulls,

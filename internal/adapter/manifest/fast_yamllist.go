@@ -5,48 +5,16 @@ import (
 )
 
 // A YAML List as `kubectl get -o yaml` writes it is one document of tens
-// of megabytes: converting it to JSON in one piece is the slowest part of a
-// load, and cannot use more than one core. splitYAMLList cuts such a
-// document into its items by their lines (each item starts with "- " in
-// the first column), so that the items are converted one by one, in
-// parallel. Anything it does not recognise — an indented sequence, a
-// comment or a tab in the first column, an item that does not convert on
-// its own (an alias to another item's anchor) — sends the document
-// through the whole-document conversion instead, which gives the same
-// result or words the error.
+// of megabytes or more: converting it to JSON in one piece is the slowest
+// part of a load, and cannot use more than one core. The streaming reader
+// (fast_stream.go) cuts such a document into its items by their lines
+// (each item starts with "- " in the first column), so that the items are
+// converted one by one, in parallel. Anything the cutter does not
+// recognise — an indented sequence, a comment or a tab in the first
+// column — declines the document, for the general path to convert whole.
 
-// yamlList is a YAML List document cut into the List without its items
-// and each item, all still YAML.
-type yamlList struct {
-	rest  []byte
-	items [][]byte
-}
-
-// splitYAMLList cuts doc into a yamlList, or returns false.
-func splitYAMLList(doc []byte) (yamlList, bool) {
-	var l yamlList
-	c := yamlListCutter{item: func(item []byte) { l.items = append(l.items, item) }}
-	for len(doc) > 0 {
-		line := doc
-		if i := bytes.IndexByte(doc, '\n'); i >= 0 {
-			line, doc = doc[:i+1], doc[i+1:]
-		} else {
-			doc = nil
-		}
-		if !c.line(line) {
-			return yamlList{}, false
-		}
-	}
-	rest, ok := c.end()
-	if !ok || len(l.items) == 0 {
-		return yamlList{}, false
-	}
-	l.rest = rest
-	return l, true
-}
-
-// yamlListCutter cuts a YAML List into its items line by line, for
-// splitYAMLList and for the streaming reader (stream.go): each line is
+// yamlListCutter cuts a YAML List into its items line by line, for the
+// streaming reader (fast_stream.go): each line is
 // given to line, which returns false when the document is not one it cuts;
 // each item is given to item as soon as it is complete; end returns the
 // List without its items, or false.
@@ -134,59 +102,6 @@ func (c *yamlListCutter) flush() {
 func (c *yamlListCutter) end() ([]byte, bool) {
 	c.flush()
 	return c.rest, c.found
-}
-
-// convertedList is a YAML List converted to JSON: the List with
-// "items": null, and each item.
-type convertedList struct {
-	rest   []byte
-	header objectHeader
-	items  [][]byte
-}
-
-// convertYAMLList converts the parts of l to JSON in parallel (dropping
-// l's YAML as it goes), or returns false when one does not convert on its
-// own or l is not a List. With duplicates, a
-// duplicate key anywhere also returns false: the whole document's
-// conversion then names the first one, as it appears in the document.
-func (s *Set) convertYAMLList(l yamlList, duplicates bool) (convertedList, bool) {
-	c := convertedList{items: make([][]byte, len(l.items))}
-	var ok bool
-	if c.rest, ok = convertYAMLItem(l.rest, duplicates, nil); !ok {
-		return convertedList{}, false
-	}
-	// Only a List is read by parts (anything else with an items key is
-	// converted whole, and refused or skipped as it would be then).
-	h, ok := scanHeader(c.rest)
-	if !ok || !isListKind(h.Kind) || h.APIVersion == "" {
-		return convertedList{}, false
-	}
-	c.header = h.short()
-	failed := make([]bool, len(l.items))
-	s.parallelEach(len(l.items), func() func(int) {
-		// A goroutine's own line buffer and block memo; its output is
-		// kept, so never recycled.
-		scratch := yamlScratch{blocks: newYAMLBlocks()}
-		return func(i int) {
-			var ok bool
-			if c.items[i], ok = convertYAMLItem(l.items[i], duplicates, &scratch); !ok {
-				failed[i] = true
-			}
-			l.items[i] = nil // the YAML is no longer needed
-		}
-	})
-	for _, f := range failed {
-		if f {
-			return convertedList{}, false
-		}
-	}
-	return c, true
-}
-
-// addConvertedList adds a List converted by parts, as addList adds one
-// converted whole.
-func (s *Set) addConvertedList(src string, c convertedList) error {
-	return s.addItems(src, c.rest, c.header, c.items, 0)
 }
 
 // startsWithKey reports whether line starts with a plain mapping key and

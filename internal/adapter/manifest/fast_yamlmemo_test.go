@@ -116,8 +116,8 @@ func TestYAMLMemo(t *testing.T) {
 		t.Fatalf("%d items, want %d", len(items), len(objs))
 	}
 	hits := 0
-	m := newPodMemo(&hits)
-	scratch := yamlScratch{blocks: newYAMLBlocks()}
+	m := newTestMemo(&hits)
+	scratch := yamlScratch{}
 	fromYAML := 0
 	for i, item := range items {
 		got, ok := m.prepareYAMLItem(item, &scratch)
@@ -128,7 +128,7 @@ func TestYAMLMemo(t *testing.T) {
 			if !ok {
 				t.Fatalf("item %d does not convert: %q", i, item)
 			}
-			got = m.prepare(raw)
+			got = testPrepare(m, raw)
 			if fast {
 				m.noteYAMLItem(item)
 			}
@@ -154,7 +154,7 @@ func sameAsPrepared(item []byte, got prepared) string {
 	if !ok {
 		return "the item does not convert"
 	}
-	want := prepare(raw, true, &fastDecoder{})
+	want := prepare(raw, true)
 	if got.decoded() != want.decoded() || (got.problems().admitErr == nil) != (want.problems().admitErr == nil) {
 		return fmt.Sprintf("decoded %v, admission error %v; want %v, %v", got.decoded(), got.problems().admitErr, want.decoded(), want.problems().admitErr)
 	}
@@ -189,13 +189,13 @@ func FuzzYAMLMemo(f *testing.F) {
 			return
 		}
 		hits := 0
-		m := newPodMemo(&hits)
+		m := newTestMemo(&hits)
 		var scratch yamlScratch
 		raw, fast, ok := convertLooseYAMLItem(a, true, &scratch)
 		if !ok || !fast {
 			return
 		}
-		m.prepare(raw)
+		testPrepare(m, raw)
 		m.noteYAMLItem(a)
 		got, ok := m.prepareYAMLItem(b, &scratch)
 		if !ok {
@@ -222,13 +222,13 @@ func TestYAMLMemoEdits(t *testing.T) {
 			b = editYAML(rng, b)
 		}
 		hits := 0
-		m := newPodMemo(&hits)
-		scratch := yamlScratch{blocks: newYAMLBlocks()}
+		m := newTestMemo(&hits)
+		scratch := yamlScratch{}
 		raw, fast, ok := convertLooseYAMLItem(items[0], true, &scratch)
 		if !ok || !fast {
 			t.Fatal("the template does not convert fast")
 		}
-		m.prepare(raw)
+		testPrepare(m, raw)
 		m.noteYAMLItem(items[0])
 		if m.last == nil || m.last.yaml == nil {
 			t.Fatal("no YAML key")

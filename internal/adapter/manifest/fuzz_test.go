@@ -44,49 +44,6 @@ var badJSON = []string{
 	`{"kind": "Node"}{"kind": "Pod"}`,
 }
 
-// fuzzLoad loads data; whatever it is, the loader must not panic, a
-// refusal is one line of ErrInput, and what it accepts builds a snapshot
-// whose pods request non-negative amounts (no overflow).
-func fuzzLoad(t *testing.T, data []byte) {
-	s := NewSet()
-	if err := s.AddBytes("f", data); err != nil {
-		if !errors.Is(err, ErrInput) || strings.Contains(err.Error(), "\n") {
-			t.Fatalf("bad error %q", err)
-		}
-		return
-	}
-	for _, p := range s.Objects.Pods {
-		r := snapshot.IncomingPodRequests(p)
-		if r.MilliCPU < 0 || r.Memory < 0 || r.EphemeralStorage < 0 {
-			t.Fatalf("pod %s accepted with negative requests %+v", p.Name, r)
-		}
-		for _, sc := range r.Scalars {
-			if sc.Value < 0 {
-				t.Fatalf("pod %s accepted with negative %s", p.Name, sc.Name)
-			}
-		}
-	}
-	if _, err := s.Build(); err != nil && strings.Contains(err.Error(), "\n") {
-		t.Fatalf("bad build error %q", err)
-	}
-}
-
-// FuzzLoadYAML fuzzes the manifest loader with YAML.
-func FuzzLoadYAML(f *testing.F) {
-	for _, in := range badInputs {
-		f.Add([]byte(in))
-	}
-	f.Fuzz(fuzzLoad)
-}
-
-// FuzzLoadJSON fuzzes the manifest loader with JSON.
-func FuzzLoadJSON(f *testing.F) {
-	for _, in := range badJSON {
-		f.Add([]byte(in))
-	}
-	f.Fuzz(fuzzLoad)
-}
-
 // FuzzQuantities fuzzes the quantities of a node and of two pods bound to
 // it: whatever is accepted is non-negative, and the snapshot built from it
 // counts what the pods request without wrapping around.

@@ -79,3 +79,42 @@ func leanContainer(c *v1.Container) {
 	c.SecurityContext = nil
 	c.Resources.Limits = nil
 }
+
+// schedulingVolumes returns the volumes of vols that the scheduler reads:
+// all but projected, secret, config map, downward API and emptyDir volumes,
+// which no filter, score or preemption reads (they hold nothing of the
+// node's: claims, CSI and in-tree disks stay). It returns vols when it
+// keeps them all, nil when it keeps none, and else a new slice.
+func schedulingVolumes(vols []v1.Volume) []v1.Volume {
+	n := 0
+	for i := range vols {
+		if !nodeIndependent(&vols[i].VolumeSource) {
+			n++
+		}
+	}
+	switch n {
+	case len(vols):
+		return vols
+	case 0:
+		return nil
+	}
+	kept := make([]v1.Volume, 0, n)
+	for _, v := range vols {
+		if !nodeIndependent(&v.VolumeSource) {
+			kept = append(kept, v)
+		}
+	}
+	return kept
+}
+
+// nodeIndependent reports whether s is one of the sources schedulingVolumes
+// drops, and no other.
+func nodeIndependent(s *v1.VolumeSource) bool {
+	set := 0
+	for _, p := range []bool{s.Projected != nil, s.Secret != nil, s.ConfigMap != nil, s.DownwardAPI != nil, s.EmptyDir != nil} {
+		if p {
+			set++
+		}
+	}
+	return set == 1 && *s == (v1.VolumeSource{Projected: s.Projected, Secret: s.Secret, ConfigMap: s.ConfigMap, DownwardAPI: s.DownwardAPI, EmptyDir: s.EmptyDir})
+}

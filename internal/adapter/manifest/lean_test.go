@@ -20,7 +20,7 @@ import (
 // loaded lean: the decisions must be the same, and the lean snapshot must
 // have lost what leanPod drops.
 func TestLeanDecidesAlike(t *testing.T) {
-	examplePods, err := filepath.Glob("../../examples/pods/*.yaml")
+	examplePods, err := filepath.Glob("../../../examples/pods/*.yaml")
 	if err != nil || len(examplePods) == 0 {
 		t.Fatalf("no example pods: %v", err)
 	}
@@ -30,7 +30,7 @@ func TestLeanDecidesAlike(t *testing.T) {
 	writeFile(t, many, mustJSON(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": manyObjects(60)}, true))
 	// The volumes example, each pod with a token and a config map volume
 	// as well as its claim.
-	volumes, err := os.ReadFile("../../internal/cli/whatif/testdata/volumes/cluster.yaml")
+	volumes, err := os.ReadFile("../../cli/whatif/testdata/volumes/cluster.yaml")
 	if err != nil || !bytes.Contains(volumes, []byte("volumes: [")) {
 		t.Fatalf("no volumes example: %v", err)
 	}
@@ -44,13 +44,13 @@ func TestLeanDecidesAlike(t *testing.T) {
 		cluster []string
 		pods    []string
 	}{
-		"examples": {cluster: []string{"../../examples/cluster"}, pods: examplePods},
-		"dra":      {cluster: []string{"../../examples/dra/cluster.yaml"}, pods: []string{"../../examples/dra/gpu-job.yaml", "../../examples/dra/big-gpu-job.yaml"}},
-		"gang":     {cluster: []string{"../../examples/gang/cluster.yaml"}, pods: []string{"../../examples/gang/evict-the-gang.yaml", "../../examples/gang/spare-the-gang.yaml"}},
-		"policy":   {cluster: []string{"../../examples/policy/cluster.yaml"}, pods: []string{"../../examples/policy/pod.yaml"}},
+		"examples": {cluster: []string{"../../../examples/cluster"}, pods: examplePods},
+		"dra":      {cluster: []string{"../../../examples/dra/cluster.yaml"}, pods: []string{"../../../examples/dra/gpu-job.yaml", "../../../examples/dra/big-gpu-job.yaml"}},
+		"gang":     {cluster: []string{"../../../examples/gang/cluster.yaml"}, pods: []string{"../../../examples/gang/evict-the-gang.yaml", "../../../examples/gang/spare-the-gang.yaml"}},
+		"policy":   {cluster: []string{"../../../examples/policy/cluster.yaml"}, pods: []string{"../../../examples/policy/pod.yaml"}},
 		"many":     {cluster: []string{many}, pods: []string{preemptor}},
-		"volumes": {cluster: []string{withTokens}, pods: []string{"../../internal/cli/whatif/testdata/volumes/rwop.yaml",
-			"../../internal/cli/whatif/testdata/volumes/zonal.yaml"}},
+		"volumes": {cluster: []string{withTokens}, pods: []string{"../../cli/whatif/testdata/volumes/rwop.yaml",
+			"../../cli/whatif/testdata/volumes/zonal.yaml"}},
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for name, tc := range tests {

@@ -1,13 +1,22 @@
-// Package loader reads cluster snapshots written as plain Kubernetes
+// Package manifest reads cluster snapshots written as plain Kubernetes
 // manifests: YAML or JSON files with one or many documents, `kind: List`
 // documents as `kubectl get -o yaml` writes them, or directories of such
 // files. Every problem is reported as one line naming the file, the object
 // and the field.
+//
+// The general path reads them with the libraries kubectl reads them with:
+// apimachinery's YAML reader splits documents, sigs.k8s.io/yaml converts
+// them to JSON, sigs.k8s.io/json decodes them strictly, and admission
+// (internal/adapter/admission) defaults and validates each object as the
+// API server would. What exists only for speed is reached through one seam,
+// fastPath (fast.go), whose every step does its job as the general path
+// would or declines; TestFastMatchesGeneral and FuzzFastMatchesGeneral
+// hold the two paths to the same objects and the same errors.
 package manifest
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,7 +26,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -72,6 +80,10 @@ type Options struct {
 	// pods and nodes. For commands that only evaluate (whatif); whoever
 	// writes objects back or runs them (simulate, snapshot) leaves it off.
 	Lean bool
+
+	// general reads without the fast path (fast.go): the tests that hold
+	// the two paths to the same results set it.
+	general bool
 }
 
 // Set is what a load produced: the objects and where each came from.
@@ -95,22 +107,14 @@ type Set struct {
 
 	opts      Options
 	stdinRead bool
-	// streamMin overrides streamMinSize (tests stream small files);
-	// streamed counts the files read by streaming.
+	// fast is the seam to the speed machinery (fast.go); nil on the
+	// general path.
+	fast *fastPath
+	// streamMin overrides streamMinSize (tests stream small inputs).
 	streamMin int64
-	streamed  int
-	// noMemo turns the lean load's pod memo off (tests compare).
-	noMemo bool
-	// memoHitCounts are the counters of the pod memos of the load's
-	// goroutines (preparer), each counting its own hits (held apart from
-	// the memos, which go with their loads); memosMu guards the slice.
-	memoHitCounts []*int
-	memosMu       sync.Mutex
-	// dec decodes the documents the set prepares on its own goroutine.
-	dec       *fastDecoder
 	skipped   []skippedObject // what each Skipped line names
 	origin    map[any]source
-	seen      objectIndex
+	seen      map[objectKey]source // on the general path
 	defaulted map[any]bool
 	globals   admission.GlobalDefaults
 }
@@ -120,7 +124,11 @@ func NewSet() *Set { return NewSetWith(Options{}) }
 
 // NewSetWith returns an empty set reading with opts.
 func NewSetWith(opts Options) *Set {
-	return &Set{opts: opts, origin: map[any]source{}, defaulted: map[any]bool{}}
+	s := &Set{opts: opts, origin: map[any]source{}, defaulted: map[any]bool{}}
+	if !opts.general {
+		s.fast = newFastPath()
+	}
+	return s
 }
 
 // RawDocument is a document kept as JSON, with where it came from.
@@ -188,14 +196,12 @@ func (s *Set) WorkloadLines() []string {
 // reserve makes room in the set's map of origins for n more objects: a
 // large load then does not grow it step by step as it commits.
 func (s *Set) reserve(n int) {
-	if n < 1024 {
+	if n < 1024 || s.opts.Lean {
 		return
 	}
-	if !s.opts.Lean {
-		origin := make(map[any]source, len(s.origin)+n)
-		maps.Copy(origin, s.origin)
-		s.origin = origin
-	}
+	origin := make(map[any]source, len(s.origin)+n)
+	maps.Copy(origin, s.origin)
+	s.origin = origin
 }
 
 // Origin returns where obj was read from ("" if unknown, and for the pods
@@ -207,9 +213,16 @@ func Load(paths ...string) (*Set, error) { return LoadWith(Options{}, paths...) 
 
 // LoadWith is Load with options.
 func LoadWith(opts Options, paths ...string) (*Set, error) {
+	return LoadContext(context.Background(), opts, paths...)
+}
+
+// LoadContext is LoadWith stopping once ctx is done — between files,
+// documents, a List's items and the chunks of a large file — with ctx's
+// error.
+func LoadContext(ctx context.Context, opts Options, paths ...string) (*Set, error) {
 	s := NewSetWith(opts)
 	for _, p := range paths {
-		if err := s.AddPath(p); err != nil {
+		if err := s.addPath(ctx, p); err != nil {
 			return nil, err
 		}
 	}
@@ -218,17 +231,21 @@ func LoadWith(opts Options, paths ...string) (*Set, error) {
 
 // AddPath reads a file, or every .yaml, .yml and .json file under a
 // directory in lexical order, or standard input for "-". A path that cannot
-// be read is an *InputError wrapping the *fs.PathError.
-func (s *Set) AddPath(path string) error {
+// be read is an *InputError wrapping the *fs.PathError; so is a path that
+// is no regular file (a device, a FIFO, a socket) and a file too large to
+// read (read.go).
+func (s *Set) AddPath(path string) error { return s.addPath(context.Background(), path) }
+
+func (s *Set) addPath(ctx context.Context, path string) error {
 	if path == "-" {
-		return s.addStdin()
+		return s.addStdin(ctx)
 	}
 	info, err := os.Stat(path)
 	if err != nil {
 		return fileError(path, err)
 	}
 	if !info.IsDir() {
-		return s.addFile(path)
+		return s.addFile(ctx, path)
 	}
 	files, err := dirFiles(path)
 	if err != nil {
@@ -237,11 +254,14 @@ func (s *Set) AddPath(path string) error {
 	if len(files) == 0 {
 		return &InputError{Source: path, Detail: "directory has no .yaml, .yml or .json files"}
 	}
-	return s.addFiles(files)
+	return s.addFiles(ctx, files)
 }
 
-// dirFiles returns the .yaml, .yml and .json files under the directory
-// path, in lexical order: the files AddPath reads for it.
+// dirFiles returns the regular .yaml, .yml and .json files under the
+// directory path, in lexical order: the files AddPath reads for it. A
+// symbolic link counts as the file it points to when that is a regular
+// file; other links, devices, FIFOs and sockets are left out (a FIFO is
+// not even opened: that waits for a writer).
 func dirFiles(path string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
@@ -250,7 +270,14 @@ func dirFiles(path string) ([]string, error) {
 		}
 		switch strings.ToLower(filepath.Ext(p)) {
 		case ".yaml", ".yml", ".json":
-			if !d.IsDir() {
+		default:
+			return nil
+		}
+		switch {
+		case d.Type().IsRegular():
+			files = append(files, p)
+		case d.Type()&fs.ModeSymlink != 0:
+			if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
 				files = append(files, p)
 			}
 		}
@@ -268,7 +295,7 @@ func InputSize(paths ...string) int64 {
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil || !info.IsDir() {
-			if err == nil {
+			if err == nil && info.Mode().IsRegular() {
 				n += info.Size()
 			}
 			continue
@@ -287,14 +314,14 @@ func InputSize(paths ...string) int64 {
 // of manifests) are read, converted and prepared in parallel, a file per
 // goroutine, and committed in order; a large file is read as addFile
 // reads it, with its own parallelism.
-func (s *Set) addFiles(files []string) error {
+func (s *Set) addFiles(ctx context.Context, files []string) error {
 	for len(files) > 0 {
 		n := 0
 		for n < len(files) && s.smallFile(files[n]) {
 			n++
 		}
 		if n == 0 {
-			if err := s.addFile(files[0]); err != nil {
+			if err := s.addFile(ctx, files[0]); err != nil {
 				return err
 			}
 			files = files[1:]
@@ -305,19 +332,22 @@ func (s *Set) addFiles(files []string) error {
 			err  error
 		}
 		reads := make([]read, n)
-		s.parallel(n, func(i int) {
-			data, err := os.ReadFile(files[i])
+		s.parallel(ctx, n, func(i int) {
+			data, err := readFile(files[i])
 			if err != nil {
-				reads[i].err = fileError(files[i], err)
+				reads[i].err = err
 				return
 			}
-			reads[i].docs, reads[i].err = s.splitDocuments(files[i], data, s.opts.Validation != ValidateIgnore)
+			reads[i].docs, reads[i].err = s.splitDocuments(ctx, files[i], data)
 		})
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		for i := range reads {
 			if reads[i].err != nil {
 				return reads[i].err
 			}
-			if err := s.commitDocuments(files[i], reads[i].docs); err != nil {
+			if err := s.commitDocuments(ctx, files[i], reads[i].docs); err != nil {
 				return err
 			}
 			reads[i] = read{}
@@ -327,9 +357,9 @@ func (s *Set) addFiles(files []string) error {
 	return nil
 }
 
-// smallFile reports whether path is a regular file addFile would read
-// whole (not stream); one that cannot be read is small too, for the
-// reading to word the error.
+// smallFile reports whether path is a file addFile reads whole, without
+// offering it to the streaming reader; one that cannot be read, or is no
+// regular file, is small too, for the reading to word the error.
 func (s *Set) smallFile(path string) bool {
 	info, err := os.Stat(path)
 	if err != nil {
@@ -338,7 +368,12 @@ func (s *Set) smallFile(path string) bool {
 	return !info.Mode().IsRegular() || info.Size() < s.streamThreshold()
 }
 
-// streamThreshold is the size from which a file is streamed.
+// streamMinSize is the smallest input offered to the fast path's
+// streaming reader: below it, reading the input whole costs little.
+const streamMinSize = 1 << 20
+
+// streamThreshold is the size from which an input is offered to the fast
+// path's streaming reader.
 func (s *Set) streamThreshold() int64 {
 	if s.streamMin > 0 {
 		return s.streamMin
@@ -346,109 +381,103 @@ func (s *Set) streamThreshold() int64 {
 	return streamMinSize
 }
 
-func (s *Set) addFile(path string) error {
-	f, err := os.Open(path)
+// addFile reads the file path. A large one is offered to the fast path
+// first, which reads it as it comes or declines, having changed nothing;
+// the general path then reads it whole.
+func (s *Set) addFile(ctx context.Context, path string) error {
+	f, size, err := openFile(path)
 	if err != nil {
-		return fileError(path, err)
+		return err
 	}
 	defer func() { _ = f.Close() }()
-	info, err := f.Stat()
-	if err != nil {
-		return fileError(path, err)
-	}
-	if info.Mode().IsRegular() && info.Size() >= s.streamThreshold() {
-		if done, err := s.streamFile(path, f); done {
-			s.streamed++
+	if s.fast != nil && size >= s.streamThreshold() {
+		if done, err := s.fast.stream(ctx, s, path, bounded(path, f, maxFileSize)); done {
 			return err
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return fileError(path, err)
 		}
 	}
-	data, err := readWhole(f, info)
+	data, err := readOpened(path, f, size)
 	if err != nil {
-		return fileError(path, err)
+		return err
 	}
-	return s.AddBytes(path, data)
-}
-
-// readWhole reads the rest of f, of info: a regular file into one buffer
-// of its size, as os.ReadFile does (io.ReadAll grows its buffer as it
-// reads, allocating about twice what it returns).
-func readWhole(f *os.File, info fs.FileInfo) ([]byte, error) {
-	var buf bytes.Buffer
-	if info.Mode().IsRegular() {
-		buf.Grow(int(info.Size()) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(f)
-	return buf.Bytes(), err
+	return s.addData(ctx, path, data)
 }
 
 // StdinName is how standard input is named in messages.
 const StdinName = "<stdin>"
 
-func (s *Set) addStdin() error {
+func (s *Set) addStdin(ctx context.Context) error {
 	if s.stdinRead {
 		return &InputError{Source: StdinName, Detail: "standard input (-) given more than once"}
 	}
 	s.stdinRead = true
-	if s.opts.Stdin == nil {
-		return &InputError{Source: StdinName, Detail: "no standard input to read"}
-	}
-	data, err := io.ReadAll(s.opts.Stdin)
+	data, err := readStdin(s.opts.Stdin)
 	if err != nil {
-		return &InputError{Source: StdinName, Detail: "cannot read: " + err.Error(), Err: err}
+		return err
 	}
-	return s.AddBytes(StdinName, data)
-}
-
-func fileError(path string, err error) error {
-	detail := err.Error()
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		detail = pe.Err.Error()
-	}
-	return &InputError{Source: path, Detail: "cannot read: " + detail, Err: err}
+	return s.addBytes(ctx, StdinName, data)
 }
 
 // AddBytes reads manifests from data; name is used in messages.
 func (s *Set) AddBytes(name string, data []byte) error {
-	docs, err := s.splitDocuments(name, data, s.opts.Validation != ValidateIgnore)
+	return s.addBytes(context.Background(), name, data)
+}
+
+// addBytes adds data, offering a large input to the fast path first, as
+// addFile does.
+func (s *Set) addBytes(ctx context.Context, name string, data []byte) error {
+	if s.fast != nil && int64(len(data)) >= s.streamThreshold() {
+		if done, err := s.fast.stream(ctx, s, name, bytes.NewReader(data)); done {
+			return err
+		}
+	}
+	return s.addData(ctx, name, data)
+}
+
+// addData adds data read whole: its documents are split, converted and
+// prepared, then committed in order.
+func (s *Set) addData(ctx context.Context, name string, data []byte) error {
+	docs, err := s.splitDocuments(ctx, name, data)
 	if err != nil {
 		return err
 	}
-	return s.commitDocuments(name, docs)
+	return s.commitDocuments(ctx, name, docs)
 }
 
 // commitDocuments commits the documents of name, split and prepared, in
 // order.
-func (s *Set) commitDocuments(name string, docs []document) error {
+func (s *Set) commitDocuments(ctx context.Context, name string, docs []document) error {
 	s.reserve(len(docs))
 	for i, doc := range docs {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		// The document's number is worded only for a message.
 		at := source{path: name}
 		if len(docs) > 1 {
 			at.doc = i + 1
-		}
-		if doc.list != nil {
-			if err := s.addConvertedList(at.String(), *doc.list); err != nil {
-				return err
-			}
-			docs[i].list = nil
-			continue
 		}
 		if doc.duplicate != "" {
 			if err := s.strict(at.String(), "", doc.duplicate); err != nil {
 				return err
 			}
 		}
-		if err := s.commit(at, doc.data, doc.prep, 0); err != nil {
+		if err := s.commit(ctx, at, doc.data, doc.prep, 0); err != nil {
 			return err
 		}
 		docs[i] = document{}
 	}
 	return nil
 }
+
+// checkEvery is how many documents or items a loop handles between two
+// looks at its context: often enough to stop at once, seldom enough to
+// cost nothing.
+const checkEvery = 256
 
 // Options returns the options the set reads with.
 func (s *Set) Options() Options { return s.opts }

@@ -231,27 +231,6 @@ func TestInputSize(t *testing.T) {
 	}
 }
 
-// FuzzLoad feeds arbitrary bytes to the loader and the snapshot builder:
-// they may reject input, never panic, and every rejection is one line.
-func FuzzLoad(f *testing.F) {
-	f.Add([]byte(nodeDoc + "---\n" + podDoc))
-	f.Add([]byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[{"name":"c"}]}}]}`))
-	f.Add([]byte("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {selector: {}}\nstatus: {disruptedPods: {a: null}}\n"))
-	f.Add([]byte("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: -5\nglobalDefault: true\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s := NewSet()
-		if err := s.AddBytes("fuzz.yaml", data); err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error: %q", err)
-			}
-			return
-		}
-		if _, err := s.Build(); err != nil && strings.Contains(err.Error(), "\n") {
-			t.Fatalf("multi-line error: %q", err)
-		}
-	})
-}
-
 func TestPodGroupKinds(t *testing.T) {
 	data := `apiVersion: scheduling.k8s.io/v1beta1
 kind: PodGroup

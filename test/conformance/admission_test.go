@@ -105,9 +105,11 @@ func compareAdmission(seed int64) (accepted bool, d *disagreement) {
 	if (ours == nil) == (len(upstreamErrs) == 0) {
 		return ours == nil, nil
 	}
-	kind := "API server refuses " + indices.ReplaceAllString(upstreamErrs[0].Field, "[]")
+	var kind string
 	if ours != nil {
 		kind = "reprieve refuses " + indices.ReplaceAllString(ours.Field, "[]")
+	} else {
+		kind = "API server refuses " + indices.ReplaceAllString(upstreamErrs[0].Field, "[]")
 	}
 	out, _ := yaml.Marshal(pod)
 	return false, &disagreement{kind, fmt.Sprintf("seed %d: reprieve: %v; API server: %v\n%s", seed, ours, upstreamErrs.ToAggregate(), out)}
@@ -343,6 +345,13 @@ var faults = []func(g *podGen, p *v1.Pod){
 	func(g *podGen, p *v1.Pod) {
 		setRequest(&p.Spec.Containers[0], v1.ResourceCPU, "2")
 		p.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}
+	},
+	// Accepted: pod-level hugepages requested alone, cpu, memory and the
+	// hugepages limit defaulted from the containers'.
+	func(g *podGen, p *v1.Pod) {
+		c := &p.Spec.Containers[0]
+		c.Resources = v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi"), "hugepages-2Mi": resource.MustParse("4Mi")}}
+		p.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{"hugepages-2Mi": resource.MustParse("64Mi")}}
 	},
 	// Pod-level limits below a container's limit.
 	func(g *podGen, p *v1.Pod) {

@@ -22,7 +22,8 @@ const milliScale = -3
 
 // DefaultPod applies the defaults the API server gives a Pod: those of its
 // PodSpec, container requests taken from limits where only limits are set,
-// pod-level requests from the containers or the pod-level limits, host
+// pod-level requests from the containers or the pod-level limits,
+// pod-level limits from the containers' when all have one, host
 // ports under host networking and a negative grace period raised to 1s.
 // Priority and preemption policy are left to priority admission. It is
 // idempotent, so pods already defaulted by a real API server are unchanged.
@@ -35,6 +36,7 @@ func DefaultPod(p *v1.Pod) {
 	requestsFromLimits(p.Spec.InitContainers)
 	defaultHugePagePodLimits(p)
 	defaultPodRequests(p)
+	defaultPodLimits(p)
 	if p.Spec.HostNetwork {
 		hostNetworkPorts(p.Spec.Containers)
 		hostNetworkPorts(p.Spec.InitContainers)
@@ -152,12 +154,13 @@ func hostNetworkPorts(cs []v1.Container) {
 	}
 }
 
-// defaultPodRequests gives pod-level requests, when pod-level limits are
-// set, from the containers' requests (for cpu and memory) or else from the
-// pod-level limits.
+// defaultPodRequests gives pod-level requests, when pod-level resources
+// are set (requests or limits: PodLevelResourcesFixDefaulting, beta in
+// 1.37, where before only limits counted), from the containers' requests
+// (for cpu and memory) or else from the pod-level limits.
 func defaultPodRequests(p *v1.Pod) {
 	res := p.Spec.Resources
-	if res == nil || len(res.Limits) == 0 {
+	if res == nil || len(res.Limits) == 0 && len(res.Requests) == 0 {
 		return
 	}
 	reqs := res.Requests
@@ -177,6 +180,58 @@ func defaultPodRequests(p *v1.Pod) {
 	if len(reqs) > 0 {
 		res.Requests = reqs
 	}
+}
+
+// defaultPodLimits gives a pod-level request without a pod-level limit
+// (PodLevelResourcesFixDefaulting, beta in 1.37) the containers' aggregate
+// limit, or the request if it is larger, when every container (init,
+// sidecar, regular and ephemeral) has a limit of that resource.
+func defaultPodLimits(p *v1.Pod) {
+	res := p.Spec.Resources
+	if res == nil || len(res.Requests) == 0 {
+		return
+	}
+	var candidates []v1.ResourceName
+	for name := range res.Requests {
+		if _, ok := res.Limits[name]; !ok && resourcehelper.IsSupportedPodLevelResource(name) && everyContainerLimits(&p.Spec, name) {
+			candidates = append(candidates, name)
+		}
+	}
+	if len(candidates) == 0 {
+		return
+	}
+	sums := resourcehelper.AggregateContainerLimits(&v1.Pod{Spec: v1.PodSpec{Containers: p.Spec.Containers, InitContainers: p.Spec.InitContainers}}, resourcehelper.PodResourcesOptions{})
+	for _, name := range candidates {
+		lim, ok := sums[name]
+		if !ok {
+			continue
+		}
+		if req := res.Requests[name]; req.Cmp(lim) > 0 {
+			lim = req.DeepCopy()
+		}
+		if res.Limits == nil {
+			res.Limits = v1.ResourceList{}
+		}
+		res.Limits[name] = lim
+	}
+}
+
+// everyContainerLimits reports whether every container of s has a limit
+// of name.
+func everyContainerLimits(s *v1.PodSpec, name v1.ResourceName) bool {
+	for _, cs := range [][]v1.Container{s.InitContainers, s.Containers} {
+		for i := range cs {
+			if _, ok := cs[i].Resources.Limits[name]; !ok {
+				return false
+			}
+		}
+	}
+	for i := range s.EphemeralContainers {
+		if _, ok := s.EphemeralContainers[i].Resources.Limits[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // defaultHugePagePodLimits gives pod-level hugepage limits from the

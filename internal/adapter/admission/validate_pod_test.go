@@ -118,6 +118,20 @@ func TestValidatePodRules(t *testing.T) {
 				p.Spec.Resources = &v1.ResourceRequirements{Requests: rl("cpu", "2", "memory", "2Gi"), Limits: rl("cpu", "4", "hugepages-2Mi", "4Mi")}
 			}),
 		},
+		"pod-level hugepages request, its limit from the containers'": {
+			pod: pod(func(p *v1.Pod) {
+				p.Spec.Containers[0].Resources.Limits = rl("hugepages-2Mi", "4Mi")
+				p.Spec.Resources = &v1.ResourceRequirements{Requests: rl("hugepages-2Mi", "64Mi")}
+			}),
+		},
+		"pod-level hugepages request, a container without a limit": {
+			pod: pod(func(p *v1.Pod) {
+				p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "d", Image: "img"})
+				p.Spec.Containers[0].Resources.Limits = rl("hugepages-2Mi", "4Mi")
+				p.Spec.Resources = &v1.ResourceRequirements{Requests: rl("hugepages-2Mi", "64Mi", "memory", "2Gi")}
+			}),
+			want: field.Required(field.NewPath("spec", "resources", "limits"), "Limit must be set for non overcommitable resources"),
+		},
 		"pod-level limit below a container's": {
 			pod: pod(func(p *v1.Pod) {
 				p.Spec.Containers[0].Resources.Limits = rl("memory", "2Gi")

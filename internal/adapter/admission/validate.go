@@ -36,11 +36,16 @@ var (
 	selectorOK = metavalidation.LabelSelectorValidationOptions{}
 )
 
-// ValidatePod returns what the API server would refuse in a pod, for the
-// fields reprieve reads: names, quantities (non-negative, and small enough
-// for the scheduler's 64-bit arithmetic, also summed over the pod),
-// requests within limits, enum values, duplicate container names,
-// selectors, tolerations, affinity and topology spread constraints.
+// ValidatePod returns what the API server would refuse in a pod on create
+// (ValidatePodCreate), for the fields reprieve reads: names, resource names
+// and quantities (non-negative, and small enough for the scheduler's 64-bit
+// arithmetic, also summed over the pod), requests within limits,
+// hugepages, pod-level resources and their consistency with the
+// containers', overhead, enum values, container restart policies,
+// duplicate container names and host ports, volumes and resource claims,
+// scheduling gates, selectors, tolerations, affinity and topology spread
+// constraints. test/conformance's TestAdmissionMatchesAPIServer holds it
+// to the API server's own defaulting and validation.
 func ValidatePod(p *v1.Pod) field.ErrorList {
 	errs := validateObjectMeta(&p.ObjectMeta, true)
 	errs = append(errs, validatePodSpec(&p.Spec, &p.ObjectMeta, spec)...)

@@ -260,14 +260,23 @@ func (d *dryRun) minimize(w *worker, node *snapshot.Node, base *Candidate) *Cand
 // the best victim set among every subset of its potential victims, within
 // limit fit checks. searched is false when there is nothing to search: no
 // potential victims, or a fit that is monotone in the pods removed, where
-// no subset makes room when removing them all does not. cand is nil when
-// no set was found; steps counts the fit checks made, and cut reports
-// that the limit stopped the search (a set found then is not proven).
+// no subset makes room when removing them all does not, or a rejection,
+// with them all removed, by a filter that is. cand is nil when no set was
+// found; steps counts the fit checks made, and cut reports that the limit
+// stopped the search (a set found then is not proven).
 func (d *dryRun) searchBeyond(w *worker, node *snapshot.Node, limit int) (cand *Candidate, steps int, searched, cut bool) {
 	s := d.newSearch(w, node, nil, limit)
 	if s == nil || s.monotone || len(s.order) == 0 {
 		return nil, 0, false, false
 	}
+	// Every potential victim is removed: a filter that rejects the pod
+	// now and is monotone in the pods removed rejects it with any subset
+	// removed. (The status lives in w: through the interface it would
+	// escape.)
+	if !s.fit.fits(&w.why) && !d.notMonotone(&w.why, s.units) {
+		return nil, 1, false, false
+	}
+	s.steps++
 	s.dfs(0)
 	if !s.found {
 		return nil, s.steps, true, s.exhausted
@@ -360,6 +369,23 @@ func (s *search) restorePorts() {
 		s.fit.remove(int(k))
 		s.fit.add(int(k))
 	}
+}
+
+// notMonotone reports whether the rejection why, with every unit
+// removed, may come from a filter whose verdict can turn from pass to fail
+// as more of units are removed, so that a subset may still make room:
+// InterPodAffinity's required affinity of the preemptor (the units may be
+// the pods it requires; the plugin checks it before the anti-affinities,
+// which are monotone), PodTopologySpread when units span nodes (removing a
+// member elsewhere can lower the least crowded domain's count).
+func (d *dryRun) notMonotone(why *filter.Status, units *unitList) bool {
+	switch why.Plugin {
+	case filter.InterPodAffinity:
+		return len(d.c.Pod().RequiredAffinity()) > 0 && slices.Contains(why.Reasons, filter.ReasonPodAffinity)
+	case filter.PodTopologySpread:
+		return units.memberNodes != nil
+	}
+	return false
 }
 
 // setOf lists, in *buf, the units of the candidate's victims, in

@@ -1,8 +1,10 @@
 package schedulercmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -53,10 +55,19 @@ const (
 // the scheduler's own kubeconfig is used (kube-scheduler uses only the
 // in-cluster configuration, and without it refuses every token and every
 // request that needs a SubjectAccessReview).
+//
+// Another, for the health endpoints: each request of the delegated
+// authentication client is bounded (see boundRequests), so that the
+// look-up of the ConfigMap, made before the port serves, cannot hold the
+// health endpoints down behind an API server that never answers.
 type Serving struct {
 	Secure         *apiserveroptions.SecureServingOptions
 	Authentication *apiserveroptions.DelegatingAuthenticationOptions
 	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
+
+	// requestTimeout bounds the delegated authentication client's requests
+	// that have no deadline and are not watches.
+	requestTimeout time.Duration
 }
 
 // newServing returns kube-scheduler's secure serving defaults.
@@ -72,7 +83,46 @@ func newServing() *Serving {
 	authn.RemoteKubeConfigFileOptional = true
 	authz := apiserveroptions.NewDelegatingAuthorizationOptions()
 	authz.RemoteKubeConfigFileOptional = true
-	return &Serving{Secure: o, Authentication: authn, Authorization: authz}
+	s := &Serving{Secure: o, Authentication: authn, Authorization: authz, requestTimeout: apiAttemptTimeout}
+	authn.CustomRoundTripperFn = func(rt http.RoundTripper) http.RoundTripper { return boundRequests{rt, s.requestTimeout} }
+	return s
+}
+
+// boundRequests bounds by timeout each request that is not a watch and
+// has no deadline of its own. k8s.io/apiserver's delegated authentication
+// client has none (TokenReviews carry their own): its look-up of the
+// ConfigMap kube-system/extension-apiserver-authentication, made before
+// the secure port serves, would otherwise wait as long as an API server
+// that accepts connections and never answers; a look-up that times out
+// fails as kube-scheduler's would (tolerated by default).
+type boundRequests struct {
+	rt      http.RoundTripper
+	timeout time.Duration
+}
+
+func (b boundRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	if _, ok := req.Context().Deadline(); ok || req.URL.Query().Get("watch") == "true" {
+		return b.rt.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), b.timeout)
+	resp, err := b.rt.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	defer c.cancel()
+	return c.ReadCloser.Close()
 }
 
 // AddFlags adds kube-scheduler's secure serving, authentication and

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,4 +277,52 @@ func writePEM(t *testing.T, dir, name string, der []byte) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestConfigMapLookupBounded points the delegated authentication at an API
+// server that accepts requests and never answers: the look-up of the
+// extension-apiserver-authentication ConfigMap gives up after the request
+// timeout (tolerated, as kube-scheduler's default), and the health
+// endpoints are served.
+func TestConfigMapLookupBounded(t *testing.T) {
+	hung := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer hung.Close()
+	kc := filepath.Join(t.TempDir(), "hung.kubeconfig")
+	doc := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"" + hung.URL + "\"}\n" +
+		"users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+	if err := os.WriteFile(kc, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := &Options{errOut: &bytes.Buffer{}, Logging: logsapi.NewLoggingConfiguration()}
+	cmd := newCommand(o)
+	if err := cmd.ParseFlags([]string{"--kubeconfig", kc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Complete(cmd.Flags()); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Serving.Secure.Listener = ln
+	o.Serving.requestTimeout = 200 * time.Millisecond
+	start := time.Now()
+	serve, err := o.Serving.serveFunc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("building the delegated authentication took %v, want about the request timeout", took)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+	stop, err := serve(mux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if code := get(t, "https://"+ln.Addr().String()+"/healthz", nil); code != http.StatusOK {
+		t.Errorf("GET /healthz: %d, want 200", code)
+	}
 }

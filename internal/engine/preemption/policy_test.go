@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/internal/engine/filter"
@@ -40,13 +41,17 @@ func (a cost) less(b cost) bool {
 }
 
 // costOfVictims charges every budget a victim matches, in the victims'
-// order, and counts the victims at which some budget goes negative.
+// order, and counts the victims at which some budget goes negative; the
+// highest priority is the first victim's, the start the earliest of those
+// of the highest priority met from the first on, as upstream scores a
+// candidate.
 func costOfVictims(victims []snapshot.RankedPod, snap *snapshot.Snapshot) cost {
 	allowed := map[string]int32{}
 	for _, b := range snap.PDBs {
 		allowed[b.Name] = b.Status.DisruptionsAllowed
 	}
 	c := cost{highest: victims[0].Priority, start: victims[0].Start}
+	maxPrio := c.highest
 	for _, v := range victims {
 		c.sum += int64(v.Priority) + 1<<31
 		c.count++
@@ -64,11 +69,11 @@ func costOfVictims(victims []snapshot.RankedPod, snap *snapshot.Snapshot) cost {
 			c.violations++
 		}
 		switch {
-		case v.Priority == c.highest:
+		case v.Priority == maxPrio:
 			c.start = min(c.start, v.Start)
-		case v.Priority > c.highest:
-			// Victims are in importance order; the first has the highest priority.
-			panic("victims out of order")
+		case v.Priority > maxPrio:
+			// A member of a group evicted whole may rank above the group.
+			maxPrio, c.start = v.Priority, v.Start
 		}
 	}
 	return c
@@ -171,6 +176,44 @@ func randomConstrainedCluster(t *testing.T, r *rand.Rand) (*snapshot.Snapshot, *
 	return snap, p.Obj()
 }
 
+// randomGroupCluster is a small cluster of pod groups (with the
+// GenericWorkload gate, a group whose disruption mode is All is evicted
+// whole, on every node it spans) under a preemptor that spreads over
+// zones the pods such groups hold, and sometimes requires some of them:
+// removing a member on another node can unbalance the spread.
+func randomGroupCluster(t *testing.T, r *rand.Rand) (*snapshot.Snapshot, *v1.Pod) {
+	t.Helper()
+	var objs snapshot.Objects
+	numNodes := 2 + r.IntN(3)
+	for i := range numNodes {
+		objs.Nodes = append(objs.Nodes, rt.Node(fmt.Sprintf("n%d", i)).CPU(fmt.Sprint(2+r.IntN(3))).Memory("8Gi").Pods(4+r.IntN(6)).Zone(fmt.Sprintf("z%d", i%2)).Obj())
+	}
+	for i := range 3 + r.IntN(8) {
+		p := rt.Pod("default", fmt.Sprintf("p%d", i)).Priority(int32(r.IntN(4))).
+			Req(fmt.Sprintf("%dm", 100*(1+r.IntN(10))), "").Label("app", fmt.Sprintf("a%d", r.IntN(2))).
+			On(fmt.Sprintf("n%d", r.IntN(numNodes))).StartedAt(r.IntN(50)).Obj()
+		if r.IntN(3) > 0 {
+			name := fmt.Sprintf("g%d", r.IntN(3))
+			p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &name}
+		}
+		objs.Pods = append(objs.Pods, p)
+	}
+	objs.PodGroups = []*schedulingv1beta1.PodGroup{rt.PodGroup("g0", 1, "All", ""), rt.PodGroup("g1", 0, "Single", ""), rt.PodGroup("g2", 2, "All", "")}
+	for i := range r.IntN(2) {
+		objs.PDBs = append(objs.PDBs, rt.PDB("default", fmt.Sprintf("b%d", i), map[string]string{"app": fmt.Sprintf("a%d", i)}, int32(r.IntN(2))))
+	}
+	snap, err := snapshot.New(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rt.Pod("default", "preemptor").Priority(5).Req(fmt.Sprintf("%dm", 200*(1+r.IntN(10))), "").Label("app", "a1").
+		Spread(1, v1.LabelTopologyZone, map[string]string{"app": "a1"})
+	if r.IntN(3) == 0 {
+		p.PodAffinity(v1.LabelTopologyZone, map[string]string{"app": "a0"})
+	}
+	return snap, p.Obj()
+}
+
 // nodeOracle enumerates every victim set of one node: best is the
 // cost of the best set that makes the preemptor fit (nil when none does),
 // and fits says whether a given set does.
@@ -186,6 +229,12 @@ type nodeOracle struct {
 func bruteForce(t *testing.T, d *dryRun, c *filter.Cycle, snap *snapshot.Snapshot, node *snapshot.Node) nodeOracle {
 	t.Helper()
 	units := d.potentialPods(&worker{}, node)
+	if d.groups != nil {
+		var err error
+		if units, err = d.groups.unitsOn(&worker{}, node, c.Pod().Priority, d.nowNanos); err != nil {
+			t.Fatal(err)
+		}
+	}
 	n := units.len()
 	if n > 16 {
 		t.Fatalf("node %s has %d potential victims: too many to enumerate", node.Name, n)
@@ -218,7 +267,8 @@ func bruteForce(t *testing.T, d *dryRun, c *filter.Cycle, snap *snapshot.Snapsho
 		var victims []snapshot.RankedPod
 		for _, u := range order {
 			if mask&(1<<u) != 0 {
-				victims = append(victims, units.members[u])
+				lo, hi := units.bounds(int(u))
+				victims = append(victims, units.members[lo:hi]...)
 			}
 		}
 		if cc := costOfVictims(victims, snap); o.best == nil || cc.less(*o.best) {
@@ -228,11 +278,15 @@ func bruteForce(t *testing.T, d *dryRun, c *filter.Cycle, snap *snapshot.Snapsho
 	o.fits = func(victims []*Victim) bool {
 		mask := 0
 		for _, v := range victims {
-			u := slices.IndexFunc(units.members, func(m snapshot.RankedPod) bool { return m.Pod == v.Pod })
-			if u < 0 {
+			m := slices.IndexFunc(units.members, func(m snapshot.RankedPod) bool { return m.Pod == v.Pod })
+			if m < 0 {
 				t.Fatalf("victim %s is no potential victim of %s", v.Pod.Key, node.Name)
 			}
-			mask |= 1 << u
+			for u := range n {
+				if lo, hi := units.bounds(u); lo <= m && m < hi {
+					mask |= 1 << u
+				}
+			}
 		}
 		return mask != 0 && fitsMask(mask)
 	}
@@ -249,15 +303,17 @@ func bruteForce(t *testing.T, d *dryRun, c *filter.Cycle, snap *snapshot.Snapsho
 func TestMinimalMatchesBruteForce(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	tests := map[string]struct {
-		cluster func(*testing.T, *rand.Rand) (*snapshot.Snapshot, *v1.Pod)
-		seed    uint64
+		cluster  func(*testing.T, *rand.Rand) (*snapshot.Snapshot, *v1.Pod)
+		seed     uint64
+		features Features
 		// wantImproved and wantBeyond are the fewest nodes where the
 		// search beats upstream's set, and where upstream has no
 		// candidate but the search finds a set.
 		wantImproved, wantBeyond int
 	}{
 		"resources, ports, spread, anti-affinity": {cluster: randomPolicyCluster, seed: 21, wantImproved: 100, wantBeyond: 100},
-		"not monotone": {cluster: randomConstrainedCluster, seed: 23, wantImproved: 10, wantBeyond: 200},
+		"not monotone":          {cluster: randomConstrainedCluster, seed: 23, wantImproved: 10, wantBeyond: 200},
+		"groups spanning nodes": {cluster: randomGroupCluster, seed: 25, features: Features{GenericWorkload: true}, wantImproved: 10, wantBeyond: 10},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -275,7 +331,7 @@ func TestMinimalMatchesBruteForce(t *testing.T) {
 					continue
 				}
 				var e Evaluator
-				d := e.newDryRun(c, Options{Now: now})
+				d := e.newDryRun(c, Options{Now: now, Features: tc.features})
 				w := &d.e.workers[0]
 				for i, node := range snap.Nodes {
 					if fr.Statuses[i].Code != filter.Unschedulable {
@@ -329,7 +385,7 @@ func TestMinimalMatchesBruteForce(t *testing.T) {
 					}
 				}
 			}
-			if nodesSearched < 1000 || found < 500 || improved < tc.wantImproved || proven < found*9/10 || beyond < tc.wantBeyond {
+			if nodesSearched < 900 || found < 500 || improved < tc.wantImproved || proven < found*9/10 || beyond < tc.wantBeyond {
 				t.Fatalf("%d nodes searched, %d with a set, %d improved, %d proven, %d beyond upstream, %d cut off: the random clusters do not exercise the search",
 					nodesSearched, found, improved, proven, beyond, cutOff)
 			}
@@ -378,11 +434,13 @@ func TestPoliciesNeverWorseThanUpstream(t *testing.T) {
 	tests := map[string]struct {
 		cluster     func(*testing.T, *rand.Rand) (*snapshot.Snapshot, *v1.Pod)
 		seed        uint64
+		features    Features
 		beyondSteps int
 	}{
 		"resources, ports, spread, anti-affinity": {cluster: randomPolicyCluster, seed: 31},
 		"not monotone":                    {cluster: randomConstrainedCluster, seed: 33},
 		"not monotone, beyond bound of 5": {cluster: randomConstrainedCluster, seed: 33, beyondSteps: 5},
+		"groups spanning nodes":           {cluster: randomGroupCluster, seed: 35, features: Features{GenericWorkload: true}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -395,7 +453,7 @@ func TestPoliciesNeverWorseThanUpstream(t *testing.T) {
 					t.Fatal(err)
 				}
 				eval := func(p Policy) *Result {
-					return evaluateUnschedulable(t, snap, pod, Options{Now: now, Seed: uint64(trial), Policy: p, beyondSteps: tc.beyondSteps})
+					return evaluateUnschedulable(t, snap, pod, Options{Now: now, Seed: uint64(trial), Policy: p, Features: tc.features, beyondSteps: tc.beyondSteps})
 				}
 				up, minimal, strict := eval(Upstream), eval(Minimal), eval(StrictPDB)
 				if up == nil {
@@ -405,7 +463,7 @@ func TestPoliciesNeverWorseThanUpstream(t *testing.T) {
 				// of the cluster, and the best that breaks no budget.
 				c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
 				var e Evaluator
-				d := e.newDryRun(c, Options{Now: now})
+				d := e.newDryRun(c, Options{Now: now, Features: tc.features})
 				oracles := map[*snapshot.Node]nodeOracle{}
 				var best, bestStrict *cost
 				for _, node := range up.PotentialNodes {

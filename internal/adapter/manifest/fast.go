@@ -40,8 +40,6 @@ import (
 type fastPath struct {
 	// index finds objects defined twice.
 	index objectIndex
-	// noMemo turns a lean load's pod memo off (tests compare).
-	noMemo bool
 	// memoHitCounts are the counters of the pod memos of the load's
 	// workers, each counting its own hits (held apart from the memos,
 	// which go with their workers); mu guards the slice.
@@ -79,7 +77,7 @@ func (f *fastPath) yamlReader(data []byte) func() ([]byte, error) {
 // duplicates are the set's (Options.Lean, and Validation not ignore).
 func (f *fastPath) worker(lean, duplicates bool) *fastWorker {
 	w := &fastWorker{lean: lean, duplicates: duplicates}
-	if lean && !f.noMemo {
+	if lean {
 		hits := new(int)
 		f.mu.Lock()
 		f.memoHitCounts = append(f.memoHitCounts, hits)

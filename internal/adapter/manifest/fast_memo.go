@@ -32,14 +32,14 @@ import (
 // time before), comparing its bytes with each key and skipping only its
 // volatile values (matches); only a pod neither fits is walked whole and
 // its key looked up. A pod of a YAML List is read from its YAML the same
-// way, before it is converted (yamlmemo.go).
+// way, before it is converted (fast_yamlmemo.go).
 //
 // Anything the memo does not handle for certain — a key the structural
 // scanner does not walk, one of those fields twice or not plainly written,
 // an error or an unknown field in them, a number checkQuantities could
 // refuse, a pod the API server would refuse — is prepared as usual, which
-// gives the same result or words the error. TestStreamMatchesWhole holds
-// the two to the same objects and errors.
+// gives the same result or words the error. TestPodMemo and
+// TestFastMatchesGeneral hold the two to the same objects and errors.
 
 // maxTemplates bounds the templates a memo keeps.
 const maxTemplates = 1024
@@ -51,7 +51,7 @@ const maxKeySize = 64 << 10
 // maxKnownSize bounds the text of a value a memo remembers (remember).
 const maxKnownSize = 64 << 10
 
-// A pod memo's trials (trials.go): memoTrial pods, then memoPause
+// A pod memo's trials (fast_trials.go): memoTrial pods, then memoPause
 // without lookups after one that found little.
 const (
 	memoTrial = 512
@@ -137,7 +137,7 @@ type podTemplate struct {
 	// template's the last time (podMemo.predict).
 	next *podTemplate
 	// yaml is the template's YAML key, once a pod of its shape was read
-	// from a YAML List (yamlmemo.go); yamlTried says one was made or
+	// from a YAML List (fast_yamlmemo.go); yamlTried says one was made or
 	// could not be.
 	yaml        *yamlKey
 	yamlTried   bool
@@ -155,14 +155,14 @@ type podTemplate struct {
 	// reads a pod's along.
 	lastMasked [2]string
 	// statuses are statuses its pods had, but for their volatile values
-	// (statusmask.go); lastStatus is the one found last.
+	// (fast_statusmask.go); lastStatus is the one found last.
 	statuses   []*statusShape
 	lastStatus int
-	// yamlStatuses are the same as YAML lines (yamlmemo.go).
+	// yamlStatuses are the same as YAML lines (fast_yamlmemo.go).
 	yamlStatuses   []yamlStatusShape
 	lastYAMLStatus int
 	// yamlManaged are managed fields its pods had as YAML lines, but for
-	// their times and list keys (managedmask.go).
+	// their times and list keys (fast_managedmask.go).
 	yamlManaged     []yamlManagedShape
 	lastYAMLManaged int
 	// managed are the same as JSON.
@@ -459,14 +459,14 @@ func (m *podMemo) matches(raw []byte, t *podTemplate) bool {
 			}
 		case fieldVolumes, fieldMounts:
 			// Volumes and mounts alike but for their names to the
-			// last ones known are known (namemask.go).
+			// last ones known are known (fast_namemask.go).
 			if known := t.lastMasked[f-fieldVolumes]; known != "" {
 				end = alikeButNames(raw, at, known)
 				read = end >= 0
 			}
 		case fieldStatus:
 			// So is the status, when it is alike to the last one
-			// of the template's pods (statusmask.go).
+			// of the template's pods (fast_statusmask.go).
 			if len(t.statuses) > 0 {
 				sh := t.statuses[t.lastStatus]
 				if end, m.start = m.w.dec.statusAlike(raw, at, sh.segments); end >= 0 {

@@ -7,12 +7,13 @@ import (
 )
 
 // A structural JSON scanner: it finds where values begin and end without
-// decoding them, so that a large List is split into its items, and an
-// object's kind and name are read, in one pass over the bytes. It checks
-// only what it needs to find boundaries; the strict decoder validates each
-// object afterwards. Whenever the input is not what it expects (escapes in
-// a key, a non-string kind, malformed nesting), it reports failure and the
-// caller takes the decoder's path, which words the error.
+// decoding them, so that a large List is cut into its items as it is read
+// (fast_stream.go), a pod's fields are found for the memo (fast_memo.go)
+// and the fast decoder walks an object in one pass (fast_decode.go). It
+// checks only what it needs to find boundaries. Whenever the input is not
+// what it expects (escapes in a key, malformed nesting), it reports
+// failure and its caller declines, for the general path to read the input
+// or word the error.
 
 // skipSpace returns the index of the first non-space byte at or after i.
 func skipSpace(data []byte, i int) int {
@@ -133,22 +134,6 @@ var literalByte = func() (t [256]bool) {
 	return t
 }()
 
-// objectMembers calls f with each member's key (raw, without quotes),
-// value bytes and the value's offset in data, for the JSON object data. It
-// returns false
-// when data is not an object it can walk: a key with escapes, a missing
-// colon or comma, a value it cannot skip.
-func objectMembers(data []byte, f func(key, value []byte, at int)) bool {
-	end := walkObject(data, 0, func(key []byte, v int) int {
-		end := skipValue(data, v)
-		if end >= 0 {
-			f(key, data[v:end], v)
-		}
-		return end
-	})
-	return onlySpaceAfter(data, end)
-}
-
 // onlySpaceAfter reports whether a walk of data ended at end (not -1) with
 // only space after it.
 func onlySpaceAfter(data []byte, end int) bool {
@@ -159,8 +144,8 @@ func onlySpaceAfter(data []byte, end int) bool {
 // given each member's key (raw, without quotes) and the offset of its
 // value, and returns the offset just past the value, having read it or
 // skipped it, or -1 to stop. walkObject returns the offset just past the
-// object, or -1 when it is not an object it walks (as objectMembers) or f
-// stopped.
+// object, or -1 when it is not an object it walks (a key with escapes, a
+// missing colon or comma) or f stopped.
 func walkObject(data []byte, i int, f func(key []byte, v int) int) int {
 	i = skipSpace(data, i)
 	if i >= len(data) || data[i] != '{' {
@@ -237,23 +222,6 @@ func walkArray(data []byte, i int, f func(e int) int) int {
 		}
 	}
 	return -1
-}
-
-// arrayElements returns the elements of the JSON array data, or false when
-// it is not an array it can walk.
-func arrayElements(data []byte) ([][]byte, bool) {
-	var elems [][]byte
-	end := walkArray(data, 0, func(e int) int {
-		end := skipValue(data, e)
-		if end >= 0 {
-			elems = append(elems, data[e:end])
-		}
-		return end
-	})
-	if !onlySpaceAfter(data, end) {
-		return nil, false
-	}
-	return elems, true
 }
 
 // plainString returns the contents of a JSON string without escapes, or

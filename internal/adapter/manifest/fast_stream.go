@@ -14,35 +14,37 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// A large file is most often one List, as `kubectl get -o json|yaml`
+// A large input is most often one List, as `kubectl get -o json|yaml`
 // writes it. Read whole, it is held three times at the peak (the file, the
 // items cut from it, the decoded objects) and scanned from end to end
-// before any item is decoded. streamFile reads such a file in one pass
+// before any item is decoded. streamList reads such an input in one pass
 // instead: it cuts the items as the bytes arrive, hands them in batches to
 // workers that convert, decode, default and validate each (prepare), and
 // drops each item's bytes once it is decoded. The items are committed, in
 // order, once the List ends: only then is its kind known (kubectl writes
 // "kind" after "items"), and the List's own fields are checked before its
-// items, as when the file is read whole.
+// items, as the general path checks them.
 //
-// streamFile handles a file of exactly one List of kind List, whose items
-// its cutters read (the JSON scanner of scan.go, the YAML line cutter of
-// yamllist.go). Most items are cut by their lines without being read on
-// the reading goroutine (cutJSONItems, cutYAMLItems); the worker that
-// prepares such a loose item checks it is what the cutter would have cut,
-// or declines the file. For anything else — several documents, a typed list such
-// as PodList, an item a cutter or a converter declines, a structure the
-// scanner does not walk — it gives up before it has changed the set, and
-// the file is read whole by the general path, which gives the same result
-// or words the error. TestStreamMatchesWhole holds the two paths to that.
+// streamList handles an input of exactly one List of kind List, whose items
+// its cutters read (the JSON scanner of fast_scan.go, the YAML line cutter
+// of fast_yamllist.go). Most items are cut by their lines without being
+// read on the reading goroutine (cutJSONItems, cutYAMLItems); the worker
+// that prepares such a loose item checks it is what the cutter would have
+// cut, or declines the input. A JSON item the fast path did not decode
+// itself is checked to be JSON as the decoder of the whole List would
+// check it (validJSON). For anything else — several documents, a typed
+// list such as PodList, an item a cutter or a converter declines, a
+// structure the scanner does not walk, what may not be JSON — it gives up
+// before it has changed the set, and the general path reads the input
+// whole, which gives the same result or words the error.
 
 // streamBatch is how many items a worker prepares at a time.
 const streamBatch = 64
 
-// streamChunk is how much of the file is read at a time.
+// streamChunk is how much of the input is read at a time.
 const streamChunk = 1 << 20
 
-// errDecline is a cutter giving up: the file is read whole instead.
+// errDecline is a cutter giving up: the input is read whole instead.
 var errDecline = errors.New("not a List the streaming reader cuts")
 
 // itemBatch is a batch of items of a streamed List: their bytes as cut
@@ -139,7 +141,7 @@ func (st *streamer) setLineStart(next []byte) { st.lineStart = next }
 
 // prepareBatch converts (YAML) and prepares every item of b with w, a
 // worker of the fast path, whose memo (if any) reads a loose YAML item of
-// a pod of a shape it knows without converting all of it (yamlmemo.go).
+// a pod of a shape it knows without converting all of it (fast_yamlmemo.go).
 // A JSON item the fast path does not prepare is prepared by the general
 // path and checked to be JSON as the decoder of the whole List would
 // check it (validJSON): what is not declines the List, for the general
@@ -290,7 +292,8 @@ func (st *streamer) wait() bool {
 // convertYAMLItem converts an item of a YAML List (or the List without
 // its items) to JSON, by fastYAMLToJSONWith or else the YAML library
 // (strictly with duplicates), or returns false when neither converts it
-// to an object. convertYAMLList and streamFile both convert with it.
+// to an object: the JSON the general path's conversion of the whole List
+// gives the item.
 func convertYAMLItem(doc []byte, duplicates bool, scratch *yamlScratch) ([]byte, bool) {
 	raw, ok := fastYAMLToJSONWith(doc, scratch)
 	if !ok {
@@ -500,7 +503,7 @@ func cutJSONList(ctx context.Context, r io.Reader, pool *chunks, item func(data 
 	if w.buf[i] != '{' {
 		return nil, errDecline
 	}
-	// The List starts here, as splitJSONValues cuts it.
+	// The List starts here.
 	rest, mark = rest[:0], i
 	i++
 	seenItems := false

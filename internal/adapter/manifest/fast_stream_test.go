@@ -416,28 +416,6 @@ func FuzzIndexLineStart(f *testing.F) {
 	})
 }
 
-// TestReadOpened: readOpened reads a regular file as os.ReadFile does,
-// from where it stands, and whatever its size.
-func TestReadOpened(t *testing.T) {
-	dir := t.TempDir()
-	for _, size := range []int{0, 1, 511, 512, 513, 1 << 20} {
-		path := filepath.Join(dir, fmt.Sprint(size))
-		want := bytes.Repeat([]byte("abcdefg\n"), size/8+1)[:size]
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		f, n, err := openFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := readOpened(path, f, n)
-		_ = f.Close()
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("size %d: read %d bytes, %v", size, len(got), err)
-		}
-	}
-}
-
 // TestPreparedItemFields holds preparedItem to prepared: keep and
 // prepared give back every field, and sameButOwn compares every field but
 // the item's own (its name, object and problems), so that no item takes
@@ -491,4 +469,21 @@ func TestPreparedItemFields(t *testing.T) {
 			t.Errorf("prepared.%s changed: like shared %v, want %v", names[k], shared, own[names[k]])
 		}
 	}
+}
+
+// arrayElements returns the elements of the JSON array data, or false when
+// it is not an array it can walk.
+func arrayElements(data []byte) ([][]byte, bool) {
+	var elems [][]byte
+	end := walkArray(data, 0, func(e int) int {
+		end := skipValue(data, e)
+		if end >= 0 {
+			elems = append(elems, data[e:end])
+		}
+		return end
+	})
+	if !onlySpaceAfter(data, end) {
+		return nil, false
+	}
+	return elems, true
 }

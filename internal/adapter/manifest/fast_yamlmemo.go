@@ -11,8 +11,9 @@ import (
 // volatile fields cut out (yamlKey). An item whose text is that key once
 // its own values are cut out at the same places is the template's JSON
 // with those values converted: the converter converts a value wherever it
-// is, from its lines alone (see yamlBlocks), and the text around the
-// values, being the template's, converts to the template's JSON. So only
+// is, from its lines alone (its mappings' keys put in order there), and
+// the text around the values, being the template's, converts to the
+// template's JSON. So only
 // those values are converted (each with its key's line, as a document of
 // its own) and decoded, as fromTemplate decodes them from JSON. Anything
 // else — an item no template's key fits, a value the fast converter does

@@ -2,8 +2,6 @@ package manifest
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -72,14 +70,12 @@ func loadPod(opts Options, path string) (*v1.Pod, *Set, error) {
 	var err error
 	if path == "-" {
 		name = StdinName
-		if opts.Stdin == nil {
-			return nil, nil, &InputError{Source: name, Detail: "no standard input to read"}
-		}
-		if data, err = io.ReadAll(opts.Stdin); err != nil {
-			return nil, nil, &InputError{Source: name, Detail: "cannot read: " + err.Error(), Err: err}
-		}
-	} else if data, err = os.ReadFile(path); err != nil {
-		return nil, nil, fileError(path, err)
+		data, err = readStdin(opts.Stdin)
+	} else {
+		data, err = readFile(path)
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	return parsePodInto(s, name, data)
 }

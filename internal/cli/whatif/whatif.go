@@ -351,7 +351,7 @@ func (o *Options) loadSet(ctx context.Context, lean bool) (*manifest.Set, error)
 	if len(o.Snapshots) > 0 {
 		opts := o.load
 		opts.Lean = lean
-		set, err := manifest.LoadWith(opts, o.Snapshots...)
+		set, err := manifest.LoadContext(ctx, opts, o.Snapshots...)
 		return set, clierr.NameFlag("--snapshot", err)
 	}
 	client, err := o.Kube.ReadClient("reprieve-whatif")

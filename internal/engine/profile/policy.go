@@ -12,11 +12,15 @@ const (
 	// PolicyMinimal chooses, on each node, the victim set that is best
 	// under upstream's own node-choice criteria applied to sets (fewest
 	// budget violations, then the lowest highest victim priority, the
-	// smallest sum of priorities, the fewest victims, the latest start),
-	// found by branch and bound from upstream's own set, so that it is
-	// never worse than upstream's. The node is then chosen by upstream's
+	// smallest sum of priorities, the fewest victims, the latest start)
+	// among every subset of the node's lower-priority pods, found by
+	// branch and bound from upstream's own set, so that it is never worse
+	// than upstream's, and also on the nodes upstream's dry run drops
+	// because removing every such pod breaks what the pod needs (its
+	// required pod affinity). The node is then chosen by upstream's
 	// criteria among every potential node when there are at most 1,000 of
-	// them, else among the nodes upstream's dry run visits.
+	// them, else among the nodes upstream's dry run visits. The search is
+	// bounded in fit checks; a node it cuts off is not proven.
 	PolicyMinimal Policy = "minimal"
 	// PolicyStrictPDB is PolicyMinimal that never breaks a
 	// PodDisruptionBudget: nodes where every victim set that makes room
@@ -24,7 +28,8 @@ const (
 	// not preempted for.
 	PolicyStrictPDB Policy = "strict-pdb"
 	// PolicyReschedulable is PolicyMinimal that first minimises the victims
-	// that could not run anywhere else right after the eviction: among
+	// that could not run anywhere else right after the eviction, placed one
+	// after another, most important first, each taking its room: among
 	// upstream's set, minimal's and the next best sets its search finds on
 	// each node, and then across nodes, fewer such victims wins before
 	// upstream's criteria. Its placements are bounded in work; a candidate

@@ -102,11 +102,12 @@ is used.
 
 The secure port (--secure-port, 10259) authenticates and authorizes as
 kube-scheduler's: client certificates signed by --client-ca-file, else by
-the client-ca-file of the ConfigMap kube-system/extension-apiserver-
-authentication; bearer tokens by TokenReview; every request by
-SubjectAccessReview except the --authorization-always-allow-paths and the
-group system:masters. Unlike kube-scheduler's, --authentication-kubeconfig
-and --authorization-kubeconfig default to the scheduler's own kubeconfig.`,
+the client-ca-file of the ConfigMap
+kube-system/extension-apiserver-authentication; bearer tokens by
+TokenReview; every request by SubjectAccessReview except the
+--authorization-always-allow-paths and the group system:masters. Unlike
+kube-scheduler's, --authentication-kubeconfig and
+--authorization-kubeconfig default to the scheduler's own kubeconfig.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Complete(cmd.Flags()); err != nil {

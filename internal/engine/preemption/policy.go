@@ -43,7 +43,8 @@ const (
 	// the nodes where upstream's dry run finds no room (Result.Beyond):
 	// nodes are searched in the dry run's order, each within
 	// MaxSearchSteps and what is left of this bound; a node the bound
-	// stops, or reaches spent, is cut off.
+	// stops, or reaches spent, is cut off. (The one fit check that says
+	// whether a node needs searching at all is made even then.)
 	MaxBeyondSteps = 200_000
 )
 
@@ -198,7 +199,7 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 			cut = !cand.Proven
 		} else {
 			// Upstream has no candidate here.
-			limit = min(MaxSearchSteps, beyondLeft)
+			limit = min(MaxSearchSteps, max(beyondLeft, 0))
 			var steps int
 			var searched bool
 			cand, steps, searched, cut = d.searchBeyond(w, node, limit)
@@ -206,6 +207,7 @@ func (d *dryRun) improve(res *Result, policy Policy) {
 				continue
 			}
 			beyondLeft -= steps
+			limit = min(MaxSearchSteps, max(beyondLeft, 0))
 			res.Beyond = append(res.Beyond, node)
 			if cand == nil {
 				if cut {

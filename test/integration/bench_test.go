@@ -46,7 +46,7 @@ func TestBenchPreemption(t *testing.T) {
 	if os.Getenv("REPRIEVE_INTEGRATION_BENCH") == "" && !runNames("TestBenchPreemption") {
 		t.Skip("benchmark: set REPRIEVE_INTEGRATION_BENCH=1 or use -run TestBenchPreemption")
 	}
-	runBurst(t)
+	runBurst(t).checkLatency(t)
 }
 
 // TestBurstAsShipped is TestBenchPreemption's burst at 200 nodes (800
@@ -61,8 +61,8 @@ func TestBurstAsShipped(t *testing.T) {
 	runBurst(t)
 }
 
-// runBurst runs TestBenchPreemption's burst.
-func runBurst(t *testing.T) {
+// runBurst runs TestBenchPreemption's burst and checks its counts.
+func runBurst(t *testing.T) benchResult {
 	defNodes := 200
 	if os.Getenv("REPRIEVE_INTEGRATION_BENCH") == "quick" {
 		defNodes = 20
@@ -78,6 +78,7 @@ func runBurst(t *testing.T) {
 	e := newEnv(t, envOptions{noKubelet: true})
 	r := runPreemptionBasic(t, e, numNodes, cc, false)
 	r.check(t)
+	return r
 }
 
 // TestBenchUpstream runs the PreemptionBasic shape of TestBenchPreemption
@@ -176,6 +177,13 @@ func (r benchResult) check(t *testing.T) {
 	if r.victims != r.need || r.twice > 0 || r.preempted != r.need {
 		t.Errorf("%s: victims deleted %d (%d more than once), Preempted events %d: want %d each, no victim deleted twice", side(r.upstream), r.victims, r.twice, r.preempted, r.need)
 	}
+}
+
+// checkLatency fails if a preemptor's time from its last victim gone to
+// its binding has a 99th percentile above a second (benchmarks only: a
+// test must not depend on the machine's speed).
+func (r benchResult) checkLatency(t *testing.T) {
+	t.Helper()
 	if !r.upstream && r.t99 > time.Second {
 		t.Errorf("t99 from last victim gone to bound = %v, want ≤ 1s", r.t99)
 	}

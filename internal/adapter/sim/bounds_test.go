@@ -17,7 +17,7 @@ import (
 	"github.com/reprieve/reprieve/internal/scheduler"
 )
 
-func scenarioOf(t *testing.T, doc string, limits Limits) (*Scenario, error) {
+func scenarioOf(t testing.TB, doc string, limits Limits) (*Scenario, error) {
 	t.Helper()
 	set := manifest.NewSet()
 	if err := set.AddBytes("s.yaml", []byte(doc)); err != nil {

@@ -13,10 +13,13 @@ import (
 // Every input is read with a bound, so that no input makes the loader
 // hold more than it can: a file given by its path must be a regular file
 // (a device such as /dev/zero, a FIFO or a socket is refused before it is
-// read, and a FIFO is opened without waiting for a writer), of at most
-// maxFileSize bytes; standard input is read up to maxStdinSize bytes.
-// A file as large as the bound is most often a List, which the fast path
-// reads as it comes; read whole it is held once, with what is decoded
+// read, and a FIFO is opened without waiting for a writer) of at most
+// maxFileSize bytes; standard input must be a pipe or a file, and is read
+// up to maxStdinSize bytes. An input that starts with a NUL byte (a copy
+// of /dev/zero, a sparse file) is refused as soon as it is read, and
+// standard input holding one anywhere: no YAML or JSON text holds one. A
+// file as large as the bound is most often a List, which the fast path
+// reads as it comes; read whole, it is held once, with what is decoded
 // from it.
 
 // maxFileSize bounds the size of a file the loader reads.
@@ -103,20 +106,53 @@ func readOpened(path string, f *os.File, size int64) ([]byte, error) {
 	return readBounded(path, f, size, maxFileSize)
 }
 
-// readStdin reads standard input (r) whole, up to maxStdinSize bytes.
+// readStdin reads standard input (r) whole, up to maxStdinSize bytes. A
+// device (a terminal, /dev/zero) is refused before it is read: what is
+// piped in or redirected from a file is read.
 func readStdin(r io.Reader) ([]byte, error) {
 	if r == nil {
 		return nil, &InputError{Source: StdinName, Detail: "no standard input to read"}
 	}
-	return readBounded(StdinName, r, 0, maxStdinSize)
+	var size int64
+	if f, ok := r.(*os.File); ok {
+		if info, err := f.Stat(); err == nil {
+			if info.Mode()&os.ModeDevice != 0 {
+				return nil, &InputError{Source: StdinName, Detail: "cannot read: standard input is a device (a terminal, /dev/zero), not a file or a pipe; pipe the manifests in, or redirect them from a file"}
+			}
+			if info.Mode().IsRegular() {
+				if size = info.Size(); size > maxStdinSize {
+					return nil, tooLarge(StdinName, maxStdinSize)
+				}
+			}
+		}
+	}
+	return readBounded(StdinName, r, size, maxStdinSize)
 }
 
 // readBounded reads r, named src, whole: size is what it is expected to
-// hold (0 if unknown), limit the most it may hold.
+// hold (0 if unknown), limit the most it may hold. An input of unknown
+// size is read in chunks, joined once it has ended within its bound: one
+// past it is not held more than once, nor copied as it grows.
 func readBounded(src string, r io.Reader, size, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(int(min(size, limit)) + bytes.MinRead)
-	if _, err := buf.ReadFrom(bounded(src, r, limit)); err != nil {
+	lr := bounded(src, r, limit)
+	var chunks [][]byte
+	buf := make([]byte, 0, min(size, limit)+bytes.MinRead)
+	for {
+		if len(buf) == cap(buf) {
+			chunks = append(chunks, buf)
+			buf = make([]byte, 0, readChunk)
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			if len(chunks) == 0 {
+				return buf, nil
+			}
+			return bytes.Join(append(chunks, buf), nil), nil
+		case err == nil:
+			continue
+		}
 		if ie := (*InputError)(nil); errors.As(err, &ie) {
 			return nil, err
 		}
@@ -125,20 +161,34 @@ func readBounded(src string, r io.Reader, size, limit int64) ([]byte, error) {
 		}
 		return nil, fileError(src, err)
 	}
-	return buf.Bytes(), nil
 }
 
+// readChunk is the size of the chunks an input of unknown size is read in.
+const readChunk = 8 << 20
+
 // bounded returns r, named src, failing with the error tooLarge words
-// once it has given more than limit bytes.
+// once it has given more than limit bytes, or with one saying so once it
+// has given a NUL byte among its first textStart bytes (standard input:
+// among all): no YAML or JSON text the loader reads holds one (YAML and
+// JSON refuse the control character, and the loader reads neither in
+// UTF-16), and an input of zeros (a copy of /dev/zero, a sparse file) is
+// so refused before it is held.
 func bounded(src string, r io.Reader, limit int64) io.Reader {
-	return &limitReader{r: r, src: src, limit: limit}
+	l := &limitReader{r: r, src: src, limit: limit, textUntil: textStart}
+	if src == StdinName {
+		l.textUntil = limit
+	}
+	return l
 }
+
+// textStart is how much of a file is checked to hold no NUL byte.
+const textStart = 64 << 10
 
 // limitReader is what bounded returns; read counts the bytes given.
 type limitReader struct {
-	r           io.Reader
-	src         string
-	limit, read int64
+	r                      io.Reader
+	src                    string
+	limit, read, textUntil int64
 }
 
 func (l *limitReader) Read(p []byte) (int, error) {
@@ -148,6 +198,11 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		p = p[:left]
 	}
 	n, err := l.r.Read(p)
+	if l.read < l.textUntil {
+		if i := bytes.IndexByte(p[:min(int64(n), l.textUntil-l.read)], 0); i >= 0 {
+			return 0, &InputError{Source: l.src, Detail: fmt.Sprintf("cannot read: a NUL byte at offset %d: not YAML or JSON text", l.read+int64(i))}
+		}
+	}
 	if l.read += int64(n); l.read > l.limit {
 		return 0, tooLarge(l.src, l.limit)
 	}

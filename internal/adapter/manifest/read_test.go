@@ -36,20 +36,31 @@ func TestReadOpened(t *testing.T) {
 // names it and the bound, without being read past it.
 func TestReadBounded(t *testing.T) {
 	tests := map[string]struct {
-		src          string
-		size, limit  int64
-		want         string
-		wantReadMost int64
+		src         string
+		in          io.Reader
+		size, limit int64
+		want        string
 	}{
 		"at the bound":    {src: "f", size: 10, limit: 10},
 		"under the bound": {src: "f", size: 3, limit: 10},
 		"past the bound":  {src: "f", size: 11, limit: 10, want: "f: cannot read: larger than 10 bytes, the most the loader reads of a file"},
 		"stdin past it":   {src: StdinName, size: 5 << 20, limit: 1 << 20, want: "<stdin>: cannot read: larger than 1048576 bytes, the most the loader reads of standard input; save it to a file and give the file"},
 		"empty stdin":     {src: StdinName, size: 0, limit: 1 << 20},
+		"stdin of zeros":  {src: StdinName, in: repeated(0), size: 5 << 20, limit: 1 << 20, want: "<stdin>: cannot read: a NUL byte at offset 0: not YAML or JSON text"},
+		"a NUL in stdin": {src: StdinName, in: io.MultiReader(io.LimitReader(repeated('y'), 300<<10), repeated(0)), size: 5 << 20, limit: 1 << 20,
+			want: "<stdin>: cannot read: a NUL byte at offset 307200: not YAML or JSON text"},
+		"a file of zeros": {src: "f", in: repeated(0), size: 5 << 20, limit: 1 << 20, want: "f: cannot read: a NUL byte at offset 0: not YAML or JSON text"},
+		// Past its start, a file is not checked (the general path refuses
+		// the NUL byte as it refuses any other control character).
+		"a NUL in a file": {src: "f", in: io.MultiReader(io.LimitReader(repeated('y'), 300<<10), repeated(0)), size: 400 << 10, limit: 1 << 20},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			r := &countingReader{r: io.LimitReader(zeros{}, tc.size)}
+			in := tc.in
+			if in == nil {
+				in = repeated('y')
+			}
+			r := &countingReader{r: io.LimitReader(in, tc.size)}
 			data, err := readBounded(tc.src, r, 0, tc.limit)
 			switch {
 			case tc.want == "" && (err != nil || int64(len(data)) != tc.size):
@@ -64,11 +75,13 @@ func TestReadBounded(t *testing.T) {
 	}
 }
 
-// zeros reads as /dev/zero does.
-type zeros struct{}
+// repeated reads its byte for ever, as yes(1) or /dev/zero.
+type repeated byte
 
-func (zeros) Read(p []byte) (int, error) {
-	clear(p)
+func (b repeated) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
 	return len(p), nil
 }
 

@@ -35,6 +35,20 @@ func TestInputsThatAreNoFiles(t *testing.T) {
 		}
 		_ = f.Close()
 	}
+	hugeStdin := filepath.Join(dir, "huge-stdin.json")
+	if err := os.WriteFile(hugeStdin, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(hugeStdin, maxStdinSize+1); err != nil {
+		t.Fatal(err)
+	}
+	zeros := filepath.Join(dir, "zeros.yaml")
+	if err := os.WriteFile(zeros, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(zeros, 3*streamMinSize); err != nil {
+		t.Fatal(err)
+	}
 	good := filepath.Join(dir, "good.yaml")
 	writeFile(t, good, []byte(nodeDoc))
 	// folder: a FIFO, a link to /dev/zero, a link to a regular file and a
@@ -71,7 +85,25 @@ func TestInputsThatAreNoFiles(t *testing.T) {
 		"a FIFO as the pod":         {load: func() (*Set, error) { _, s, err := LoadPodSet(Options{}, fifo); return s, err }, want: fifo + ": " + notRegular},
 		"a folder of devices":       {load: func() (*Set, error) { return Load(devices) }, want: devices + ": directory has no .yaml, .yml or .json files"},
 		"a folder, devices skipped": {load: func() (*Set, error) { return Load(folder) }, wantNodes: 1},
-		"a link to /dev/zero":       {load: func() (*Set, error) { return Load(filepath.Join(folder, "b-zero.yaml")) }, want: filepath.Join(folder, "b-zero.yaml") + ": " + notRegular},
+		"/dev/zero as standard input": {load: func() (*Set, error) {
+			zero, err := os.Open("/dev/zero")
+			if err != nil {
+				return nil, err
+			}
+			defer func() { _ = zero.Close() }()
+			return LoadWith(Options{Stdin: zero}, "-")
+		}, want: "<stdin>: cannot read: standard input is a device (a terminal, /dev/zero), not a file or a pipe; pipe the manifests in, or redirect them from a file"},
+		"standard input from a file over the bound": {load: func() (*Set, error) {
+			f, err := os.Open(hugeStdin)
+			if err != nil {
+				return nil, err
+			}
+			defer func() { _ = f.Close() }()
+			return LoadWith(Options{Stdin: f}, "-")
+		}, want: "<stdin>: cannot read: larger than 1 GiB, the most the loader reads of standard input; save it to a file and give the file"},
+		"a file of zeros":          {load: func() (*Set, error) { return Load(zeros) }, want: zeros + ": cannot read: a NUL byte at offset 0: not YAML or JSON text"},
+		"a file of zeros, general": {load: func() (*Set, error) { return LoadWith(Options{general: true}, zeros) }, want: zeros + ": cannot read: a NUL byte at offset 0: not YAML or JSON text"},
+		"a link to /dev/zero":      {load: func() (*Set, error) { return Load(filepath.Join(folder, "b-zero.yaml")) }, want: filepath.Join(folder, "b-zero.yaml") + ": " + notRegular},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -186,6 +186,14 @@ func (l *Live) OnStorage(apply func(*snapshot.Snapshot), added bool) {
 	l.do(func(c *Core) { c.OnStorage(apply, added) })
 }
 
+// OnSelector applies a change of a Service or controller
+// (Core.OnSelector); it wakes nothing, as it moves no pod.
+func (l *Live) OnSelector(apply func(*snapshot.Snapshot)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.core.OnSelector(apply)
+}
+
 // OnResourceClaim handles a created or changed ResourceClaim
 // (Core.OnResourceClaim).
 func (l *Live) OnResourceClaim(claim *resourceapi.ResourceClaim) {

@@ -32,7 +32,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/internal/engine/profile"
 )
@@ -128,9 +127,6 @@ type Options struct {
 	// InitialBackoff and MaxBackoff bound the backoff of pods that failed
 	// to schedule; zero means the defaults (1s and 10s).
 	InitialBackoff, MaxBackoff time.Duration
-	// DefaultSelector gives PodTopologySpread's default constraints the
-	// selector of the controllers owning a pod; nil disables them.
-	DefaultSelector func(pod *v1.Pod) labels.Selector
 	// Observer receives metrics; nil ignores them.
 	Observer Observer
 	// Parallelism bounds the goroutines of a scheduling cycle (filtering

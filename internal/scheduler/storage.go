@@ -15,3 +15,11 @@ func (s *Core) OnStorage(apply func(*snapshot.Snapshot), added bool) {
 		s.queue.MoveAllToActiveOrBackoff()
 	}
 }
+
+// OnSelector applies a change of a Service, ReplicationController,
+// ReplicaSet or StatefulSet (their selectors give PodTopologySpread's
+// default constraints theirs) to the scheduler's snapshot. As upstream,
+// whose PodTopologySpread registers no event for them, it moves no pod.
+func (s *Core) OnSelector(apply func(*snapshot.Snapshot)) {
+	apply(s.snap)
+}

@@ -3,11 +3,6 @@ package whatif
 import (
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-
 	"github.com/reprieve/reprieve/internal/engine/filter"
 	"github.com/reprieve/reprieve/internal/engine/preemption"
 	"github.com/reprieve/reprieve/internal/engine/profile"
@@ -35,10 +30,6 @@ type Options struct {
 	Features profile.Features
 	// Policy chooses the victims; the zero value is upstream's.
 	Policy profile.Policy
-	// ReplicaSets select the pods PodTopologySpread's default constraints
-	// count when a pod that fits is placed, as upstream's DefaultSelector
-	// combines them; none disables those constraints.
-	ReplicaSets []*appsv1.ReplicaSet
 	// Exhaustive dry-runs every potential node, from offset 0, instead of
 	// upstream's candidate budget from a random offset; Offset, when not
 	// nil, replaces the random offset (modulo the potential nodes). Both
@@ -64,7 +55,6 @@ func (o Options) resolve() engineOptions {
 	e := engineOptions{
 		preemption: preemption.Options{Now: o.Now, Seed: o.Seed, Features: o.Features, Policy: o.Policy,
 			Exhaustive: o.Exhaustive, Offset: o.Offset},
-		score: score.Options{DefaultSelector: replicaSetSelectors(o.ReplicaSets)},
 	}
 	if p := o.Profile; p != nil {
 		e.filter = p.Filter
@@ -77,32 +67,4 @@ func (o Options) resolve() engineOptions {
 	e.filter.Parallelism = o.Parallelism
 	e.filter.DRAPreemption = o.Features.DRAPreemption
 	return e
-}
-
-// replicaSetSelectors gives PodTopologySpread's default constraints the
-// selectors of the ReplicaSets that select a pod, as upstream's
-// DefaultSelector combines them (every requirement of every matching
-// ReplicaSet of the pod's namespace); nil when none selects it.
-func replicaSetSelectors(rss []*appsv1.ReplicaSet) score.Selectors {
-	if len(rss) == 0 {
-		return nil
-	}
-	return func(pod *v1.Pod) labels.Selector {
-		var sel labels.Selector
-		for _, rs := range rss {
-			if rs.Namespace != pod.Namespace || rs.Spec.Selector == nil {
-				continue
-			}
-			s, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
-			if err != nil || s.Empty() || !s.Matches(labels.Set(pod.Labels)) {
-				continue
-			}
-			reqs, _ := s.Requirements()
-			if sel == nil {
-				sel = labels.NewSelector()
-			}
-			sel = sel.Add(reqs...)
-		}
-		return sel
-	}
 }

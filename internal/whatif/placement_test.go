@@ -5,8 +5,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprieve/reprieve/internal/engine/filter"
+	"github.com/reprieve/reprieve/internal/engine/profile"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/internal/whatif"
 )
@@ -53,26 +57,58 @@ func TestPlacement(t *testing.T) {
 	}
 }
 
-// TestReplicaSetSelectors checks the default selector of a pod: the
-// requirements of every ReplicaSet of its namespace that selects it.
-func TestReplicaSetSelectors(t *testing.T) {
-	rs := func(ns, name string, match map[string]string) *appsv1.ReplicaSet {
-		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: match}}}
+// TestDefaultSpreading checks that PodTopologySpread's default constraints
+// take their selector from the snapshot's Services and controllers: the
+// system defaults move a Service's pod away from its peers, which resources
+// alone would join; a profile's DoNotSchedule defaults (defaultingType List)
+// filter the node of its peers out.
+func TestDefaultSpreading(t *testing.T) {
+	rs := rt.ReplicaSet("default", "web-1", map[string]string{"app": "web"})
+	nodes := []*v1.Node{node("a", "4").Zone("za").Obj(), node("b", "4").Zone("zb").Obj()}
+	pods := []*v1.Pod{
+		pod("w1", 0, "100m").Label("app", "web").On("a").Obj(),
+		pod("w2", 0, "100m").Label("app", "web").On("a").Obj(),
+		pod("x", 0, "1").On("b").Obj(),
 	}
-	sel := whatif.ReplicaSetSelectors([]*appsv1.ReplicaSet{
-		rs("default", "web", map[string]string{"app": "web"}),
-		rs("default", "tier", map[string]string{"tier": "front"}),
-		rs("other", "web", map[string]string{"app": "web"}),
-	})
-	p := rt.Pod("default", "p").Label("app", "web").Label("tier", "front").Obj()
-	if got := sel(p); got == nil || got.String() != "app=web,tier=front" {
-		t.Errorf("selector %v, want app=web,tier=front", got)
+	service := snapshot.SelectorObjects{Services: []*v1.Service{rt.Service("default", "web", map[string]string{"app": "web"})}}
+	hostname := &profile.Profile{SchedulerName: v1.DefaultSchedulerName, Preemption: true, HasPostFilter: true,
+		Filter: filter.Options{SpreadDefaultConstraints: []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.DoNotSchedule}}}}
+	tests := map[string]struct {
+		sels         snapshot.SelectorObjects
+		pod          *v1.Pod
+		profile      *profile.Profile
+		wantFeasible []string
+		wantNode     string
+	}{
+		"resources alone: the emptier node": {
+			pod: pod("p", 0, "500m").Label("app", "web").Obj(), wantFeasible: []string{"a", "b"}, wantNode: "a",
+		},
+		"a Service spreads its pods": {
+			sels: service, pod: pod("p", 0, "500m").Label("app", "web").Obj(), wantFeasible: []string{"a", "b"}, wantNode: "b",
+		},
+		"the ReplicaSet controlling the pod spreads it": {
+			sels: snapshot.SelectorObjects{ReplicaSets: []*appsv1.ReplicaSet{rs}},
+			pod:  pod("p", 0, "500m").Label("app", "web").ControlledBy(rs).Obj(), wantFeasible: []string{"a", "b"}, wantNode: "b",
+		},
+		"DoNotSchedule defaults filter": {
+			sels: service, profile: hostname, pod: pod("p", 0, "500m").Label("app", "web").Obj(), wantFeasible: []string{"b"}, wantNode: "b",
+		},
+		"DoNotSchedule defaults without a selector": {
+			profile: hostname, pod: pod("p", 0, "500m").Label("app", "web").Obj(), wantFeasible: []string{"a", "b"}, wantNode: "a",
+		},
 	}
-	if got := sel(rt.Pod("default", "q").Label("app", "db").Obj()); got != nil {
-		t.Errorf("pod of no ReplicaSet got selector %v", got)
-	}
-	if whatif.ReplicaSetSelectors(nil) != nil {
-		t.Error("no ReplicaSets: want no selector function")
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := evaluate(t, scenario{nodes: nodes, pods: pods, sels: tc.sels, pod: tc.pod, opts: whatif.Options{Profile: tc.profile}})
+			if !d.Fits || d.Placement == nil {
+				t.Fatalf("no placement: %s", d.Summary)
+			}
+			if diff := cmp.Diff(tc.wantFeasible, d.FeasibleNodes); diff != "" {
+				t.Errorf("feasible nodes (-want,+got):\n%s", diff)
+			}
+			if d.Placement.Node != tc.wantNode {
+				t.Errorf("placed on %s, want %s", d.Placement.Node, tc.wantNode)
+			}
+		})
 	}
 }

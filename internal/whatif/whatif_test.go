@@ -25,6 +25,8 @@ type scenario struct {
 	pods    []*v1.Pod
 	pdbs    []*policyv1.PodDisruptionBudget
 	classes []*schedulingv1.PriorityClass
+	// sels select pods for PodTopologySpread's default constraints.
+	sels snapshot.SelectorObjects
 	// pod is the preemptor; when it is also in pods it is taken from the snapshot.
 	pod  *v1.Pod
 	opts whatif.Options
@@ -45,7 +47,7 @@ type want struct {
 
 func evaluate(t *testing.T, sc scenario) *whatif.Decision {
 	t.Helper()
-	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.nodes, Pods: sc.pods, PDBs: sc.pdbs, PriorityClasses: sc.classes})
+	snap, err := snapshot.New(snapshot.Objects{Nodes: sc.nodes, Pods: sc.pods, PDBs: sc.pdbs, PriorityClasses: sc.classes, Selectors: sc.sels})
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}

@@ -96,7 +96,7 @@ func internalJSON(t *testing.T, tc exampleCase) [][]byte {
 			t.Fatal(err)
 		}
 		d, err := whatif.Evaluate(snap, pod, whatif.Options{Now: now, Parallelism: cfg.EffectiveParallelism(), Profile: &cfg.Profiles[0],
-			Features: features, Policy: policy, ReplicaSets: set.ReplicaSets})
+			Features: features, Policy: policy})
 		if err != nil {
 			t.Fatal(err)
 		}

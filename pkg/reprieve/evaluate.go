@@ -123,7 +123,6 @@ func (s *Snapshot) evaluate(p *snapshot.Pod, obj *v1.Pod, opts Options) (*Decisi
 		Profile:     prof,
 		Features:    opts.Features.engine(),
 		Policy:      policy,
-		ReplicaSets: s.replicaSets,
 	})
 	if err != nil {
 		return nil, err

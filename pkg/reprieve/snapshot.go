@@ -25,13 +25,14 @@ import (
 // Evaluations only read it, so several goroutines may evaluate on one
 // Snapshot at once.
 type Snapshot struct {
-	snap        *snapshot.Snapshot
-	replicaSets []*appsv1.ReplicaSet
-	warnings    []string
+	snap     *snapshot.Snapshot
+	warnings []string
 }
 
 // Objects are the API objects a Snapshot is built from, as a client lists
-// them. ReplicaSets give PodTopologySpread its default selectors.
+// them. Services, ReplicationControllers, ReplicaSets and StatefulSets give
+// PodTopologySpread's default constraints their selector, as upstream's
+// informers give it them.
 type Objects struct {
 	Nodes              []*v1.Node
 	Pods               []*v1.Pod
@@ -40,7 +41,11 @@ type Objects struct {
 	Namespaces         []*v1.Namespace
 	PodGroups          []*schedulingv1beta1.PodGroup
 	CompositePodGroups []*schedulingv1alpha3.CompositePodGroup
-	ReplicaSets        []*appsv1.ReplicaSet
+
+	Services               []*v1.Service
+	ReplicationControllers []*v1.ReplicationController
+	ReplicaSets            []*appsv1.ReplicaSet
+	StatefulSets           []*appsv1.StatefulSet
 
 	PersistentVolumes      []*v1.PersistentVolume
 	PersistentVolumeClaims []*v1.PersistentVolumeClaim
@@ -91,7 +96,12 @@ func NewSnapshot(objs Objects) (*Snapshot, error) {
 		func() error {
 			return addObjects(set, "CompositePodGroups", "scheduling.k8s.io/v1alpha3", "CompositePodGroup", objs.CompositePodGroups)
 		},
+		func() error { return addObjects(set, "Services", "v1", "Service", objs.Services) },
+		func() error {
+			return addObjects(set, "ReplicationControllers", "v1", "ReplicationController", objs.ReplicationControllers)
+		},
 		func() error { return addObjects(set, "ReplicaSets", "apps/v1", "ReplicaSet", objs.ReplicaSets) },
+		func() error { return addObjects(set, "StatefulSets", "apps/v1", "StatefulSet", objs.StatefulSets) },
 		func() error {
 			return addObjects(set, "PersistentVolumes", "v1", "PersistentVolume", objs.PersistentVolumes)
 		},
@@ -159,16 +169,11 @@ func build(set *manifest.Set) (*Snapshot, error) {
 	if err != nil {
 		return nil, inputError(err)
 	}
-	// ReplicaSets are used (spread constraints' default selectors), the
-	// other workloads are not.
-	replicaSets := set.ReplicaSets
-	set.ReplicaSets = nil
 	warnings := slices.Concat(set.Warnings, set.SkippedLines(), set.WorkloadLines())
-	set.ReplicaSets = replicaSets
 	if len(set.Objects.Nodes) == 0 {
 		warnings = append(warnings, "the snapshot has no nodes: every pod is unschedulable")
 	}
-	return &Snapshot{snap: snap, replicaSets: set.ReplicaSets, warnings: warnings}, nil
+	return &Snapshot{snap: snap, warnings: warnings}, nil
 }
 
 // Warnings lists, one line each, what the snapshot's input held that the

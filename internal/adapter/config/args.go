@@ -383,30 +383,17 @@ func (e expanded) enabledAnywhere(name string) bool {
 	return false
 }
 
-// check validates what is validated only for enabled plugins and reports
-// the arguments reprieve does not honour: DoNotSchedule default spread
-// constraints.
-func (a *pluginArgs) check(path *field.Path, eps expanded) (field.ErrorList, []string) {
+// check validates what is validated only for enabled plugins.
+func (a *pluginArgs) check(path *field.Path, eps expanded) field.ErrorList {
 	var errs field.ErrorList
-	var out []string
-	argsPath := func(name string) *field.Path {
-		return path.Child("pluginConfig").Key(name).Child("args")
-	}
 	if eps.enabledAnywhere(nodeResourcesFit) {
 		p := a.fitPath
 		if p == nil {
-			p = argsPath(nodeResourcesFit)
+			p = path.Child("pluginConfig").Key(nodeResourcesFit).Child("args")
 		}
 		errs = append(errs, validateFit(p, &a.fit)...)
 	}
-	if slices.Contains(eps[filterPoint], podTopologySpread) && a.spread.DefaultingType == configv1.ListDefaulting {
-		for i, c := range a.spread.DefaultConstraints {
-			if c.WhenUnsatisfiable == v1.DoNotSchedule {
-				out = append(out, fmt.Sprintf("%s.defaultConstraints[%d]: reprieve does not filter by DoNotSchedule default constraints (ScheduleAnyway ones are scored)", argsPath(podTopologySpread), i))
-			}
-		}
-	}
-	return errs, out
+	return errs
 }
 
 // filterOptions converts the arguments that change filtering.
@@ -421,6 +408,9 @@ func (a *pluginArgs) filterOptions() filter.Options {
 	if aa := a.nodeAff.AddedAffinity; aa != nil && aa.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		// Validated with the arguments.
 		o.AddedAffinity, _ = nodeaffinity.NewNodeSelector(aa.RequiredDuringSchedulingIgnoredDuringExecution)
+	}
+	if a.spread.DefaultingType == configv1.ListDefaulting {
+		o.SpreadDefaultConstraints = a.spread.DefaultConstraints
 	}
 	return o
 }

@@ -231,11 +231,9 @@ func resolveProfile(path *field.Path, prof *configv1.KubeSchedulerProfile, globa
 		return p, errs, unsupported
 	}
 	unsupported = append(unsupported, compareWithDefaults(path.Child("plugins"), eps)...)
-	cerrs, cunsupported := args.check(path, eps)
-	if len(cerrs) > 0 {
+	if cerrs := args.check(path, eps); len(cerrs) > 0 {
 		return p, cerrs, unsupported
 	}
-	unsupported = append(unsupported, cunsupported...)
 
 	p.Preemption = slices.Contains(eps[postFilter], defaultPreemption)
 	p.HasPostFilter = len(eps[postFilter]) > 0

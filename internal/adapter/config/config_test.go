@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reprieve/reprieve/internal/engine/filter"
 	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/score"
 )
@@ -187,7 +188,8 @@ profiles:
 					c.AddedPreferredAffinity = []v1.PreferredSchedulingTerm{{Weight: 5, Preference: v1.NodeSelectorTerm{
 						MatchExpressions: []v1.NodeSelectorRequirement{{Key: "disk", Operator: v1.NodeSelectorOpIn, Values: []string{"ssd"}}}}}}
 					c.BalancedResources = []score.ResourceWeight{{Name: v1.ResourceCPU, Weight: 1}}
-				})}},
+				}),
+				Filter: filter.Options{SpreadDefaultConstraints: []v1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway}}}}},
 		},
 		"unmodelled plugins disabled change nothing": {
 			doc: header + `profiles:
@@ -296,7 +298,7 @@ func TestParseUnsupported(t *testing.T) {
 `,
 			want: []string{"reprieve does not score with TaintToleration when its PreScore is disabled"},
 		},
-		"DoNotSchedule default constraints": {
+		"filter arguments, DoNotSchedule default constraints included, are honoured": {
 			doc: header + `profiles:
 - pluginConfig:
   - name: NodeResourcesFit
@@ -311,9 +313,6 @@ func TestParseUnsupported(t *testing.T) {
       defaultingType: List
       defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]
 `,
-			want: []string{
-				`profiles[0].pluginConfig[PodTopologySpread].args.defaultConstraints[0]: reprieve does not filter by DoNotSchedule default constraints`,
-			},
 		},
 	}
 	for name, tc := range tests {

@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 
 func (w *world) ownerOf(p *v1.Pod) *controller {
@@ -32,6 +34,9 @@ func (w *world) addReplicaSet(rs *appsv1.ReplicaSet, kind string, name string) e
 	if err != nil {
 		return err
 	}
+	// The ReplicaSet (a Deployment's too) is what the scheduler's informers
+	// see: its selector gives PodTopologySpread's default constraints theirs.
+	w.sched.OnSelector(func(s *snapshot.Snapshot) { s.SetReplicaSet(rs) })
 	replicas := int32(1)
 	if rs.Spec.Replicas != nil {
 		replicas = *rs.Spec.Replicas
@@ -39,6 +44,17 @@ func (w *world) addReplicaSet(rs *appsv1.ReplicaSet, kind string, name string) e
 	w.addController(&controller{kind: kind, namespace: rs.Namespace, name: name, uid: w.newUID(), selector: sel,
 		template: rs.Spec.Template, replicas: replicas, podPrefix: rs.Name + "-"})
 	return nil
+}
+
+// forgetSelector removes a deleted controller's ReplicaSet or StatefulSet
+// from the scheduler's snapshot.
+func (c *controller) forgetSelector(s *snapshot.Snapshot) {
+	switch c.kind {
+	case "Deployment", "ReplicaSet":
+		s.RemoveReplicaSet(c.namespace, c.podPrefix[:len(c.podPrefix)-1])
+	case "StatefulSet":
+		s.RemoveStatefulSet(c.namespace, c.name)
+	}
 }
 
 func (w *world) addDeployment(d *appsv1.Deployment) error {

@@ -99,7 +99,9 @@ type Action struct {
 	// At is the time since the start.
 	At metav1.Duration `json:"at"`
 	// Create creates objects: Pods, Nodes, Deployments, ReplicaSets, Jobs,
-	// PodDisruptionBudgets, PriorityClasses, Namespaces.
+	// StatefulSets, PodDisruptionBudgets, PriorityClasses, Namespaces,
+	// Services and ReplicationControllers (not run: their selectors give
+	// PodTopologySpread's default constraints theirs).
 	Create []json.RawMessage `json:"create,omitempty"`
 	// CreatePods creates count bare pods from a template, named
 	// <template name>-00001, -00002, ...
@@ -574,11 +576,15 @@ type objects struct {
 	replicaSets     []*appsv1.ReplicaSet
 	jobs            []*batchv1.Job
 	statefulSets    []*appsv1.StatefulSet
-	pods            []*v1.Pod
+	// services and replicationControllers only select pods.
+	services               []*v1.Service
+	replicationControllers []*v1.ReplicationController
+	pods                   []*v1.Pod
 }
 
 func objectsOf(set *manifest.Set) objects {
 	o := set.Objects
 	return objects{namespaces: o.Namespaces, priorityClasses: o.PriorityClasses, nodes: o.Nodes, pdbs: o.PDBs,
-		deployments: set.Deployments, replicaSets: set.ReplicaSets, jobs: set.Jobs, statefulSets: set.StatefulSets, pods: o.Pods}
+		deployments: set.Deployments, replicaSets: set.ReplicaSets, jobs: set.Jobs, statefulSets: set.StatefulSets,
+		services: o.Selectors.Services, replicationControllers: o.Selectors.ReplicationControllers, pods: o.Pods}
 }

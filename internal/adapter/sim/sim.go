@@ -13,10 +13,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/internal/adapter/manifest"
 	"github.com/reprieve/reprieve/internal/engine/profile"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	"github.com/reprieve/reprieve/internal/scheduler"
 )
 
@@ -128,16 +128,15 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		obs = observers{rec, opts.Observer}
 	}
 	w.sched = scheduler.New(w, w.clock, scheduler.Options{
-		SchedulerName:   v1.DefaultSchedulerName,
-		Seed:            seed,
-		Features:        opts.Features,
-		Policy:          opts.Policy,
-		Parallelism:     opts.Parallelism,
-		Profiles:        opts.Profiles,
-		InitialBackoff:  opts.InitialBackoff,
-		MaxBackoff:      opts.MaxBackoff,
-		Observer:        obs,
-		DefaultSelector: w.selectorFor,
+		SchedulerName:  v1.DefaultSchedulerName,
+		Seed:           seed,
+		Features:       opts.Features,
+		Policy:         opts.Policy,
+		Parallelism:    opts.Parallelism,
+		Profiles:       opts.Profiles,
+		InitialBackoff: opts.InitialBackoff,
+		MaxBackoff:     opts.MaxBackoff,
+		Observer:       obs,
 	})
 	if err := w.apply(sc.Objects); err != nil {
 		return nil, err
@@ -282,15 +281,6 @@ func interrupted(err error, at time.Duration) error {
 	return fmt.Errorf("simulation stopped at virtual time %s: %w", at, err)
 }
 
-// selectorFor is PodTopologySpread's default selector: the selector of the
-// ReplicaSet (or Deployment) that owns the pod.
-func (w *world) selectorFor(p *v1.Pod) labels.Selector {
-	if c := w.ownerOf(p); c != nil && c.kind != "Job" {
-		return c.selector
-	}
-	return nil
-}
-
 // apply creates every object of a set, in dependency order.
 func (w *world) apply(set *manifest.Set) error {
 	o := objectsOf(set)
@@ -311,6 +301,15 @@ func (w *world) apply(set *manifest.Set) error {
 	w.addNodes(nodes)
 	for _, pdb := range o.pdbs {
 		w.sched.OnPDB(pdb)
+	}
+	// Services and ReplicationControllers (which the simulator does not
+	// run) only give PodTopologySpread's default constraints their
+	// selector; the controllers it runs register theirs as they start.
+	for _, svc := range o.services {
+		w.sched.OnSelector(func(s *snapshot.Snapshot) { s.SetService(svc) })
+	}
+	for _, rc := range o.replicationControllers {
+		w.sched.OnSelector(func(s *snapshot.Snapshot) { s.SetReplicationController(rc) })
 	}
 	w.applyStorage(set.Objects.Storage)
 	w.applyDRA(set.Objects)
@@ -443,6 +442,7 @@ func (w *world) deleteObject(d ObjectRef) error {
 			return fmt.Errorf("delete: %s %s/%s not found", d.Kind, ns, d.Name)
 		}
 		c.deleted = true
+		w.sched.OnSelector(func(s *snapshot.Snapshot) { c.forgetSelector(s) })
 		for _, key := range w.sortedPodKeys() {
 			if c.pods[key] {
 				w.deletePod(key)
@@ -450,6 +450,10 @@ func (w *world) deleteObject(d ObjectRef) error {
 		}
 	case "PodDisruptionBudget":
 		w.sched.OnPDBDelete(ns, d.Name)
+	case "Service":
+		w.sched.OnSelector(func(s *snapshot.Snapshot) { s.RemoveService(ns, d.Name) })
+	case "ReplicationController":
+		w.sched.OnSelector(func(s *snapshot.Snapshot) { s.RemoveReplicationController(ns, d.Name) })
 	default:
 		return fmt.Errorf("delete: kind %q is not supported", d.Kind)
 	}

@@ -7,6 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 
 // statefulSet is what the simulated StatefulSet controller keeps beyond a
@@ -26,6 +28,7 @@ func (w *world) addStatefulSet(s *appsv1.StatefulSet) error {
 	if err != nil {
 		return err
 	}
+	w.sched.OnSelector(func(snap *snapshot.Snapshot) { snap.SetStatefulSet(s) })
 	w.addController(&controller{kind: "StatefulSet", namespace: s.Namespace, name: s.Name, uid: w.newUID(), selector: sel,
 		template: s.Spec.Template, replicas: ptrOr(s.Spec.Replicas, 1), podPrefix: s.Name + "-",
 		sts: &statefulSet{claimTemplates: s.Spec.VolumeClaimTemplates, parallel: s.Spec.PodManagementPolicy == appsv1.ParallelPodManagement,

@@ -120,8 +120,7 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 		return lw.item(b)
 	}
 	// Every kind of the snapshot's objects, whatever kinds it holds (in
-	// slices, or in structs of slices), and the ReplicaSets that give
-	// spread constraints their default selectors.
+	// slices, or in structs of slices).
 	var walk func(v reflect.Value) error
 	walk = func(v reflect.Value) error {
 		switch v.Kind() {
@@ -144,11 +143,6 @@ func (o *Options) writeSnapshot(ctx context.Context) error {
 	}
 	if err := walk(reflect.ValueOf(set.Objects)); err != nil {
 		return err
-	}
-	for _, rs := range set.ReplicaSets {
-		if err := add(rs); err != nil {
-			return err
-		}
 	}
 	switch {
 	case o.format.Kind == output.Name:

@@ -295,7 +295,6 @@ func (o *Options) Run(ctx context.Context) error {
 			Profile:     prof,
 			Features:    o.features,
 			Policy:      o.policy,
-			ReplicaSets: set.ReplicaSets,
 		})
 		if err != nil {
 			return err

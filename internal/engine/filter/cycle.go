@@ -76,6 +76,12 @@ type Options struct {
 	// the extended resources it does not check, by name or by the prefix
 	// before the "/" of their name.
 	IgnoredResources, IgnoredResourceGroups sets.Set[string]
+	// SpreadDefaultConstraints are PodTopologySpread's defaultConstraints
+	// under defaultingType List: the DoNotSchedule ones filter a pod without
+	// constraints of its own, with the pod's default selector
+	// (Snapshot.DefaultSelector). The system defaults (defaultingType
+	// System) are all ScheduleAnyway and filter nothing.
+	SpreadDefaultConstraints []v1.TopologySpreadConstraint
 }
 
 // Buffers is memory that filter cycles reuse, held by the caller (an
@@ -167,7 +173,7 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 		return c
 	}
 	var err error
-	if c.spread, err = newSpreadState(snap, pod, obj, c.workers, &c.buffers.spreadMemo); err != nil {
+	if c.spread, err = newSpreadState(snap, pod, obj, opts.SpreadDefaultConstraints, c.workers, &c.buffers.spreadMemo); err != nil {
 		c.preFilter = Status{Code: Error, Plugin: PodTopologySpread, Reasons: []string{fmt.Sprintf("running PreFilter plugin %q: %v", PodTopologySpread, err)}}
 		return c
 	}

@@ -113,16 +113,14 @@ func (p *criticalPaths) update(domain string, count int) {
 }
 
 // newSpreadState is PodTopologySpread's PreFilter. It returns nil when the
-// pod has no DoNotSchedule constraints (the plugin is skipped).
-func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, obj *v1.Pod, workers int, memoBuf *[]uint32) (*spreadState, error) {
-	cons, err := SpreadConstraints(obj.Spec.TopologySpreadConstraints, obj.Labels, v1.DoNotSchedule)
-	if err != nil {
+// pod has no DoNotSchedule constraints (the plugin is skipped): neither of
+// its own nor, when it has no constraints at all, among the defaults (the
+// profile's with defaultingType List; the system's filter nothing), which
+// take the pod's default selector and do not apply when it is empty.
+func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, obj *v1.Pod, defaults []v1.TopologySpreadConstraint, workers int, memoBuf *[]uint32) (*spreadState, error) {
+	cons, err := PodSpreadConstraints(snap, obj, defaults, v1.DoNotSchedule)
+	if err != nil || len(cons) == 0 {
 		return nil, err
-	}
-	// Without constraints of its own the pod gets the default constraints,
-	// which for the system defaulting are all ScheduleAnyway: nothing to filter.
-	if len(cons) == 0 {
-		return nil, nil
 	}
 	s := &spreadState{
 		constraints:      cons,

@@ -3,8 +3,11 @@ package filter_test
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprieve/reprieve/internal/engine/filter"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
@@ -86,6 +89,103 @@ func TestCriticalPaths(t *testing.T) {
 			}
 			if got := c.FilterNode(st, nv).IsSuccess(); got != tc.wantAfterReAdd {
 				t.Errorf("fits after re-adding: %v, want %v", got, tc.wantAfterReAdd)
+			}
+		})
+	}
+}
+
+// TestSpreadDefaultConstraints: with defaultingType List, the profile's
+// DoNotSchedule default constraints filter a pod without constraints of its
+// own, with the selector of the Services and controller that select it; the
+// system defaults (all ScheduleAnyway) and ScheduleAnyway defaults filter
+// nothing, nor do defaults when nothing selects the pod or it has
+// constraints of its own.
+func TestSpreadDefaultConstraints(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	rs := rt.ReplicaSet("default", "web-1", web)
+	objs := func(sels snapshot.SelectorObjects) snapshot.Objects {
+		return snapshot.Objects{
+			Nodes: []*v1.Node{rt.Node("a").Zone("za").Obj(), rt.Node("b").Zone("zb").Obj(), rt.Node("n").Obj()},
+			Pods: []*v1.Pod{
+				rt.Pod("default", "w1").Label("app", "web").On("a").Obj(),
+				rt.Pod("default", "w2").Label("app", "web").On("a").Obj(),
+				rt.Pod("other", "w3").Label("app", "web").On("b").Obj(),
+			},
+			Selectors: sels,
+		}
+	}
+	served := objs(snapshot.SelectorObjects{Services: []*v1.Service{rt.Service("default", "web", web)}})
+	hard := []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule}}
+	soft := []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway}}
+	skewed := map[string]filter.Status{
+		"a": {Code: filter.Unschedulable, Plugin: filter.PodTopologySpread, Reasons: []string{filter.ReasonSpreadConstraints}},
+		"n": {Code: filter.UnschedulableAndUnresolvable, Plugin: filter.PodTopologySpread, Reasons: []string{filter.ReasonSpreadMissingLabel}},
+	}
+	tests := map[string]struct {
+		objs         snapshot.Objects
+		pod          *v1.Pod
+		defaults     []v1.TopologySpreadConstraint
+		wantFeasible []string
+		wantStatuses map[string]filter.Status
+	}{
+		"a Service selects the pod": {
+			objs: served, pod: rt.Pod("default", "p").Label("app", "web").Obj(), defaults: hard,
+			wantFeasible: []string{"b"}, wantStatuses: skewed,
+		},
+		"its controlling ReplicaSet selects it": {
+			objs: objs(snapshot.SelectorObjects{ReplicaSets: []*appsv1.ReplicaSet{rs}}),
+			pod:  rt.Pod("default", "p").Label("app", "web").ControlledBy(rs).Obj(), defaults: hard,
+			wantFeasible: []string{"b"}, wantStatuses: skewed,
+		},
+		"nothing selects the pod": {
+			objs: objs(snapshot.SelectorObjects{}), pod: rt.Pod("default", "p").Label("app", "web").Obj(), defaults: hard,
+			wantFeasible: []string{"a", "b", "n"},
+		},
+		"the system defaults": {
+			objs: served, pod: rt.Pod("default", "p").Label("app", "web").Obj(),
+			wantFeasible: []string{"a", "b", "n"},
+		},
+		"ScheduleAnyway defaults": {
+			objs: served, pod: rt.Pod("default", "p").Label("app", "web").Obj(), defaults: soft,
+			wantFeasible: []string{"a", "b", "n"},
+		},
+		"the pod's own constraints replace the defaults": {
+			objs: served, defaults: hard,
+			pod: rt.Pod("default", "p").Label("app", "web").SpreadWith(1, v1.LabelHostname, web, func(c *v1.TopologySpreadConstraint) {
+				c.WhenUnsatisfiable = v1.ScheduleAnyway
+			}).Obj(),
+			wantFeasible: []string{"a", "b", "n"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			snap, err := snapshot.New(tc.objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := filter.NewCycle(snap, pod, filter.Options{SpreadDefaultConstraints: tc.defaults}).FilterAll()
+			var feasible []string
+			for _, n := range res.Feasible {
+				feasible = append(feasible, n.Name)
+			}
+			statuses := map[string]filter.Status{}
+			for _, n := range snap.Nodes {
+				if s := res.Statuses[n.Index]; !s.IsSuccess() {
+					statuses[n.Name] = s
+				}
+			}
+			if tc.wantStatuses == nil {
+				tc.wantStatuses = map[string]filter.Status{}
+			}
+			if diff := cmp.Diff(tc.wantFeasible, feasible); diff != "" {
+				t.Errorf("feasible (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantStatuses, statuses); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
 			}
 		})
 	}

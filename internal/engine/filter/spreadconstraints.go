@@ -68,6 +68,31 @@ func SpreadConstraints(cons []v1.TopologySpreadConstraint, podLabels map[string]
 	return out, nil
 }
 
+// PodSpreadConstraints are the constraints with the given
+// whenUnsatisfiable action that PodTopologySpread applies to obj, as
+// upstream's getConstraints (DoNotSchedule, PreFilter) and
+// initPreScoreState (ScheduleAnyway) take them: the pod's own, or, when it
+// has none at all, those of defaults (the profile's default constraints)
+// with the pod's default selector (Snapshot.DefaultSelector) — none when
+// that selector is empty.
+func PodSpreadConstraints(snap *snapshot.Snapshot, obj *v1.Pod, defaults []v1.TopologySpreadConstraint, action v1.UnsatisfiableConstraintAction) ([]SpreadConstraint, error) {
+	if len(obj.Spec.TopologySpreadConstraints) > 0 {
+		return SpreadConstraints(obj.Spec.TopologySpreadConstraints, obj.Labels, action)
+	}
+	cons, err := SpreadConstraints(defaults, obj.Labels, action)
+	if err != nil || len(cons) == 0 {
+		return nil, err
+	}
+	sel := snap.DefaultSelector(obj)
+	if sel.Empty() {
+		return nil, nil
+	}
+	for i := range cons {
+		cons[i].Selector = sel
+	}
+	return cons, nil
+}
+
 // mergeLabelSetWithSelector adds matchLabels to a selector as upstream does;
 // a selector without requirements (labels.Nothing) is returned unchanged.
 func mergeLabelSetWithSelector(matchLabels labels.Set, s labels.Selector) labels.Selector {

@@ -30,6 +30,7 @@ type Profile struct {
 	Score *score.Config
 	// Filter are the profile's arguments that change filtering:
 	// NodeAffinity's added required affinity, NodeResourcesFit's ignored
-	// resources.
+	// resources, PodTopologySpread's default constraints (defaultingType
+	// List).
 	Filter filter.Options
 }

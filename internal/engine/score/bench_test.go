@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
@@ -30,6 +29,7 @@ func BenchmarkScore(b *testing.B) {
 					objs.Pods = append(objs.Pods, p)
 				}
 			}
+			objs.Selectors.Services = []*v1.Service{rt.Service("default", "web", map[string]string{"app": "web"})}
 			snap, err := snapshot.New(objs)
 			if err != nil {
 				b.Fatal(err)
@@ -39,7 +39,7 @@ func BenchmarkScore(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			opts := Options{DefaultSelector: func(*v1.Pod) labels.Selector { return labels.SelectorFromSet(labels.Set{"app": "web"}) }}
+			var opts Options
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 )
 
@@ -163,16 +163,14 @@ func TestPodTopologySpreadListDefaulting(t *testing.T) {
 	w := world{
 		nodes: []*v1.Node{rt.Node("n1").Zone("z1").Obj(), rt.Node("n2").Zone("z1").Obj(), rt.Node("n3").Obj()},
 		pods:  []*v1.Pod{rt.Pod("default", "w").Label("app", "web").On("n1").Obj()},
+		sels:  snapshot.SelectorObjects{Services: []*v1.Service{rt.Service("default", "web", map[string]string{"app": "web"})}},
 	}
 	pod := rt.Pod("default", "p").Label("app", "web").Obj()
-	sel := func(p *v1.Pod) labels.Selector {
-		return labels.SelectorFromSet(map[string]string{"app": p.Labels["app"]})
-	}
 	list := func(cons ...v1.TopologySpreadConstraint) Options {
 		cfg := DefaultConfig()
 		cfg.SpreadListDefaulting = true
 		cfg.SpreadDefaultConstraints = cons
-		return Options{DefaultSelector: sel, Config: cfg}
+		return Options{Config: cfg}
 	}
 	runPluginCases(t, scorePodTopologySpread, map[string]pluginCase{
 		"List with a zone constraint: nodes without the zone are ignored": {

@@ -29,7 +29,6 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
@@ -50,18 +49,10 @@ const (
 // MaxNodeScore is the highest score a plugin gives a node after normalizing.
 const MaxNodeScore int64 = 100
 
-// Selectors returns, for a pod, the union of the label selectors of the
-// Services, ReplicationControllers, ReplicaSets and StatefulSets that select
-// it (the inputs of upstream's helper.DefaultSelector). PodTopologySpread
-// uses it as the selector of its system default constraints; when it is nil,
-// or returns nil or an empty selector, the default constraints do not apply.
-type Selectors func(pod *v1.Pod) labels.Selector
-
-// Options are the inputs of scoring that are not in the snapshot.
+// Options are the inputs of scoring that are not in the snapshot (which
+// holds the Services and controllers that give PodTopologySpread's default
+// constraints their selector: Snapshot.DefaultSelector).
 type Options struct {
-	// DefaultSelector gives PodTopologySpread's default constraints their
-	// selector; nil disables them.
-	DefaultSelector Selectors
 	// Config is the profile's scoring; nil means DefaultConfig.
 	Config *Config
 }

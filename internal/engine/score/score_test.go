@@ -1,12 +1,13 @@
 package score
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
@@ -24,13 +25,26 @@ type world struct {
 	nodes []*v1.Node
 	pods  []*v1.Pod
 	nss   []*v1.Namespace
+	// sels are the Services and controllers that give PodTopologySpread's
+	// default constraints their selector.
+	sels snapshot.SelectorObjects
+}
+
+// served returns w with Services of namespace default selecting each of
+// selectors.
+func served(w world, selectors ...map[string]string) world {
+	w.sels.Services = nil
+	for i, sel := range selectors {
+		w.sels.Services = append(w.sels.Services, rt.Service("default", fmt.Sprintf("s%d", i), sel))
+	}
+	return w
 }
 
 // setup builds the snapshot and prepares pod; feasible names the feasible
 // nodes (all of w.nodes, in that order, when empty).
 func setup(t *testing.T, w world, pod *v1.Pod, feasible ...string) *cycle {
 	t.Helper()
-	snap, err := snapshot.New(snapshot.Objects{Nodes: w.nodes, Pods: w.pods, Namespaces: w.nss})
+	snap, err := snapshot.New(snapshot.Objects{Nodes: w.nodes, Pods: w.pods, Namespaces: w.nss, Selectors: w.sels})
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}
@@ -442,7 +456,12 @@ func TestPodTopologySpread(t *testing.T) {
 			c.WhenUnsatisfiable = v1.ScheduleAnyway
 		}).Obj()
 	}
-	webSelector := Options{DefaultSelector: func(*v1.Pod) labels.Selector { return labels.SelectorFromSet(web) }}
+	webServed := served(w, web)
+	rs := rt.ReplicaSet("default", "web-1", web)
+	withControllers := func(w world, rss ...*appsv1.ReplicaSet) world {
+		w.sels.ReplicaSets = rss
+		return w
+	}
 
 	// Taint-policy world: m3 (zB) is tainted NoSchedule and so not feasible.
 	tw := world{
@@ -493,9 +512,8 @@ func TestPodTopologySpread(t *testing.T) {
 			// n3: 1.791759+2 + 1.609438+4 = 9.401197 → 9.
 			// n4: 1.791759+2, no zone label → 3.791759 → 4.
 			// min 4, max 13: 100*(17-13)/13 = 30, 100*(17-9)/13 = 61, 61, 100*(17-4)/13 = 100.
-			world:    w,
+			world:    webServed,
 			pod:      rt.Pod("default", "p").Label("app", "web").Obj(),
-			opts:     webSelector,
 			wantRaw:  []int64{13, 9, 9, 4},
 			wantNorm: []int64{30, 61, 61, 100},
 		},
@@ -503,10 +521,9 @@ func TestPodTopologySpread(t *testing.T) {
 			// Feasible n2, n3: hostname w = ln(2+2) = 1.386294; zone domains z1, z2: w = ln(4) too.
 			// n2: 0+2 + 2*1.386294+4 = 8.772589 → 9. n3: 1.386294+2 + 1.386294+4 = 8.772589 → 9.
 			// max 9 = min: 100*(9+9-9)/9 = 100 for both.
-			world:    w,
+			world:    webServed,
 			pod:      rt.Pod("default", "p").Label("app", "web").Obj(),
 			feasible: []string{"n2", "n3"},
-			opts:     webSelector,
 			wantRaw:  []int64{9, 9},
 			wantNorm: []int64{100, 100},
 		},
@@ -516,15 +533,36 @@ func TestPodTopologySpread(t *testing.T) {
 			wantSkip: true,
 		},
 		"empty default selector: skipped": {
-			world:    w,
+			// A Service with an empty selector selects every pod and adds no label.
+			world:    served(w, map[string]string{}),
 			pod:      rt.Pod("default", "p").Label("app", "web").Obj(),
-			opts:     Options{DefaultSelector: func(*v1.Pod) labels.Selector { return labels.Everything() }},
+			wantSkip: true,
+		},
+		"Services selecting other pods: skipped": {
+			world:    served(w, map[string]string{"app": "db"}, map[string]string{"app": "web", "tier": "x"}),
+			pod:      rt.Pod("default", "p").Label("app", "web").Obj(),
+			wantSkip: true,
+		},
+		"a ReplicaSet controlling the pod gives the selector without a Service": {
+			// As "system default constraints": the ReplicaSet's selector is app=web.
+			world:    withControllers(w, rs),
+			pod:      rt.Pod("default", "p").Label("app", "web").ControlledBy(rs).Obj(),
+			wantRaw:  []int64{13, 9, 9, 4},
+			wantNorm: []int64{30, 61, 61, 100},
+		},
+		"a ReplicaSet that does not control the pod gives nothing": {
+			world:    withControllers(w, rs),
+			pod:      rt.Pod("default", "p").Label("app", "web").Obj(),
+			wantSkip: true,
+		},
+		"a controller the snapshot does not hold gives nothing": {
+			world:    w,
+			pod:      rt.Pod("default", "p").Label("app", "web").ControlledBy(rs).Obj(),
 			wantSkip: true,
 		},
 		"only DoNotSchedule constraints: skipped, no defaults": {
-			world:    w,
+			world:    webServed,
 			pod:      rt.Pod("default", "p").Label("app", "web").Spread(1, v1.LabelTopologyZone, web).Obj(),
-			opts:     webSelector,
 			wantSkip: true,
 		},
 		"selector matching nothing: all max": {
@@ -747,12 +785,10 @@ func TestScore(t *testing.T) {
 					rt.Node("n3").Zone("z2").CPU("4").Memory("8Gi").Taint("spot", "", v1.TaintEffectPreferNoSchedule).Obj(),
 				},
 				pods: []*v1.Pod{rt.Pod("default", "w").Label("app", "web").Req("1", "1Gi").On("n1").Obj()},
+				sels: snapshot.SelectorObjects{Services: []*v1.Service{rt.Service("default", "web", map[string]string{"app": "web"})}},
 			},
 			pod: withPreferredNodeAffinity(rt.Pod("default", "p").Label("app", "web").Req("1", "1Gi").Obj(),
 				prefTerm(10, v1.LabelTopologyZone, v1.NodeSelectorOpIn, "z2")),
-			opts: Options{DefaultSelector: func(p *v1.Pod) labels.Selector {
-				return labels.SelectorFromSet(map[string]string{"app": p.Labels["app"]})
-			}},
 			wantSkipped: []string{InterPodAffinity},
 			wantTotal:   []int64{566, 628, 552},
 			wantHost:    "n2",

@@ -19,39 +19,16 @@ var systemDefaultConstraints = []v1.TopologySpreadConstraint{
 // softConstraint is a ScheduleAnyway topology spread constraint.
 type softConstraint = filter.SpreadConstraint
 
-// softConstraints are the ScheduleAnyway constraints of cons.
-func softConstraints(cons []v1.TopologySpreadConstraint, podLabels map[string]string) ([]softConstraint, error) {
-	return filter.SpreadConstraints(cons, podLabels, v1.ScheduleAnyway)
-}
-
 // spreadConstraintsForScoring returns the pod's ScheduleAnyway constraints,
 // or, when it has no constraints at all, the ScheduleAnyway default
 // constraints (the system's, or the profile's with defaultingType List)
 // with the pod's default selector (none when that selector is empty).
 func spreadConstraintsForScoring(c *cycle) ([]softConstraint, error) {
-	pod := c.obj
-	if len(pod.Spec.TopologySpreadConstraints) > 0 {
-		return softConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels)
-	}
 	defaults := systemDefaultConstraints
 	if c.cfg.SpreadListDefaulting {
 		defaults = c.cfg.SpreadDefaultConstraints
 	}
-	cons, err := softConstraints(defaults, pod.Labels)
-	if err != nil || len(cons) == 0 {
-		return nil, err
-	}
-	if c.opts.DefaultSelector == nil {
-		return nil, nil
-	}
-	sel := c.opts.DefaultSelector(pod)
-	if sel == nil || sel.Empty() {
-		return nil, nil
-	}
-	for i := range cons {
-		cons[i].Selector = sel
-	}
-	return cons, nil
+	return filter.PodSpreadConstraints(c.snap, c.obj, defaults, v1.ScheduleAnyway)
 }
 
 // scorePodTopologySpread is the PodTopologySpread plugin's scoring.

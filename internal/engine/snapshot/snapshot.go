@@ -62,6 +62,9 @@ type Objects struct {
 	ResourceClaims []*resourceapi.ResourceClaim
 	// Storage are the objects the volume plugins read (storage.go).
 	Storage StorageObjects
+	// Selectors are the objects whose selectors PodTopologySpread's
+	// default constraints take (selectors.go).
+	Selectors SelectorObjects
 }
 
 // Snapshot is the cluster as the engine sees it. It is built once with New
@@ -113,6 +116,8 @@ type Snapshot struct {
 	dra draObjects
 	// storage indexes the storage objects (storage.go).
 	storage storage
+	// selectors index the SelectorObjects (selectors.go).
+	selectors selectors
 }
 
 // ObjectError is a problem with one object of the input, naming the object
@@ -219,6 +224,9 @@ func NewParallel(objs Objects, parallelism int) (*Snapshot, error) {
 		}
 	}
 	if err := s.addDRA(objs); err != nil {
+		return nil, err
+	}
+	if err := s.addSelectors(objs.Selectors); err != nil {
 		return nil, err
 	}
 	s.buildOrders(parallelism)

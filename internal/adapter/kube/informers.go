@@ -19,6 +19,8 @@ import (
 
 // Feed connects shared informers for nodes, pods, PodDisruptionBudgets,
 // PriorityClasses, namespaces, the storage kinds (storageinformers.go), the
+// Services, ReplicationControllers, ReplicaSets and StatefulSets whose
+// selectors PodTopologySpread's default constraints take (selectors.go), the
 // DRA kinds (drainformers.go) and the pod group kinds the feature gates
 // bring in (groups.go) to the scheduler's event handlers, starts
 // them and waits until the handlers have received every object of the
@@ -75,7 +77,7 @@ func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Live, f
 			UpdateFunc: func(_, o any) { s.OnNamespace(o.(*v1.Namespace)) },
 		}},
 	}
-	for _, sh := range slices.Concat(storageHandlers(f, s), draHandlers(f, s), groupHandlers(ctx, client, f, s, features)) {
+	for _, sh := range slices.Concat(storageHandlers(f, s), selectorHandlers(f, s), draHandlers(f, s), groupHandlers(ctx, client, f, s, features)) {
 		handlers = append(handlers, struct {
 			inf cache.SharedIndexInformer
 			h   cache.ResourceEventHandler
@@ -97,7 +99,7 @@ func Feed(ctx context.Context, client kubernetes.Interface, s *scheduler.Live, f
 	}
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), othersSynced...) {
-		return nil, fmt.Errorf("informers for nodes, poddisruptionbudgets, priorityclasses, namespaces, storage and DRA objects did not sync: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("informers for nodes, poddisruptionbudgets, priorityclasses, namespaces, services, replicationcontrollers, replicasets, statefulsets, storage and DRA objects did not sync: %w", context.Cause(ctx))
 	}
 	podFactory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), podsSynced...) {

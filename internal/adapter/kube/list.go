@@ -18,10 +18,13 @@ import (
 
 // List reads the objects a snapshot needs from a live cluster with list
 // calls only (nodes, pods, PodDisruptionBudgets, PriorityClasses,
-// namespaces, the storage objects of liststorage.go and the DRA objects,
-// cluster-wide), so it works under a read-only identity. Namespaces and the
-// DRA objects are optional: if listing them fails they are skipped with a
-// warning (namespaces only matter for pod affinity namespaceSelectors).
+// namespaces, the storage objects of liststorage.go, the DRA objects, and
+// the Services, ReplicationControllers, ReplicaSets and StatefulSets whose
+// selectors PodTopologySpread's default constraints take, cluster-wide), so
+// it works under a read-only identity. Namespaces, the DRA objects and the
+// selecting objects are optional: a kind that cannot be listed is skipped
+// with a warning (namespaces only matter for pod affinity
+// namespaceSelectors).
 func List(ctx context.Context, client kubernetes.Interface) (snapshot.Objects, []string, error) {
 	return ListWith(ctx, client, ListOptions{})
 }
@@ -60,6 +63,7 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 		nsWarning         string
 		draWarnings       []string
 		groupWarnings     []string
+		selWarnings       []string
 	)
 	var progressMu sync.Mutex
 	progress := func() {
@@ -155,6 +159,10 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 		groupWarnings = listGroups(ctx, client, &objs, opts.Features)
 		return nil
 	})
+	run("", func() error {
+		selWarnings = listSelectors(ctx, client, &objs.Selectors)
+		return nil
+	})
 	wg.Wait()
 	if firstErr != nil {
 		return snapshot.Objects{}, nil, firstErr
@@ -177,6 +185,7 @@ func ListWith(ctx context.Context, client kubernetes.Interface, opts ListOptions
 	}
 	warnings = append(warnings, draWarnings...)
 	warnings = append(warnings, groupWarnings...)
+	warnings = append(warnings, selWarnings...)
 	return objs, warnings, nil
 }
 

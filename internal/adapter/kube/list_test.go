@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,5 +113,42 @@ func TestListErrorNamesTheKind(t *testing.T) {
 	_, _, err := List(context.Background(), client)
 	if err == nil || !strings.HasPrefix(err.Error(), "listing p") {
 		t.Fatalf("error %v, want one naming the kind listed", err)
+	}
+}
+
+// TestListSelectors: the Services, ReplicationControllers, ReplicaSets and
+// StatefulSets whose selectors PodTopologySpread's default constraints
+// take are listed, without managed fields; a kind that cannot be listed is
+// skipped with a warning.
+func TestListSelectors(t *testing.T) {
+	mf := []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	client := fake.NewClientset(
+		&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web", ManagedFields: mf}, Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}}},
+		&v1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "rc"}},
+		&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "rs"}},
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "ss"}},
+	)
+	objs, warnings, err := List(context.Background(), client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sels := objs.Selectors
+	if len(warnings) > 0 || len(sels.Services) != 1 || len(sels.ReplicationControllers) != 1 || len(sels.ReplicaSets) != 1 || len(sels.StatefulSets) != 1 {
+		t.Fatalf("listed %d Services, %d ReplicationControllers, %d ReplicaSets, %d StatefulSets, warnings %q; want one of each and none",
+			len(sels.Services), len(sels.ReplicationControllers), len(sels.ReplicaSets), len(sels.StatefulSets), warnings)
+	}
+	if sels.Services[0].ManagedFields != nil {
+		t.Error("managed fields kept")
+	}
+
+	client.PrependReactor("list", "replicasets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "", fmt.Errorf("denied"))
+	})
+	objs, warnings, err = List(context.Background(), client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs.Selectors.ReplicaSets) != 0 || len(objs.Selectors.Services) != 1 || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "cannot list replicasets") {
+		t.Errorf("forbidden ReplicaSets: %d listed, warnings %q", len(objs.Selectors.ReplicaSets), warnings)
 	}
 }

@@ -17,7 +17,8 @@ import (
 
 // TestPlacement checks where a pod that fits would be bound: the default
 // profile's scores pick the emptier node, with the fuller one runner-up;
-// a single feasible node is taken unscored.
+// a single feasible node, or the pod's nominated node when it fits there,
+// is taken unscored.
 func TestPlacement(t *testing.T) {
 	tests := map[string]struct {
 		sc   scenario
@@ -30,6 +31,14 @@ func TestPlacement(t *testing.T) {
 				pod:   pod("p", 0, "500m").Obj(),
 			},
 			want: whatif.Placement{Node: "idle", RunnerUp: "busy", ScoredNodes: 2},
+		},
+		"nominated node that fits: taken unscored, as upstream tries it first": {
+			sc: scenario{
+				nodes: []*v1.Node{node("busy", "4").Obj(), node("idle", "4").Obj()},
+				pods:  []*v1.Pod{pod("x", 0, "3").On("busy").Obj()},
+				pod:   pod("p", 0, "500m").Nominated("busy").Obj(),
+			},
+			want: whatif.Placement{Node: "busy"},
 		},
 		"one feasible node": {
 			sc: scenario{

@@ -112,9 +112,13 @@ func (e *Evaluator) Evaluate(snap *Snapshot, pod *Pod, options Options) (*Decisi
 }
 
 // place is schedulePod for a pod that fits on the feasible nodes, given in
-// snapshot order: the first ones up to upstream's number of feasible nodes
-// to find are scored, and the best is taken.
+// snapshot order: its nominated node when it is feasible (upstream tries it
+// first and takes it unscored); else the first ones up to upstream's
+// number of feasible nodes to find are scored, and the best is taken.
 func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node, opts engineOptions) *Placement {
+	if nnn := pod.Obj().Status.NominatedNodeName; nnn != "" && slices.ContainsFunc(feasible, func(n *snapshot.Node) bool { return n.Name == nnn }) {
+		return &Placement{Node: nnn}
+	}
 	want := score.NumFeasibleNodesToFindPercentage(len(snap.Nodes), opts.percentageOfNodesToScore)
 	if opts.score.Config != nil && !opts.score.Config.HasScorePlugins() {
 		want = 1

@@ -110,17 +110,36 @@ func compareScenario(t *testing.T, sc *gen.Scenario, name string) bool {
 // runUpstream runs kube-scheduler on sc with the feature gates f stands for
 // (none: upstream's defaults).
 func runUpstream(sc *gen.Scenario, f profile.Features) (*upstream.Result, error) {
-	in := upstream.Input{
-		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
-		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
-		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
-		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
-		Storage: upstreamStorage(sc),
-	}
+	in := upstreamInput(sc)
 	if f != (profile.Features{}) {
 		in.FeatureGates = f.Gates()
 	}
 	return upstream.Run(context.Background(), in)
+}
+
+// upstreamInput is the scenario as upstream's runner takes it: every kind
+// reaches the scheduler through its informers.
+func upstreamInput(sc *gen.Scenario) upstream.Input {
+	return upstream.Input{
+		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
+		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
+		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
+		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
+		Storage:  upstreamStorage(sc),
+		Services: sc.Selectors.Services, ReplicationControllers: sc.Selectors.ReplicationControllers,
+		ReplicaSets: sc.Selectors.ReplicaSets, StatefulSets: sc.Selectors.StatefulSets,
+	}
+}
+
+// snapshotObjects is the scenario as reprieve's snapshot takes it, every
+// other cluster's pods in parts (podsInParts).
+func snapshotObjects(sc *gen.Scenario) snapshot.Objects {
+	return podsInParts(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
+		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
+		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
+		Storage: snapshotStorage(sc),
+		Selectors: snapshot.SelectorObjects{Services: sc.Selectors.Services, ReplicationControllers: sc.Selectors.ReplicationControllers,
+			ReplicaSets: sc.Selectors.ReplicaSets, StatefulSets: sc.Selectors.StatefulSets}})
 }
 
 // podsInParts gives every other cluster's pods (those with an odd number
@@ -149,10 +168,7 @@ func podsInParts(objs snapshot.Objects) snapshot.Objects {
 }
 
 func runReprieve(sc *gen.Scenario, f profile.Features) (*whatif.Decision, error) {
-	snap, err := snapshot.New(podsInParts(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
-		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
-		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
-		Storage: snapshotStorage(sc)}))
+	snap, err := snapshot.New(snapshotObjects(sc))
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +235,7 @@ func compare(want *upstream.Result, got *whatif.Decision, canon func([]string) [
 	}
 	add("filter statuses", wantFilter, gotFilter)
 	if want.Fits {
-		return diffs
+		return append(diffs, comparePlacement(want, got)...)
 	}
 
 	add("eligible", want.Eligible, got.Eligible)
@@ -279,6 +295,40 @@ func compare(want *upstream.Result, got *whatif.Decision, canon func([]string) [
 			}
 			add("victims on the chosen node", canon(c.Victims), canon(victims))
 			add("numPDBViolations", c.NumPDBViolations, int64(got.NumPDBViolations))
+		}
+	}
+	return diffs
+}
+
+// comparePlacement compares where a pod that fits is bound: reprieve's node
+// must be one of upstream's best, with upstream's score, and its runner-up
+// must have upstream's score too; a scoring failure must be one on both
+// sides.
+func comparePlacement(want *upstream.Result, got *whatif.Decision) []string {
+	p := got.Placement
+	switch {
+	case p == nil:
+		return []string{"reprieve places the pod nowhere"}
+	case want.ScoreError != "" || p.Error != "":
+		if want.ScoreError != p.Error {
+			return []string{fmt.Sprintf("scoring error: upstream %q, reprieve %q", want.ScoreError, p.Error)}
+		}
+		return nil
+	}
+	var diffs []string
+	if !slices.Contains(want.BestNodes, p.Node) {
+		diffs = append(diffs, fmt.Sprintf("placement: reprieve binds to %s, upstream to one of %v (scores %v; reprieve's %d, runner-up %s %d)",
+			p.Node, want.BestNodes, want.Scores, p.Score, p.RunnerUp, p.RunnerUpScore))
+	}
+	if want.Scores == nil {
+		return diffs
+	}
+	if s, ok := want.Scores[p.Node]; !ok || s != p.Score {
+		diffs = append(diffs, fmt.Sprintf("placement: %s scores %d, upstream %d (%v)", p.Node, p.Score, s, want.Scores))
+	}
+	if p.RunnerUp != "" {
+		if s := want.Scores[p.RunnerUp]; s != p.RunnerUpScore {
+			diffs = append(diffs, fmt.Sprintf("placement: runner-up %s scores %d, upstream %d (%v)", p.RunnerUp, p.RunnerUpScore, s, want.Scores))
 		}
 	}
 	return diffs

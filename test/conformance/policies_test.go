@@ -279,10 +279,7 @@ var comparedPolicies = []profile.Policy{profile.PolicyMinimal, profile.PolicyRes
 // upstream's dry run drops.
 func checkPolicies(t *testing.T, sc *gen.Scenario, seed int64, name string) policyCheck {
 	t.Helper()
-	snap, err := snapshot.New(podsInParts(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
-		Namespaces: sc.Namespaces, PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
-		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
-		Storage: snapshotStorage(sc)}))
+	snap, err := snapshot.New(snapshotObjects(sc))
 	if err != nil {
 		t.Errorf("%s: %v", name, err)
 		return policyCheck{}

@@ -90,13 +90,7 @@ func compareWithConfig(t *testing.T, sc *gen.Scenario, doc []byte, offset int, n
 	prof := &cfg.Profiles[0]
 
 	ctx := context.Background()
-	env, err := upstream.NewEnvironment(ctx, upstream.Input{
-		Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses,
-		Namespaces: sc.Namespaces, Preemptor: sc.Preemptor,
-		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
-		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
-		Storage: upstreamStorage(sc),
-	}, upstream.EnvOptions{Parallelism: 1, SnapshotOrder: true, Config: doc})
+	env, err := upstream.NewEnvironment(ctx, upstreamInput(sc), upstream.EnvOptions{Parallelism: 1, SnapshotOrder: true, Config: doc})
 	if err != nil {
 		t.Errorf("%s: upstream: %v\n%s", name, err, doc)
 		return ""
@@ -108,10 +102,7 @@ func compareWithConfig(t *testing.T, sc *gen.Scenario, doc []byte, offset int, n
 		return ""
 	}
 
-	snap, err := snapshot.New(podsInParts(snapshot.Objects{Nodes: sc.Nodes, Pods: sc.Pods, PDBs: sc.PDBs, PriorityClasses: sc.PriorityClasses, Namespaces: sc.Namespaces,
-		PodGroups: sc.PodGroups, CompositePodGroups: sc.CompositePodGroups,
-		ResourceSlices: sc.ResourceSlices, DeviceClasses: sc.DeviceClasses, ResourceClaims: sc.ResourceClaims,
-		Storage: snapshotStorage(sc)}))
+	snap, err := snapshot.New(snapshotObjects(sc))
 	if err != nil {
 		t.Errorf("%s: reprieve: %v", name, err)
 		return ""

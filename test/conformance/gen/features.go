@@ -119,6 +119,17 @@ var features = []feature{
 	{"pdb/empty-selector", Everything},
 	{"pdb/overlapping", Everything},
 	{"pdb/other-namespace", Everything},
+	// Default spreading: Services and controllers over the pods.
+	{"defaultspread/preemptor-selected", Resources},
+	{"defaultspread/preemptor-service", Resources},
+	{"defaultspread/preemptor-services-merged", Resources},
+	{"defaultspread/preemptor-ReplicaSet", Resources},
+	{"defaultspread/preemptor-StatefulSet", Resources},
+	{"defaultspread/preemptor-ReplicationController", Resources},
+	{"defaultspread/service-without-selector", Resources},
+	{"defaultspread/controller-not-matching", Resources},
+	{"defaultspread/controller-gone", Resources},
+	{"defaultspread/owner-not-followed", Resources},
 	// Pods around the preemptor that cause its constraints' violations
 	// (common in Filters, occasional in the others).
 	{"preemptor/resources-fit-most-nodes", Resources},
@@ -424,6 +435,8 @@ func (s *Scenario) Features() []string {
 		set("pdb/other-namespace", other && !own)
 	}
 
+	s.selectorFeatures(set)
+
 	var out []string
 	for _, f := range features {
 		if has[f.name] {
@@ -679,4 +692,50 @@ func groupFeatures(s *Scenario, set func(string, bool)) {
 			set("group/pdb-over-members", true)
 		}
 	}
+}
+
+// selectorFeatures reports the default-spreading features: what selects the
+// preemptor (as upstream's DefaultSelector finds it), and the references
+// upstream does not follow.
+func (s *Scenario) selectorFeatures(set func(string, bool)) {
+	pre := s.Preemptor
+	services := 0
+	for _, svc := range s.Selectors.Services {
+		set("defaultspread/service-without-selector", svc.Spec.Selector == nil)
+		if svc.Namespace == pre.Namespace && svc.Spec.Selector != nil && labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(pre.Labels)) {
+			services++
+		}
+	}
+	set("defaultspread/preemptor-service", services > 0)
+	set("defaultspread/preemptor-services-merged", services > 1)
+	selected := services > 0
+	exists := map[string]labels.Selector{}
+	for _, rs := range s.Selectors.ReplicaSets {
+		sel, _ := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+		exists["apps/v1/ReplicaSet/"+rs.Namespace+"/"+rs.Name] = sel
+	}
+	for _, ss := range s.Selectors.StatefulSets {
+		sel, _ := metav1.LabelSelectorAsSelector(ss.Spec.Selector)
+		exists["apps/v1/StatefulSet/"+ss.Namespace+"/"+ss.Name] = sel
+	}
+	for _, rc := range s.Selectors.ReplicationControllers {
+		exists["v1/ReplicationController/"+rc.Namespace+"/"+rc.Name] = labels.SelectorFromSet(rc.Spec.Selector)
+	}
+	for _, p := range s.Pods {
+		for _, ref := range p.OwnerReferences {
+			if ref.Kind == "Pod" {
+				continue
+			}
+			controller := ref.Controller != nil && *ref.Controller
+			sel, ok := exists[ref.APIVersion+"/"+ref.Kind+"/"+p.Namespace+"/"+ref.Name]
+			set("defaultspread/owner-not-followed", !controller || !ok && (ref.APIVersion != "apps/v1" && ref.APIVersion != "v1" || ref.Kind == "ReplicaSet" && ref.APIVersion == "v1"))
+			set("defaultspread/controller-gone", controller && !ok && ref.APIVersion == "apps/v1")
+			set("defaultspread/controller-not-matching", controller && ok && !sel.Matches(labels.Set(p.Labels)))
+			if p == pre && controller && ok {
+				selected = true
+				set("defaultspread/preemptor-"+ref.Kind, true)
+			}
+		}
+	}
+	set("defaultspread/preemptor-selected", selected && len(pre.Spec.TopologySpreadConstraints) == 0)
 }

@@ -131,6 +131,9 @@ type Scenario struct {
 	ResourceClaims []*resourceapi.ResourceClaim
 	// Storage are the storage objects (Storage only).
 	Storage StorageObjects
+	// Selectors are the Services and controllers over the pods, whose
+	// selectors PodTopologySpread's default constraints take.
+	Selectors SelectorObjects
 
 	// Preemptor is the pending pod to schedule; the same pointer as its
 	// element of Pods. It carries PreemptorAnnotation.
@@ -197,6 +200,9 @@ func Generate(seed int64, p Profile) *Scenario {
 	}
 	// 6) Load order.
 	g.orderPods()
+	// 7) Services and controllers over the pods, last: the random stream
+	//    of everything above is as it was before they existed.
+	g.genSelectors()
 	return g.s
 }
 

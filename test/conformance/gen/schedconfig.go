@@ -23,7 +23,8 @@ var scorePlugins = []string{
 // RequestedToCapacityRatio with a random shape) over random resources and
 // weights, BalancedAllocation's resources, InterPodAffinity's
 // hardPodAffinityWeight and ignorePreferredTermsOfExistingPods,
-// PodTopologySpread's List defaulting with ScheduleAnyway constraints,
+// PodTopologySpread's List defaulting with ScheduleAnyway and DoNotSchedule
+// constraints,
 // NodeAffinity's added required and preferred terms, and NodeResourcesFit's
 // ignored resources. The same seed gives the same
 // document.
@@ -165,7 +166,7 @@ func SchedulerConfig(seed int64) []byte {
 		configs = append(configs, fmt.Sprintf("  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: %d, ignorePreferredTermsOfExistingPods: %v}\n",
 			[]int{0, 1, 5, 100}[r.IntN(4)], r.IntN(2) == 0))
 	}
-	if r.IntN(4) == 0 {
+	if r.IntN(3) == 0 {
 		s := "  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:"
 		keys := []string{"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
 		n := r.IntN(3)
@@ -175,7 +176,10 @@ func SchedulerConfig(seed int64) []byte {
 			s += "\n"
 		}
 		for _, i := range r.Perm(2)[:n] {
-			s += fmt.Sprintf("      - {maxSkew: %d, topologyKey: %s, whenUnsatisfiable: ScheduleAnyway}\n", 1+r.IntN(4), keys[i])
+			// DoNotSchedule defaults filter (and so change preemption's
+			// dry run) the pods without constraints of their own.
+			when := []string{"ScheduleAnyway", "DoNotSchedule"}[r.IntN(2)]
+			s += fmt.Sprintf("      - {maxSkew: %d, topologyKey: %s, whenUnsatisfiable: %s}\n", 1+r.IntN(4), keys[i], when)
 		}
 		configs = append(configs, s)
 	}

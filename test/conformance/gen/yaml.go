@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -28,7 +29,8 @@ var ErrInvalid = errors.New("invalid scenario")
 
 // YAML writes the scenario as one `kind: List` document: PriorityClasses,
 // Namespaces, Nodes, PDBs, PodGroups, CompositePodGroups, ResourceSlices,
-// DeviceClasses, ResourceClaims, then Pods in load order, each with
+// DeviceClasses, ResourceClaims, the storage objects, Services,
+// ReplicationControllers, ReplicaSets, StatefulSets, then Pods in load order, each with
 // apiVersion and kind. The first line is a comment with the seed, the profile and the
 // command that replays the scenario with reprieve. The preemptor carries
 // PreemptorAnnotation (added on a copy if it lacks it).
@@ -104,6 +106,26 @@ func (s *Scenario) YAML() ([]byte, error) {
 		items = append(items, &c)
 	}
 	items = append(items, s.Storage.items()...)
+	for _, o := range s.Selectors.Services {
+		c := *o
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}
+		items = append(items, &c)
+	}
+	for _, o := range s.Selectors.ReplicationControllers {
+		c := *o
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ReplicationController"}
+		items = append(items, &c)
+	}
+	for _, o := range s.Selectors.ReplicaSets {
+		c := *o
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"}
+		items = append(items, &c)
+	}
+	for _, o := range s.Selectors.StatefulSets {
+		c := *o
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
+		items = append(items, &c)
+	}
 	for _, p := range s.Pods {
 		c := *p
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
@@ -219,16 +241,20 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		return nil
 	}
 	want := map[string]string{
-		"PriorityClass":       "scheduling.k8s.io/v1",
-		"Namespace":           "v1",
-		"Node":                "v1",
-		"PodDisruptionBudget": "policy/v1",
-		"Pod":                 "v1",
-		"PodGroup":            "scheduling.k8s.io/v1beta1",
-		"CompositePodGroup":   "scheduling.k8s.io/v1alpha3",
-		"ResourceSlice":       "resource.k8s.io/v1",
-		"DeviceClass":         "resource.k8s.io/v1",
-		"ResourceClaim":       "resource.k8s.io/v1",
+		"PriorityClass":         "scheduling.k8s.io/v1",
+		"Namespace":             "v1",
+		"Node":                  "v1",
+		"PodDisruptionBudget":   "policy/v1",
+		"Pod":                   "v1",
+		"PodGroup":              "scheduling.k8s.io/v1beta1",
+		"CompositePodGroup":     "scheduling.k8s.io/v1alpha3",
+		"ResourceSlice":         "resource.k8s.io/v1",
+		"DeviceClass":           "resource.k8s.io/v1",
+		"ResourceClaim":         "resource.k8s.io/v1",
+		"Service":               "v1",
+		"ReplicationController": "v1",
+		"ReplicaSet":            "apps/v1",
+		"StatefulSet":           "apps/v1",
 	}[tm.Kind]
 	if want == "" {
 		want = storageAPIVersions[tm.Kind]
@@ -310,6 +336,34 @@ func (s *Scenario) addObject(raw []byte, depth int, defaultKind, defaultAPIVersi
 		}
 		o.TypeMeta = tm
 		s.ResourceClaims = append(s.ResourceClaims, o)
+	case "Service":
+		o := &v1.Service{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.TypeMeta = tm
+		s.Selectors.Services = append(s.Selectors.Services, o)
+	case "ReplicationController":
+		o := &v1.ReplicationController{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.TypeMeta = tm
+		s.Selectors.ReplicationControllers = append(s.Selectors.ReplicationControllers, o)
+	case "ReplicaSet":
+		o := &appsv1.ReplicaSet{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.TypeMeta = tm
+		s.Selectors.ReplicaSets = append(s.Selectors.ReplicaSets, o)
+	case "StatefulSet":
+		o := &appsv1.StatefulSet{}
+		if err := decode(o); err != nil {
+			return err
+		}
+		o.TypeMeta = tm
+		s.Selectors.StatefulSets = append(s.Selectors.StatefulSets, o)
 	default:
 		return s.Storage.add(tm, decode)
 	}

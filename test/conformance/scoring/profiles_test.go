@@ -164,7 +164,7 @@ func TestScoreDifferentialProfiles(t *testing.T) {
 			skipped++
 			continue
 		}
-		snap, err := snapshot.New(snapshot.Objects{Nodes: w.nodes, Pods: w.pods, Namespaces: w.nss})
+		snap, err := snapshot.New(snapshot.Objects{Nodes: w.nodes, Pods: w.pods, Namespaces: w.nss, Selectors: w.selectors()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestScoreDifferentialProfiles(t *testing.T) {
 		for _, name := range w.feasible {
 			feasible = append(feasible, snap.Node(name))
 		}
-		plugins, err := score.ScorePlugins(snap, pod, feasible, score.Options{DefaultSelector: defaultSelector(w.services), Config: prof.Score})
+		plugins, err := score.ScorePlugins(snap, pod, feasible, score.Options{Config: prof.Score})
 		if err != nil {
 			t.Fatal(err)
 		}

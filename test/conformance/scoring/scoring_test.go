@@ -5,17 +5,19 @@ package scoring
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -46,8 +48,90 @@ type world struct {
 	pods     []*v1.Pod
 	nss      []*v1.Namespace
 	services []*v1.Service
+	// rcs, rss and sss are the controllers pods name in their controller
+	// references.
+	rcs      []*v1.ReplicationController
+	rss      []*appsv1.ReplicaSet
+	sss      []*appsv1.StatefulSet
 	pod      *v1.Pod
 	feasible []string
+}
+
+// selectors are w's Services and controllers as the snapshot takes them.
+func (w world) selectors() snapshot.SelectorObjects {
+	return snapshot.SelectorObjects{Services: w.services, ReplicationControllers: w.rcs, ReplicaSets: w.rss, StatefulSets: w.sss}
+}
+
+// genControllers adds Services and controllers over w's pods, with
+// controller references to them, as upstream's DefaultSelector follows
+// them: a ReplicaSet, StatefulSet or ReplicationController per app and
+// namespace now and then, whose selector its pods match (mostly); some
+// references name a controller that does not exist, or are not followed.
+func genControllers(r *rand.Rand, w *world) {
+	type ctrl struct {
+		ref metav1.OwnerReference
+		app string
+	}
+	yes := true
+	byKey := map[string]ctrl{}
+	for _, ns := range []string{"default", "ns1"} {
+		for _, app := range []string{"web", "db", "cache"} {
+			name := ns + "-" + app
+			uid := types.UID("uid-ctrl-" + name)
+			match := map[string]string{"app": app}
+			if r.IntN(3) == 0 {
+				match["tier"] = "t"
+			}
+			switch r.IntN(4) {
+			case 0:
+				continue
+			case 1:
+				sel := &metav1.LabelSelector{MatchLabels: match}
+				if r.IntN(3) == 0 {
+					sel = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{app, "other"}}}}
+				}
+				w.rss = append(w.rss, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: uid}, Spec: appsv1.ReplicaSetSpec{Selector: sel}})
+				byKey[ns+"/"+app] = ctrl{metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: uid, Controller: &yes}, app}
+			case 2:
+				w.sss = append(w.sss, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: uid}, Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: match}}})
+				byKey[ns+"/"+app] = ctrl{metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: name, UID: uid, Controller: &yes}, app}
+			case 3:
+				w.rcs = append(w.rcs, &v1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: uid}, Spec: v1.ReplicationControllerSpec{Selector: match}})
+				byKey[ns+"/"+app] = ctrl{metav1.OwnerReference{APIVersion: "v1", Kind: "ReplicationController", Name: name, UID: uid, Controller: &yes}, app}
+			}
+		}
+		if r.IntN(3) == 0 {
+			// A Service over a tier, or one without a selector.
+			var sel map[string]string
+			if r.IntN(2) == 0 {
+				sel = map[string]string{"tier": "t"}
+			}
+			w.services = append(w.services, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "extra", Namespace: ns}, Spec: v1.ServiceSpec{Selector: sel}})
+		}
+	}
+	own := func(p *v1.Pod) {
+		c, ok := byKey[p.Namespace+"/"+p.Labels["app"]]
+		switch x := r.IntN(10); {
+		case x < 5 && ok:
+			p.OwnerReferences = []metav1.OwnerReference{c.ref}
+		case x < 6:
+			// A controller that is gone.
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "gone", UID: "uid-gone", Controller: &yes}}
+		case x < 7 && ok:
+			// Not the controller: not followed.
+			ref := c.ref
+			ref.Controller = nil
+			p.OwnerReferences = []metav1.OwnerReference{ref}
+		case x < 8 && len(byKey) > 0:
+			// Another app's controller, whose selector need not match.
+			keys := slices.Sorted(maps.Keys(byKey))
+			p.OwnerReferences = []metav1.OwnerReference{byKey[keys[r.IntN(len(keys))]].ref}
+		}
+	}
+	for _, p := range w.pods {
+		own(p)
+	}
+	own(w.pod)
 }
 
 func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
@@ -243,22 +327,8 @@ func genWorld(r *rand.Rand) world {
 	for _, i := range perm[:k] {
 		w.feasible = append(w.feasible, w.nodes[i].Name)
 	}
+	genControllers(r, &w)
 	return w
-}
-
-func defaultSelector(services []*v1.Service) score.Selectors {
-	return func(pod *v1.Pod) labels.Selector {
-		set := labels.Set{}
-		for _, s := range services {
-			if s.Namespace != pod.Namespace || s.Spec.Selector == nil {
-				continue
-			}
-			if labels.Set(s.Spec.Selector).AsSelectorPreValidated().Matches(labels.Set(pod.Labels)) {
-				set = labels.Merge(set, s.Spec.Selector)
-			}
-		}
-		return set.AsSelector()
-	}
 }
 
 // upstreamScores returns the upstream total and per plugin weighted scores
@@ -296,6 +366,15 @@ func upstreamProfileScores(t *testing.T, w world, profile *schedulerapi.KubeSche
 	}
 	for _, s := range w.services {
 		objs = append(objs, s)
+	}
+	for _, c := range w.rcs {
+		objs = append(objs, c)
+	}
+	for _, c := range w.rss {
+		objs = append(objs, c)
+	}
+	for _, c := range w.sss {
+		objs = append(objs, c)
 	}
 	client := fake.NewClientset(objs...)
 	inf := informers.NewSharedInformerFactory(client, 0)
@@ -408,7 +487,7 @@ func TestScoreDifferential(t *testing.T) {
 			skipped++
 			continue
 		}
-		snap, err := snapshot.New(snapshot.Objects{Nodes: w.nodes, Pods: w.pods, Namespaces: w.nss})
+		snap, err := snapshot.New(snapshot.Objects{Nodes: w.nodes, Pods: w.pods, Namespaces: w.nss, Selectors: w.selectors()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -420,8 +499,7 @@ func TestScoreDifferential(t *testing.T) {
 		for _, name := range w.feasible {
 			feasible = append(feasible, snap.Node(name))
 		}
-		opts := score.Options{DefaultSelector: defaultSelector(w.services)}
-		plugins, err := score.ScorePlugins(snap, pod, feasible, opts)
+		plugins, err := score.ScorePlugins(snap, pod, feasible, score.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -252,6 +253,9 @@ type objects struct {
 	preemptor       *v1.Pod
 	// dra are the DRA objects (slices, classes, claims).
 	dra []runtime.Object
+	// selectors are the Services, ReplicationControllers, ReplicaSets and
+	// StatefulSets.
+	selectors []runtime.Object
 }
 
 // prepare deep-copies the input and applies what the API server would have
@@ -358,6 +362,28 @@ func prepare(in Input) (*objects, error) {
 	for _, rs := range in.ResourceSlices {
 		o.dra = append(o.dra, rs.DeepCopy())
 	}
+	addSelector := func(obj runtime.Object, meta metav1.Object) {
+		if meta.GetNamespace() == "" {
+			meta.SetNamespace(v1.NamespaceDefault)
+		}
+		o.selectors = append(o.selectors, obj)
+	}
+	for _, x := range in.Services {
+		x = x.DeepCopy()
+		addSelector(x, x)
+	}
+	for _, x := range in.ReplicationControllers {
+		x = x.DeepCopy()
+		addSelector(x, x)
+	}
+	for _, x := range in.ReplicaSets {
+		x = x.DeepCopy()
+		addSelector(x, x)
+	}
+	for _, x := range in.StatefulSets {
+		x = x.DeepCopy()
+		addSelector(x, x)
+	}
 	for _, dc := range in.DeviceClasses {
 		o.dra = append(o.dra, dc.DeepCopy())
 	}
@@ -424,6 +450,9 @@ func newEnvironment(ctx context.Context, cancel context.CancelFunc, o *objects, 
 	}
 	clientObjs = append(clientObjs, o.dra...)
 	clientObjs = append(clientObjs, o.storage...)
+	// PodTopologySpread's default constraints register informers for
+	// these (helper.DefaultSelector's listers); they start below.
+	clientObjs = append(clientObjs, o.selectors...)
 	client := fake.NewClientset(clientObjs...)
 	env.informerFactory = informers.NewSharedInformerFactory(client, 0)
 	podInformer := env.informerFactory.Core().V1().Pods()
@@ -650,6 +679,8 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod, offset, numCa
 	state := framework.NewCycleState()
 	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
 	nodeToStatus := framework.NewDefaultNodeToStatus()
+	// feasible are the feasible nodes in node order.
+	var feasible []fwk.NodeInfo
 	preRes, s, unscheduledPlugins := env.framework.RunPreFilterPlugins(ctx, state, pod)
 	if !s.IsSuccess() {
 		if !s.IsRejected() {
@@ -687,6 +718,7 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod, offset, numCa
 			switch status := statuses[i]; {
 			case status.IsSuccess():
 				res.FeasibleNodes = append(res.FeasibleNodes, ni.Node().Name)
+				feasible = append(feasible, ni)
 			case status.Code() == fwk.Error:
 				// findNodesThatPassFilters aborts the cycle on an error;
 				// report the first in node order.
@@ -711,6 +743,7 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod, offset, numCa
 	}
 	if len(res.FeasibleNodes) > 0 {
 		res.Fits = true
+		env.score(ctx, state, pod, feasible, res)
 		return res, nil
 	}
 
@@ -725,6 +758,45 @@ func (env *environment) schedule(ctx context.Context, pod *v1.Pod, offset, numCa
 		return nil, fmt.Errorf("upstream chose %q, which is not among the best candidates %v by the runner's re-implementation of pickOneNodeForPreemption", res.Chosen, res.TiedBest)
 	}
 	return res, nil
+}
+
+// score mirrors schedulePod for a pod that fits: its nominated node, when
+// feasible, is taken unscored (findNodesThatFitPod tries it first); so is a
+// single feasible node, and so is the first one when the profile has no score
+// plugins (numFeasibleNodesToFind is then 1); otherwise prioritizeNodes
+// (PreScore, then Score, weighted and summed) scores them all (the
+// scenarios have fewer than 100 nodes, so every feasible node is scored),
+// and the best are those of the highest total.
+func (env *environment) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, feasible []fwk.NodeInfo, res *Result) {
+	if nnn := pod.Status.NominatedNodeName; nnn != "" && slices.ContainsFunc(feasible, func(ni fwk.NodeInfo) bool { return ni.Node().Name == nnn }) {
+		res.BestNodes = []string{nnn}
+		return
+	}
+	if len(feasible) == 1 || !env.framework.HasScorePlugins() {
+		res.BestNodes = []string{feasible[0].Node().Name}
+		return
+	}
+	if s := env.framework.RunPreScorePlugins(ctx, state, pod, feasible); !s.IsSuccess() {
+		res.ScoreError = s.AsError().Error()
+		return
+	}
+	scores, s := env.framework.RunScorePlugins(ctx, state, pod, feasible)
+	if !s.IsSuccess() {
+		res.ScoreError = s.AsError().Error()
+		return
+	}
+	res.Scores = map[string]int64{}
+	best := int64(math.MinInt64)
+	for _, sc := range scores {
+		res.Scores[sc.Name] = sc.TotalScore
+		best = max(best, sc.TotalScore)
+	}
+	for _, sc := range scores {
+		if sc.TotalScore == best {
+			res.BestNodes = append(res.BestNodes, sc.Name)
+		}
+	}
+	slices.Sort(res.BestNodes)
 }
 
 // preempt mirrors preemption.Evaluator.evaluate (fetch the preemptor, check

@@ -3,6 +3,7 @@ package upstream
 import (
 	"errors"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -57,6 +58,13 @@ type Input struct {
 	ResourceSlices []*resourceapi.ResourceSlice
 	DeviceClasses  []*resourceapi.DeviceClass
 	ResourceClaims []*resourceapi.ResourceClaim
+	// Services, ReplicationControllers, ReplicaSets and StatefulSets reach
+	// PodTopologySpread through its informers: their selectors give its
+	// default constraints theirs (helper.DefaultSelector).
+	Services               []*v1.Service
+	ReplicationControllers []*v1.ReplicationController
+	ReplicaSets            []*appsv1.ReplicaSet
+	StatefulSets           []*appsv1.StatefulSet
 	// Storage are the storage objects the volume plugins read
 	// (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes,
 	// CSIDrivers, CSIStorageCapacities, VolumeAttachments), as stored.
@@ -106,9 +114,20 @@ type Result struct {
 	// absent-node status (a PreFilter rejection, or "node(s) didn't satisfy
 	// plugin(s) [...]" for nodes cut by a PreFilterResult).
 	NodeStatuses map[string]Status `json:"nodeStatuses"`
-	// Fits is true when at least one node is feasible; the fields below are
-	// then left empty.
+	// Fits is true when at least one node is feasible; the preemption
+	// fields below are then left empty.
 	Fits bool `json:"fits"`
+	// Scores are, when the pod fits on several nodes and the profile
+	// scores, the feasible nodes' total scores (prioritizeNodes: PreScore
+	// and Score, weighted and summed); nil otherwise.
+	Scores map[string]int64 `json:"scores,omitempty"`
+	// BestNodes are the nodes upstream may bind the pod to, sorted: the
+	// feasible nodes of the highest total score, or the only node it
+	// examines when it does not score (a single feasible node, or a
+	// profile without score plugins: the first feasible node).
+	BestNodes []string `json:"bestNodes,omitempty"`
+	// ScoreError is the PreScore or Score failure that fails the cycle.
+	ScoreError string `json:"scoreError,omitempty"`
 
 	// Eligible is DefaultPreemption's PodEligibleToPreemptOthers verdict.
 	Eligible bool `json:"eligible"`

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -92,6 +93,7 @@ func TestRun(t *testing.T) {
 				FeasibleNodes: []string{"n2"},
 				NodeStatuses:  map[string]Status{"n1": insufficientCPU()},
 				Fits:          true,
+				BestNodes:     []string{"n2"},
 			},
 		},
 		"resources only: the node with lower-priority victims wins": {
@@ -228,6 +230,7 @@ func TestRun(t *testing.T) {
 				FeasibleNodes: []string{"n1"},
 				NodeStatuses:  map[string]Status{"n2": insufficientCPU()},
 				Fits:          true,
+				BestNodes:     []string{"n1"},
 			},
 		},
 		"a victim of an earlier preemption still terminating on the nominated node: not eligible": {
@@ -261,6 +264,7 @@ func TestRun(t *testing.T) {
 				FeasibleNodes: []string{"n1"},
 				NodeStatuses:  map[string]Status{},
 				Fits:          true,
+				BestNodes:     []string{"n1"},
 			},
 		},
 		"PreFilter rejection: every node gets its status": {
@@ -633,5 +637,76 @@ func BenchmarkRun(b *testing.B) {
 		if _, err := Run(context.Background(), in); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRunDefaultSpreading: the Services and controllers of the input reach
+// PodTopologySpread's default constraints through the informers. n1 runs
+// two small pods of the preemptor's app, n2 one larger pod of another:
+// resources alone prefer n1; a Service selecting the app, or the
+// ReplicaSet controlling the preemptor, spreads it to n2 (system defaults,
+// scored); with a DoNotSchedule default on the hostname, n1 is filtered.
+func TestRunDefaultSpreading(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	in := func() Input {
+		return Input{
+			Nodes: nodes(node("n1"), node("n2")),
+			Pods: pods(
+				bound("w1", 0, "100m", "n1", 1).Labels(web),
+				bound("w2", 0, "100m", "n1", 2).Labels(web),
+				bound("x", 0, "1", "n2", 3),
+			),
+			Preemptor: pod("p", 0, "500m").Labels(web).Obj(),
+		}
+	}
+	service := []*v1.Service{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Spec: v1.ServiceSpec{Selector: web}}}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-1", UID: "uid-rs"},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: web}}}
+	hostname := []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: PodTopologySpread
+    args: {defaultingType: List, defaultConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule}]}
+`)
+	tests := map[string]struct {
+		in           func(in *Input)
+		config       []byte
+		wantFeasible []string
+		wantBest     []string
+	}{
+		"resources alone": {in: func(*Input) {}, wantFeasible: []string{"n1", "n2"}, wantBest: []string{"n1"}},
+		"a Service":       {in: func(in *Input) { in.Services = service }, wantFeasible: []string{"n1", "n2"}, wantBest: []string{"n2"}},
+		"the controlling ReplicaSet": {
+			in: func(in *Input) {
+				in.ReplicaSets = []*appsv1.ReplicaSet{rs}
+				yes := true
+				in.Preemptor.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: &yes}}
+			},
+			wantFeasible: []string{"n1", "n2"}, wantBest: []string{"n2"},
+		},
+		"a DoNotSchedule default": {in: func(in *Input) { in.Services = service }, config: hostname, wantFeasible: []string{"n2"}, wantBest: []string{"n2"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			input := in()
+			tc.in(&input)
+			env, err := NewEnvironment(t.Context(), input, EnvOptions{Config: tc.config})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer env.Close()
+			res, err := env.Evaluate(t.Context(), 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantFeasible, res.FeasibleNodes); diff != "" {
+				t.Errorf("feasible nodes (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantBest, res.BestNodes); diff != "" {
+				t.Errorf("best nodes (-want,+got):\n%s (scores %v)", diff, res.Scores)
+			}
+		})
 	}
 }

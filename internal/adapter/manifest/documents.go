@@ -65,17 +65,25 @@ func (s *Set) splitDocuments(ctx context.Context, name string, data []byte) ([]d
 // reads as it does); the error is the stream's, after the documents read
 // before it.
 func splitYAML(name string, next func() ([]byte, error)) ([]document, error) {
-	var docs []document
-	for i := 1; ; i++ {
-		doc, err := next()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
+	// The documents' bytes first, then their room at once: a document's
+	// room is large, and there may be many.
+	var yamls [][]byte
+	var err error
+	for {
+		var doc []byte
+		if doc, err = next(); err != nil {
+			break
 		}
-		if err != nil {
-			return docs, &InputError{Source: fmt.Sprintf("%s#%d", name, i), Detail: "malformed YAML: " + oneLine(err.Error())}
-		}
-		docs = append(docs, document{yaml: doc, index: i})
+		yamls = append(yamls, doc)
 	}
+	docs := make([]document, len(yamls))
+	for i, doc := range yamls {
+		docs[i].yaml, docs[i].index = doc, i+1
+	}
+	if !errors.Is(err, io.EOF) {
+		return docs, &InputError{Source: fmt.Sprintf("%s#%d", name, len(yamls)+1), Detail: "malformed YAML: " + oneLine(err.Error())}
+	}
+	return docs, nil
 }
 
 // splitJSON splits data into the JSON values it holds one after another,

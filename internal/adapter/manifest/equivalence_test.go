@@ -223,7 +223,10 @@ func compareLoads(t *testing.T, name, path string, v FieldValidation, lean bool)
 		}
 		return s, ""
 	}
-	general, generalErr := load(true, 0, false)
+	// The reference of a file read, and of its bytes added (which are not
+	// checked as a file's, read.go).
+	generalFile, generalFileErr := load(true, 0, false)
+	generalBytes, generalBytesErr := load(true, 0, true)
 	ways := []struct {
 		how       string
 		streamMin int64
@@ -234,6 +237,10 @@ func compareLoads(t *testing.T, name, path string, v FieldValidation, lean bool)
 		{"fast, streamed bytes", 1, true},
 	}
 	for _, way := range ways {
+		general, generalErr := generalFile, generalFileErr
+		if way.asBytes {
+			general, generalErr = generalBytes, generalBytesErr
+		}
 		fast, fastErr := load(false, way.streamMin, way.asBytes)
 		hits += fast.fast.memoHits()
 		switch way.how {

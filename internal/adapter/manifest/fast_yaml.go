@@ -26,8 +26,11 @@ func fastYAMLToJSON(doc []byte) ([]byte, bool) {
 // yamlScratch is memory fastYAMLToJSONWith reuses from one document to
 // the next: a converting goroutine holds one.
 type yamlScratch struct {
-	lines []yamlLine
-	keys  [][]byte
+	lines  []yamlLine
+	keys   [][]byte
+	starts []int
+	sorted []byte
+	order  []int
 	// out is a JSON buffer handed back with recycle once the document
 	// converted into it is no longer needed.
 	out []byte
@@ -72,8 +75,10 @@ func (s *yamlScratch) split(doc []byte) []yamlLine {
 func convertYAMLLines(lines []yamlLine, size int, scratch *yamlScratch) ([]byte, bool) {
 	p := yamlParser{lines: lines}
 	if scratch != nil {
-		p.keys = scratch.keys[:0]
-		defer func() { scratch.keys = p.keys[:0] }()
+		p.keys, p.starts, p.sorted, p.order = scratch.keys[:0], scratch.starts[:0], scratch.sorted, scratch.order
+		defer func() {
+			scratch.keys, scratch.starts, scratch.sorted, scratch.order = p.keys[:0], p.starts[:0], p.sorted, p.order
+		}()
 	}
 	p.skipBlank()
 	if p.i == len(p.lines) {
@@ -153,9 +158,12 @@ type yamlParser struct {
 	i     int
 	out   []byte
 	// keys are the keys of the mappings being converted, innermost last,
-	// and starts where their members start in out.
+	// and starts where their members start in out; sorted and order are
+	// room for sortMembers.
 	keys   [][]byte
 	starts []int
+	sorted []byte
+	order  []int
 }
 
 func (p *yamlParser) skipBlank() {
@@ -228,39 +236,49 @@ func (p *yamlParser) mapping(indent int) bool {
 		}
 	}
 	if !inOrder {
-		p.out = sortMembers(p.out, open, p.starts[base:], p.keys[base:])
+		p.order = orderBytes(p.keys[base:], p.order)
+		p.out, p.sorted = sortMembers(p.out, open, p.starts[base:], p.order, p.sorted)
 	}
 	p.out = append(p.out, '}')
 	return true
 }
 
 // sortMembers puts the members of the JSON object out[open:] (its closing
-// brace not yet written), which start at starts and have keys, in the
-// order of their keys, as sigs.k8s.io/yaml writes them (through a map,
-// which encoding/json writes in that order); the generic converter's JSON
-// and the fast converter's then decode alike, problems and all.
-func sortMembers(out []byte, open int, starts []int, keys [][]byte) []byte {
-	type member struct {
-		key  []byte
-		text []byte
-	}
-	members := make([]member, len(starts))
-	for i, start := range starts {
-		end := len(out)
-		if i+1 < len(starts) {
-			end = starts[i+1] - 1 // the comma
-		}
-		members[i] = member{keys[i], out[start:end]}
-	}
-	slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
-	sorted := make([]byte, 0, len(out)-open)
-	for i, m := range members {
+// brace not yet written), which start at starts, in order (of their keys:
+// orderBytes, orderStrings), as sigs.k8s.io/yaml writes them (through a
+// map, which encoding/json writes in key order); the generic converter's
+// JSON and the fast converter's then decode alike, problems and all.
+// scratch is room it may use, which it returns.
+func sortMembers(out []byte, open int, starts, order []int, scratch []byte) ([]byte, []byte) {
+	sorted := scratch[:0]
+	for i, m := range order {
 		if i > 0 {
 			sorted = append(sorted, ',')
 		}
-		sorted = append(sorted, m.text...)
+		end := len(out)
+		if m+1 < len(starts) {
+			end = starts[m+1] - 1 // the comma
+		}
+		sorted = append(sorted, out[starts[m]:end]...)
 	}
-	return append(out[:open+1], sorted...)
+	return append(out[:open+1], sorted...), sorted
+}
+
+// orderBytes returns, in order (room it may use), the indexes of keys in
+// the order of the keys.
+func orderBytes(keys [][]byte, order []int) []int {
+	order = indexes(len(keys), order)
+	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	return order
+}
+
+// indexes returns 0 to n-1 in order's room.
+func indexes(n int, order []int) []int {
+	order = order[:0]
+	for i := range n {
+		order = append(order, i)
+	}
+	return order
 }
 
 // value converts the value of a key (or of a sequence entry) at indent
@@ -496,22 +514,24 @@ func appendFlow(out, s []byte, depth int) (_, rest []byte, ok bool) {
 		return append(out, end), s[1:], true
 	}
 	start := len(out) - 1
-	var keys [][]byte
-	var starts []int
+	// A flow mapping has few keys: room for them on the stack.
+	var keysRoom [8][]byte
+	var startsRoom [8]int
+	keys, starts := keysRoom[:0], startsRoom[:0]
 	inOrder := true
 	for {
 		if len(s) == 0 {
 			return out, s, false
 		}
 		if open == '{' {
-			var key string
-			if key, s, ok = flowKey(s); !ok || slices.ContainsFunc(keys, func(k []byte) bool { return string(k) == key }) {
+			var key []byte
+			if key, s, ok = flowKey(s); !ok || slices.ContainsFunc(keys, func(k []byte) bool { return bytes.Equal(k, key) }) {
 				return out, s, false
 			}
-			if len(keys) > 0 && string(keys[len(keys)-1]) > key {
+			if len(keys) > 0 && bytes.Compare(keys[len(keys)-1], key) > 0 {
 				inOrder = false
 			}
-			keys = append(keys, []byte(key))
+			keys = append(keys, key)
 			starts = append(starts, len(out))
 			out = appendJSONString(out, key)
 			out = append(out, ':')
@@ -526,7 +546,8 @@ func appendFlow(out, s []byte, depth int) (_, rest []byte, ok bool) {
 		switch s[0] {
 		case end:
 			if !inOrder {
-				out = sortMembers(out, start, starts, keys)
+				var orderRoom [8]int
+				out, _ = sortMembers(out, start, starts, orderBytes(keys, orderRoom[:0]), nil)
 			}
 			return append(out, end), s[1:], true
 		case ',':
@@ -543,17 +564,15 @@ func appendFlow(out, s []byte, depth int) (_, rest []byte, ok bool) {
 
 // flowKey reads "key: " at the start of s (a quoted or plain key, then a
 // colon and a space) and returns the key and what follows.
-func flowKey(s []byte) (key string, rest []byte, ok bool) {
+func flowKey(s []byte) (key, rest []byte, ok bool) {
 	tok, rest, ok := flowToken(s)
 	if !ok || len(tok) > maxKeyLen || len(rest) < 2 || rest[0] != ':' || rest[1] != ' ' {
-		return "", s, false
+		return nil, s, false
 	}
 	if tok[0] == '"' || tok[0] == '\'' {
-		var q []byte
-		q, ok = quoted(tok)
-		key = string(q)
+		key, ok = quoted(tok)
 	} else {
-		key, ok = string(tok), isPlainString(tok)
+		key, ok = tok, isPlainString(tok)
 	}
 	return key, trimFlowSpace(rest[1:]), ok
 }

@@ -31,6 +31,8 @@ func FuzzFastYAML(f *testing.F) {
 		"r: {cpu: 100m, memory: 1Gi}\nl: {app: a1}\ns: [a, 'b''c', \"d\", 10, -3, true, ~, null, {}, [x, [z]]]\nm: {\"k\": {'q': v}}\n",
 		"- {a: 1, b: [2, 3]}\n- [ a ,b ]\n- {a: 1, a: 2}\n- {a: 1,}\n- [a: b]\n- {a: b c}\n- {a: yes}\n- {a: 1.5}\n- {a: x:y}\n- {a: }\n- {a:b}\n",
 		"a: {b: c}  # comment\nb: {c: d,\n  e: f}\nc: [a #b]\nd: [\"a\"b]\ne: {0x1: a}\nf: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+		// Keys out of order, which the generic converter writes in order.
+		"kind: Pod\nmetadata:\n  name: p\n  labels: {z: \"1\", b: \"2\", a: {y: 1, x: 2}}\napiVersion: v1\n",
 		"uid: 6f1e0c2a-0000-4000-8000-000000000001\nboot: 0b1c2d3e\nhex: 0x1F\nbin: 0b101\nu: 1_000\nf: 1.5e3\nd: 2026-01-01T00:00:00Z\nbig: 99999999999999999999\noct: 0755\ne: 6e2\nx: 6e\nv: 1.2.3\n",
 	}
 	for _, s := range seeds {

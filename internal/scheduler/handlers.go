@@ -4,8 +4,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+
+	"github.com/reprieve/reprieve/internal/engine/filter"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // OnPodAdd handles a new pod.
@@ -133,13 +135,34 @@ func (s *Core) OnNodeUpdate(node *v1.Node) {
 func (s *Core) nodeEvent(action NodeAction, old, node *v1.Node) {
 	s.moves(action.Label(), func() {
 		s.queue.MoveIf(func(qp *queuedPod) bool {
-			var added *nodeaffinity.NodeSelector
-			if prof := s.profiles[qp.Pod.Spec.SchedulerName]; prof != nil {
-				added = prof.Filter.AddedAffinity
+			prof := s.profiles[qp.Pod.Spec.SchedulerName]
+			env := hintEnv{spreadKeys: func() ([]string, bool) { return s.spreadKeys(qp.Pod, prof) }}
+			if prof != nil {
+				env.added = prof.Filter.AddedAffinity
 			}
-			return worthRequeuing(qp, action, old, node, added)
+			return worthRequeuing(qp, action, old, node, env)
 		})
 	})
+}
+
+// spreadKeys are the topology keys of pod's DoNotSchedule spread
+// constraints under prof, as PodTopologySpread's getConstraints takes them
+// (the pod's own, or the profile's defaults with the pod's default
+// selector); false when they do not parse.
+func (s *Core) spreadKeys(pod *v1.Pod, prof *profile.Profile) ([]string, bool) {
+	var defaults []v1.TopologySpreadConstraint
+	if prof != nil {
+		defaults = prof.Filter.SpreadDefaultConstraints
+	}
+	cons, err := filter.PodSpreadConstraints(s.snap, pod, defaults, v1.DoNotSchedule)
+	if err != nil {
+		return nil, false
+	}
+	keys := make([]string, len(cons))
+	for i, c := range cons {
+		keys[i] = c.TopologyKey
+	}
+	return keys, true
 }
 
 // OnNodeDelete handles a deleted node.

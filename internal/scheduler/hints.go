@@ -101,7 +101,18 @@ func conditionStatuses(n *v1.Node) map[v1.NodeConditionType]v1.ConditionStatus {
 // make a pod it rejected schedulable. old is nil for a new node.
 type nodeHint struct {
 	actions NodeAction
-	queue   func(pod *v1.Pod, old, node *v1.Node, added *nodeaffinity.NodeSelector) bool
+	queue   func(pod *v1.Pod, old, node *v1.Node, env hintEnv) bool
+}
+
+// hintEnv is what the hints read besides the pod and the nodes.
+type hintEnv struct {
+	// added is the profile's NodeAffinity addedAffinity.
+	added *nodeaffinity.NodeSelector
+	// spreadKeys returns the topology keys of the pod's DoNotSchedule
+	// spread constraints as upstream's getConstraints takes them (its own,
+	// or the profile's defaults with its default selector); ok is false
+	// when they cannot be worked out (upstream then queues the pod).
+	spreadKeys func() (keys []string, ok bool)
 }
 
 // nodeHints are the default plugins' node-event registrations and hints in
@@ -112,7 +123,7 @@ type nodeHint struct {
 func nodeHints(plugin string) (nodeHint, bool) {
 	switch plugin {
 	case filter.NodeName, filter.NodePorts:
-		return nodeHint{NodeAdd, func(*v1.Pod, *v1.Node, *v1.Node, *nodeaffinity.NodeSelector) bool { return true }}, true
+		return nodeHint{NodeAdd, func(*v1.Pod, *v1.Node, *v1.Node, hintEnv) bool { return true }}, true
 	case filter.NodeResourcesFit:
 		return nodeHint{NodeAdd | NodeUpdateAllocatable, fitHint}, true
 	case filter.NodeAffinity:
@@ -120,7 +131,7 @@ func nodeHints(plugin string) (nodeHint, bool) {
 	case filter.TaintToleration:
 		return nodeHint{NodeAdd | NodeUpdateTaint, taintHint}, true
 	case filter.NodeUnschedulable:
-		return nodeHint{NodeAdd | NodeUpdateTaint, func(_ *v1.Pod, old, node *v1.Node, _ *nodeaffinity.NodeSelector) bool {
+		return nodeHint{NodeAdd | NodeUpdateTaint, func(_ *v1.Pod, old, node *v1.Node, _ hintEnv) bool {
 			return old == nil && !node.Spec.Unschedulable || old != nil && old.Spec.Unschedulable && !node.Spec.Unschedulable
 		}}, true
 	case filter.InterPodAffinity:
@@ -134,7 +145,7 @@ func nodeHints(plugin string) (nodeHint, bool) {
 // worthRequeuing is upstream's isPodWorthRequeuing for a node event: a pod
 // no plugin rejected (an error) always moves; otherwise it moves when one
 // of its rejecting plugins registers the action and its hint says Queue.
-func worthRequeuing(qp *queuedPod, action NodeAction, old, node *v1.Node, added *nodeaffinity.NodeSelector) bool {
+func worthRequeuing(qp *queuedPod, action NodeAction, old, node *v1.Node, env hintEnv) bool {
 	if len(qp.rejectors) == 0 {
 		return true
 	}
@@ -143,7 +154,7 @@ func worthRequeuing(qp *queuedPod, action NodeAction, old, node *v1.Node, added 
 		if !ok {
 			return true
 		}
-		if h.actions&action != 0 && h.queue(qp.Pod, old, node, added) {
+		if h.actions&action != 0 && h.queue(qp.Pod, old, node, env) {
 			return true
 		}
 	}
@@ -153,7 +164,7 @@ func worthRequeuing(qp *queuedPod, action NodeAction, old, node *v1.Node, added 
 // fitHint is NodeResourcesFit's: the pod fits the node's allocatable (its
 // pods ignored) and, for an update, the allocatable of a resource it
 // requests (or of pods) grew.
-func fitHint(pod *v1.Pod, old, node *v1.Node, _ *nodeaffinity.NodeSelector) bool {
+func fitHint(pod *v1.Pod, old, node *v1.Node, _ hintEnv) bool {
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	if !fitsAllocatable(req, node) {
 		return false
@@ -195,8 +206,8 @@ func fitsAllocatable(req v1.ResourceList, node *v1.Node) bool {
 	return true
 }
 
-func nodeAffinityHint(pod *v1.Pod, old, node *v1.Node, added *nodeaffinity.NodeSelector) bool {
-	if added != nil && !added.Match(node) {
+func nodeAffinityHint(pod *v1.Pod, old, node *v1.Node, env hintEnv) bool {
+	if added := env.added; added != nil && !added.Match(node) {
 		return false
 	}
 	req := nodeaffinity.GetRequiredNodeAffinity(pod)
@@ -212,7 +223,7 @@ func nodeAffinityHint(pod *v1.Pod, old, node *v1.Node, added *nodeaffinity.NodeS
 	return err != nil || !was
 }
 
-func taintHint(pod *v1.Pod, old, node *v1.Node, _ *nodeaffinity.NodeSelector) bool {
+func taintHint(pod *v1.Pod, old, node *v1.Node, _ hintEnv) bool {
 	logger := klog.Background()
 	wasUntolerated := true
 	if old != nil {
@@ -225,7 +236,7 @@ func taintHint(pod *v1.Pod, old, node *v1.Node, _ *nodeaffinity.NodeSelector) bo
 // interPodAffinityHint is InterPodAffinity's: for an affinity term, a node
 // that gains its topology key or changes its value; for an anti-affinity
 // term, any new node, or a node that loses the key or changes its value.
-func interPodAffinityHint(pod *v1.Pod, old, node *v1.Node, _ *nodeaffinity.NodeSelector) bool {
+func interPodAffinityHint(pod *v1.Pod, old, node *v1.Node, _ hintEnv) bool {
 	a := pod.Spec.Affinity
 	if a == nil {
 		return false
@@ -261,13 +272,17 @@ func interPodAffinityHint(pod *v1.Pod, old, node *v1.Node, _ *nodeaffinity.NodeS
 }
 
 // spreadHint is PodTopologySpread's for a node added or updated: a node
-// that has every topology key of the pod's constraints (and did not, or
-// had other values for them or other taints), or one that lost them.
-func spreadHint(pod *v1.Pod, old, node *v1.Node, _ *nodeaffinity.NodeSelector) bool {
-	cs := pod.Spec.TopologySpreadConstraints
+// that has every topology key of the pod's DoNotSchedule constraints (and
+// did not, or had other values for them or other taints), or one that lost
+// them.
+func spreadHint(_ *v1.Pod, old, node *v1.Node, env hintEnv) bool {
+	keys, ok := env.spreadKeys()
+	if !ok {
+		return true
+	}
 	matches := func(n *v1.Node) bool {
-		for _, c := range cs {
-			if _, ok := n.Labels[c.TopologyKey]; !ok {
+		for _, k := range keys {
+			if _, ok := n.Labels[k]; !ok {
 				return false
 			}
 		}
@@ -284,8 +299,8 @@ func spreadHint(pod *v1.Pod, old, node *v1.Node, _ *nodeaffinity.NodeSelector) b
 	if !nm {
 		return false
 	}
-	for _, c := range cs {
-		if old.Labels[c.TopologyKey] != node.Labels[c.TopologyKey] {
+	for _, k := range keys {
+		if old.Labels[k] != node.Labels[k] {
 			return true
 		}
 	}

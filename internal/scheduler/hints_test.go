@@ -10,6 +10,10 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/reprieve/reprieve/internal/engine/filter"
+	"github.com/reprieve/reprieve/internal/engine/profile"
+	"github.com/reprieve/reprieve/internal/engine/score"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
 )
 
@@ -275,6 +279,53 @@ func TestNodeUpdateDuringCycle(t *testing.T) {
 			qp := c.queue.pods["ns/p"]
 			if got := qp.where == inBackoff || qp.where == inActive; got != tt.wantBackoff {
 				t.Errorf("after the cycle the pod is in queue %d, want backoff %v", qp.where, tt.wantBackoff)
+			}
+		})
+	}
+}
+
+// TestDefaultSpreadQueueingHints: a pod without constraints of its own that
+// a profile's DoNotSchedule default constraint rejected (a Service selects
+// it) moves when a node gains the default constraint's topology key, not
+// on another label: PodTopologySpread's hint reads the default constraints.
+func TestDefaultSpreadQueueingHints(t *testing.T) {
+	for name, tt := range map[string]struct {
+		update    *v1.Node
+		wantMoved string
+	}{
+		"the default constraint's key": {update: rt.Node("n1").CPU("4").Label("rack", "r1").Obj(), wantMoved: "Backoff/NodeUpdateNodeLabel"},
+		"another label":                {update: rt.Node("n1").CPU("4").Label("disk", "ssd").Obj()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			obs := &queueEvents{arrivals: map[string]int{}}
+			prof := profile.Profile{SchedulerName: v1.DefaultSchedulerName, Preemption: true, HasPostFilter: true, Score: score.DefaultConfig(),
+				Filter: filter.Options{SpreadDefaultConstraints: []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "rack", WhenUnsatisfiable: v1.DoNotSchedule}}}}
+			c := NewCore(testingclock.NewFakeClock(t0), Options{Seed: 1, Parallelism: 1, Observer: obs, Profiles: []profile.Profile{prof}})
+			c.OnSelector(func(s *snapshot.Snapshot) { s.SetService(rt.Service("ns", "web", map[string]string{"app": "web"})) })
+			c.OnNodeAdd(rt.Node("n1").CPU("4").Obj())
+			p := rt.Pod("ns", "p").Label("app", "web").Obj()
+			p.Spec.SchedulerName = v1.DefaultSchedulerName
+			c.OnPodAdd(p)
+			a := c.Cycle()
+			if a == nil || a.Failure == nil {
+				t.Fatalf("the pod was not rejected: %s", describe(a))
+			}
+			if a.Preemption != nil {
+				c.PreemptionDone(a.Preemption, false)
+			}
+			c.FailureDone(a.Failure)
+			qp := c.queue.pods["ns/p"]
+			if diff := cmp.Diff([]string{"PodTopologySpread"}, qp.rejectors); diff != "" {
+				t.Fatalf("rejectors (-want,+got):\n%s", diff)
+			}
+			clear(obs.arrivals)
+			c.OnNodeUpdate(tt.update)
+			want := map[string]int{}
+			if tt.wantMoved != "" {
+				want[tt.wantMoved] = 1
+			}
+			if diff := cmp.Diff(want, obs.arrivals); diff != "" {
+				t.Errorf("arrivals (-want,+got):\n%s", diff)
 			}
 		})
 	}

@@ -63,6 +63,8 @@ var kinds = map[string]string{
 	"ReplicaSet":            "apps/v1",
 	"Job":                   "batch/v1",
 	"StatefulSet":           "apps/v1",
+	"Service":               "v1", // for PodTopologySpread's default constraints
+	"ReplicationController": "v1", // for PodTopologySpread's default constraints
 	"Simulation":            SimulationAPIVersion,
 	"ResourceSlice":         draAPIVersion,
 	"DeviceClass":           draAPIVersion,
@@ -312,11 +314,18 @@ func (s *Set) commit(ctx context.Context, at source, raw []byte, p prepared, dep
 	case *appsv1.Deployment:
 		s.Deployments = append(s.Deployments, o)
 	case *appsv1.ReplicaSet:
+		// Run by the simulator, and read by PodTopologySpread's defaults.
 		s.ReplicaSets = append(s.ReplicaSets, o)
+		s.Objects.Selectors.ReplicaSets = append(s.Objects.Selectors.ReplicaSets, o)
 	case *batchv1.Job:
 		s.Jobs = append(s.Jobs, o)
 	case *appsv1.StatefulSet:
 		s.StatefulSets = append(s.StatefulSets, o)
+		s.Objects.Selectors.StatefulSets = append(s.Objects.Selectors.StatefulSets, o)
+	case *v1.Service:
+		s.Objects.Selectors.Services = append(s.Objects.Selectors.Services, o)
+	case *v1.ReplicationController:
+		s.Objects.Selectors.ReplicationControllers = append(s.Objects.Selectors.ReplicationControllers, o)
 	default:
 		if s.addStorage(obj, ns) {
 			break
@@ -511,6 +520,10 @@ func newObject(kind string) any {
 		return &batchv1.Job{}
 	case "StatefulSet":
 		return &appsv1.StatefulSet{}
+	case "Service":
+		return &v1.Service{}
+	case "ReplicationController":
+		return &v1.ReplicationController{}
 	}
 	if obj := newDRAObject(kind); obj != nil {
 		return obj

@@ -231,11 +231,69 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
+// TestSelectorKinds: Services and ReplicationControllers are read, and
+// ReplicaSets and StatefulSets kept for PodTopologySpread's default
+// constraints too (whatif uses them: no line says they are skipped); a
+// ReplicationController without a selector gets its template's labels, as
+// the API server defaults it.
+func TestSelectorKinds(t *testing.T) {
+	doc := nodeDoc + `---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy, namespace: shop}
+spec:
+  template:
+    metadata: {labels: {app: legacy}}
+    spec: {containers: [{name: c, image: i}]}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web-1, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: i}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: shop}
+spec:
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: i}]}
+`
+	s := NewSet()
+	if err := s.AddBytes("f.yaml", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	sel := s.Objects.Selectors
+	if len(sel.Services) != 1 || len(sel.ReplicationControllers) != 1 || len(sel.ReplicaSets) != 1 || len(sel.StatefulSets) != 1 {
+		t.Fatalf("selectors: %d Services, %d ReplicationControllers, %d ReplicaSets, %d StatefulSets; want one each",
+			len(sel.Services), len(sel.ReplicationControllers), len(sel.ReplicaSets), len(sel.StatefulSets))
+	}
+	if len(s.ReplicaSets) != 1 || len(s.StatefulSets) != 1 {
+		t.Errorf("the simulator's workloads: %d ReplicaSets, %d StatefulSets; want one each", len(s.ReplicaSets), len(s.StatefulSets))
+	}
+	if diff := cmp.Diff(map[string]string{"app": "legacy"}, sel.ReplicationControllers[0].Spec.Selector); diff != "" {
+		t.Errorf("ReplicationController's defaulted selector (-want +got):\n%s", diff)
+	}
+	if lines := append(s.SkippedLines(), s.WorkloadLines()...); len(lines) > 0 {
+		t.Errorf("kinds in use reported as skipped: %q", lines)
+	}
+}
+
 func TestSkippedLines(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(nodeDoc)
 	for i := range 5 {
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Service\nmetadata: {name: s%d, namespace: web}\n", i)
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: s%d, namespace: web}\n", i)
 	}
 	b.WriteString("---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: kube-system}\n")
 	s := NewSet()
@@ -243,7 +301,7 @@ func TestSkippedLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"skipping 5 v1 Service objects: kind not used by reprieve (the first: f.yaml#2)",
+		"skipping 5 v1 ConfigMap objects: kind not used by reprieve (the first: f.yaml#2)",
 		"f.yaml#7: skipping apps/v1 DaemonSet kube-system/agent: kind not used by reprieve",
 	}
 	if diff := cmp.Diff(want, s.SkippedLines()); diff != "" {

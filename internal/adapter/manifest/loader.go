@@ -147,7 +147,7 @@ const maxSkippedLines = 3
 
 // SkippedLines returns Skipped for a user to read: the objects of a kind
 // named one by one while there are few of them, else one line per kind
-// that counts them (a dump of a whole cluster skips thousands of Services).
+// that counts them (a dump of a whole cluster skips thousands of ConfigMaps).
 func (s *Set) SkippedLines() []string {
 	count := map[string]int{}
 	for _, o := range s.skipped {
@@ -168,21 +168,17 @@ func (s *Set) SkippedLines() []string {
 	return lines
 }
 
-// WorkloadLines returns one line per workload object, for commands that
-// load snapshots but do not run controllers.
+// WorkloadLines returns one line per workload object whatif does not use,
+// for commands that load snapshots but do not run controllers: ReplicaSets
+// and StatefulSets are used (their selectors give PodTopologySpread's
+// default constraints theirs), Deployments and Jobs are not.
 func (s *Set) WorkloadLines() []string {
 	var out []string
 	for _, d := range s.Deployments {
 		out = append(out, fmt.Sprintf("%s: skipping apps/v1 %s: kind not used by whatif", s.origin[d], objectName("Deployment", d.Namespace, d.Name)))
 	}
-	for _, r := range s.ReplicaSets {
-		out = append(out, fmt.Sprintf("%s: skipping apps/v1 %s: kind not used by whatif", s.origin[r], objectName("ReplicaSet", r.Namespace, r.Name)))
-	}
 	for _, j := range s.Jobs {
 		out = append(out, fmt.Sprintf("%s: skipping batch/v1 %s: kind not used by whatif", s.origin[j], objectName("Job", j.Namespace, j.Name)))
-	}
-	for _, st := range s.StatefulSets {
-		out = append(out, fmt.Sprintf("%s: skipping apps/v1 %s: kind not used by whatif", s.origin[st], objectName("StatefulSet", st.Namespace, st.Name)))
 	}
 	for _, t := range s.ResourceClaimTemplates {
 		out = append(out, fmt.Sprintf("%s: skipping %s %s: kind not used by whatif", s.origin[t], draAPIVersion, objectName("ResourceClaimTemplate", t.Namespace, t.Name)))

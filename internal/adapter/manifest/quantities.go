@@ -27,11 +27,12 @@ const maxExponent = 1000
 
 // suspiciousNumbers reports whether raw holds a run of number characters
 // that checkQuantities could refuse: longer than maxQuantityLen less a
-// suffix's few letters, or an exponent of four digits or more. Documents
+// suffix's few letters, or an exponent of four digits or more; or a \u
+// escape, which may hide such characters in a JSON string. Documents
 // without one need no closer look.
 func suspiciousNumbers(raw []byte) bool {
 	run, expDigits, inExp := 0, 0, false
-	for _, c := range raw {
+	for i, c := range raw {
 		digit := c >= '0' && c <= '9'
 		switch {
 		case digit:
@@ -48,6 +49,8 @@ func suspiciousNumbers(raw []byte) bool {
 			inExp, expDigits = true, 0
 		case c == '.' || c == '+' || c == '-':
 			run++
+		case c == '\\' && i+1 < len(raw) && raw[i+1] == 'u':
+			return true
 		default:
 			run, inExp, expDigits = 0, false, 0
 		}
@@ -59,8 +62,11 @@ func suspiciousNumbers(raw []byte) bool {
 }
 
 // checkQuantities refuses quantities too long or with too large an
-// exponent to parse in bounded time, before they are parsed. It returns
-// the field and what is wrong, or "".
+// exponent to parse in bounded time, before they are parsed: the values of
+// the fields that are quantities whose own text suspiciousNumbers finds
+// suspicious (so that whether a value is refused depends on it alone, not
+// on how the document around it is written). It returns the field and
+// what is wrong, or "".
 func checkQuantities(raw []byte) (field, detail string) {
 	if !suspiciousNumbers(raw) {
 		return "", ""
@@ -79,6 +85,9 @@ func checkQuantities(raw []byte) (field, detail string) {
 		case json.Number:
 			s = string(q)
 		default:
+			return ""
+		}
+		if !suspiciousNumbers([]byte(s)) {
 			return ""
 		}
 		if len(s) > maxQuantityLen {

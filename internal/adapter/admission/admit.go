@@ -43,6 +43,9 @@ func Admit(obj any) *field.Error {
 	case *batchv1.Job:
 		DefaultJob(o)
 		errs = ValidateJob(o)
+	case *v1.ReplicationController:
+		DefaultReplicationController(o)
+		errs = ValidateReplicationController(o)
 	case *schedulingv1beta1.PodGroup:
 		errs = ValidatePodGroup(o)
 	case *schedulingv1alpha3.CompositePodGroup:

@@ -27,22 +27,30 @@ func spreadNodes() string {
 }
 
 // TestDefaultSpreading: the ReplicaSets the simulated controllers run (a
-// Deployment's, a ReplicaSet's) and StatefulSets give PodTopologySpread's
-// system default constraints their selector, so their replicas spread over
-// the four nodes; a Job's pods, whose controller upstream does not follow,
-// pile onto the emptiest nodes.
+// Deployment's, a ReplicaSet's), StatefulSets and the scenario's Services
+// give PodTopologySpread's system default constraints their selector, so
+// their pods spread over the four nodes; a Job's pods, whose controller
+// upstream does not follow, pile onto the emptiest nodes, as do bare pods
+// no Service selects.
 func TestDefaultSpreading(t *testing.T) {
 	const pod = `{containers: [{name: c, resources: {requests: {cpu: 200m}}}]}`
-	tests := map[string]struct {
+	type spreadCase struct {
 		workload  string
-		wantNodes int // distinct nodes of the six replicas
-	}{
+		wantNodes int // distinct nodes of the six pods
+	}
+	tests := map[string]spreadCase{
 		"Deployment":  {workload: controllerYAML("Deployment", "web", 6, pod), wantNodes: 4},
 		"ReplicaSet":  {workload: controllerYAML("ReplicaSet", "web", 6, pod), wantNodes: 4},
 		"StatefulSet": {workload: strings.Replace(controllerYAML("StatefulSet", "web", 6, pod), "  replicas: 6\n", "  replicas: 6\n  podManagementPolicy: Parallel\n", 1), wantNodes: 4},
 		"Job": {workload: "apiVersion: batch/v1\nkind: Job\nmetadata: {name: web}\nspec:\n  parallelism: 6\n  completions: 6\n  template:\n" +
 			"    metadata: {labels: {app: web}}\n    spec: {restartPolicy: Never, containers: [{name: c, resources: {requests: {cpu: 200m}}}]}\n", wantNodes: 2},
 	}
+	var bare strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&bare, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: web-%d, labels: {app: web}}\nspec: %s\n", i, pod)
+	}
+	tests["bare pods behind a Service"] = spreadCase{workload: "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}\n" + bare.String(), wantNodes: 4}
+	tests["bare pods"] = spreadCase{workload: "apiVersion: v1\nkind: Service\nmetadata: {name: other}\nspec: {selector: {app: other}, ports: [{port: 80}]}\n" + bare.String(), wantNodes: 2}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			res := runYAML(t, spreadNodes()+"---\n"+tc.workload+"---\n"+simulationYAML("spread", "1m"))

@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reprieve/reprieve/internal/cli/version"
 	"github.com/reprieve/reprieve/internal/engine/profile"
@@ -297,4 +299,62 @@ func TestConcurrentEvaluate(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestDefaultSpreading: Objects' Services, ReplicationControllers,
+// ReplicaSets and StatefulSets give PodTopologySpread's default constraints
+// their selector: the pod goes to the node without its peers, where
+// resources alone would send it to theirs; none is reported as skipped.
+func TestDefaultSpreading(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	rs := reprievetest.ReplicaSet("shop", "web-1", web)
+	ss := reprievetest.StatefulSet("shop", "web", web)
+	rc := reprievetest.ReplicationController("shop", "web", web)
+	rs.Spec.Template.Labels, ss.Spec.Template.Labels = web, web
+	rs.Spec.Template.Spec.Containers = []v1.Container{{Name: "c", Image: "i"}}
+	ss.Spec.Template.Spec.Containers = []v1.Container{{Name: "c", Image: "i"}}
+	rc.Spec.Template = &v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: web}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i"}}}}
+	pod := func() *reprievetest.PodBuilder {
+		return reprievetest.Pod("shop", "web-3").Label("app", "web").Req("500m", "")
+	}
+	tests := map[string]struct {
+		add      func(o *reprieve.Objects)
+		pod      *v1.Pod
+		wantNode string
+	}{
+		"nothing selects the pod": {add: func(*reprieve.Objects) {}, pod: pod().Obj(), wantNode: "a"},
+		"a Service": {add: func(o *reprieve.Objects) { o.Services = []*v1.Service{reprievetest.Service("shop", "web", web)} },
+			pod: pod().Obj(), wantNode: "b"},
+		"its ReplicaSet":             {add: func(o *reprieve.Objects) { o.ReplicaSets = []*appsv1.ReplicaSet{rs} }, pod: pod().ControlledBy(rs).Obj(), wantNode: "b"},
+		"its StatefulSet":            {add: func(o *reprieve.Objects) { o.StatefulSets = []*appsv1.StatefulSet{ss} }, pod: pod().ControlledBy(ss).Obj(), wantNode: "b"},
+		"its ReplicationController":  {add: func(o *reprieve.Objects) { o.ReplicationControllers = []*v1.ReplicationController{rc} }, pod: pod().ControlledBy(rc).Obj(), wantNode: "b"},
+		"a ReplicaSet not its owner": {add: func(o *reprieve.Objects) { o.ReplicaSets = []*appsv1.ReplicaSet{rs} }, pod: pod().Obj(), wantNode: "a"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			objs := reprieve.Objects{
+				Nodes: []*v1.Node{reprievetest.Node("a").CPU("4").Memory("8Gi").Zone("za").Obj(), reprievetest.Node("b").CPU("4").Memory("8Gi").Zone("zb").Obj()},
+				Pods: []*v1.Pod{
+					reprievetest.Pod("shop", "web-1").Label("app", "web").Req("100m", "").On("a").Obj(),
+					reprievetest.Pod("shop", "web-2").Label("app", "web").Req("100m", "").On("a").Obj(),
+					reprievetest.Pod("shop", "batch").Req("1", "").On("b").Obj(),
+				},
+			}
+			tc.add(&objs)
+			snap, err := reprieve.NewSnapshot(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := snap.Warnings(); len(w) > 0 {
+				t.Errorf("warnings %q", w)
+			}
+			d, err := reprieve.Evaluate(snap, tc.pod, reprieve.Options{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Placement == nil || d.Placement.Node != tc.wantNode {
+				t.Errorf("placement %+v, want node %s", d.Placement, tc.wantNode)
+			}
+		})
+	}
 }

@@ -503,16 +503,17 @@ func printSummary(w io.Writer, sc *sim.Scenario, res *sim.Result) error {
 	return nil
 }
 
-// victimNames are -o name's lines: pod/NAME for every pod preempted, in
-// the order of the result's pods, without the namespace as kubectl prints.
+// victimNames are -o name's lines: "-n NAMESPACE pod/NAME" for every pod
+// preempted, in the order of the result's pods — kubectl's arguments for
+// one object a line, as whatif -o name prints victims.
 func victimNames(res *sim.Result) []string {
 	var out []string
 	for _, h := range res.Pods {
 		if h.Preempted == nil {
 			continue
 		}
-		_, name, _ := strings.Cut(h.Pod, "/")
-		out = append(out, "pod/"+name)
+		ns, name, _ := strings.Cut(h.Pod, "/")
+		out = append(out, "-n "+ns+" pod/"+name)
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reprieve/reprieve/internal/adapter/manifest"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 
 // contributor is one count in a scenario, for naming the largest in an
@@ -205,14 +206,17 @@ func (s series) has(name string) bool {
 // checking that actions name objects that will exist when they happen.
 type population struct {
 	nodes, pods, controllers, pdbs map[string]bool
-	nodeSeries                     []series
-	podSeries                      map[string][]series // by namespace
-	gone                           map[string]bool     // series members deleted
+	// selecting are the Services and ReplicationControllers, by "Kind
+	// namespace/name".
+	selecting  map[string]bool
+	nodeSeries []series
+	podSeries  map[string][]series // by namespace
+	gone       map[string]bool     // series members deleted
 }
 
 func newPopulation() *population {
 	return &population{nodes: map[string]bool{}, pods: map[string]bool{}, controllers: map[string]bool{}, pdbs: map[string]bool{},
-		podSeries: map[string][]series{}, gone: map[string]bool{}}
+		selecting: map[string]bool{}, podSeries: map[string][]series{}, gone: map[string]bool{}}
 }
 
 func (p *population) add(set *manifest.Set) {
@@ -238,6 +242,22 @@ func (p *population) add(set *manifest.Set) {
 	for _, pod := range o.Pods {
 		p.pods[pod.Namespace+"/"+pod.Name] = true
 	}
+	for _, key := range selectingKeys(o.Selectors) {
+		p.selecting[key] = true
+	}
+}
+
+// selectingKeys are the "Kind namespace/name" of the Services and
+// ReplicationControllers of sel.
+func selectingKeys(sel snapshot.SelectorObjects) []string {
+	var keys []string
+	for _, svc := range sel.Services {
+		keys = append(keys, "Service "+svc.Namespace+"/"+svc.Name)
+	}
+	for _, rc := range sel.ReplicationControllers {
+		keys = append(keys, "ReplicationController "+rc.Namespace+"/"+rc.Name)
+	}
+	return keys
 }
 
 // existing names the first object of set that exists already, or "".
@@ -269,6 +289,11 @@ func (p *population) existing(set *manifest.Set) string {
 	}
 	for _, st := range set.StatefulSets {
 		if key := "StatefulSet " + st.Namespace + "/" + st.Name; p.controllers[key] {
+			return key
+		}
+	}
+	for _, key := range selectingKeys(set.Objects.Selectors) {
+		if p.selecting[key] {
 			return key
 		}
 	}
@@ -372,9 +397,15 @@ func checkReferences(sc *Scenario, src, id string) error {
 					return missing(f, "PodDisruptionBudget "+ns+"/"+d.Name)
 				}
 				delete(p.pdbs, ns+"/"+d.Name)
+			case "Service", "ReplicationController":
+				key := d.Kind + " " + ns + "/" + d.Name
+				if !p.selecting[key] {
+					return missing(f, key)
+				}
+				delete(p.selecting, key)
 			default:
 				return &manifest.InputError{Source: src, Object: id, Field: f + ".kind",
-					Detail: fmt.Sprintf("%q cannot be deleted (Pod, Node, Deployment, ReplicaSet, StatefulSet, Job or PodDisruptionBudget)", d.Kind)}
+					Detail: fmt.Sprintf("%q cannot be deleted (Pod, Node, Deployment, ReplicaSet, StatefulSet, Job, PodDisruptionBudget, Service or ReplicationController)", d.Kind)}
 			}
 		}
 		if s := x.Scale; s != nil {

@@ -67,3 +67,23 @@ func TestDefaultSpreading(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceDeleted: a Service deleted by an action no longer spreads the
+// pods created after it.
+func TestServiceDeleted(t *testing.T) {
+	var create strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&create, "    - {apiVersion: v1, kind: Pod, metadata: {name: web-%d, labels: {app: web}}, spec: {containers: [{name: c, resources: {requests: {cpu: 200m}}}]}}\n", i)
+	}
+	res := runYAML(t, spreadNodes()+"---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}\n---\n"+
+		simulationYAML("deleted", "1m")+"  actions:\n  - {at: 10s, delete: [{kind: Service, name: web}]}\n  - at: 20s\n    create:\n"+create.String())
+	var nodes []string
+	for _, p := range res.Pods {
+		if strings.HasPrefix(p.Pod, "default/web-") && p.Node != "" {
+			nodes = append(nodes, p.Node)
+		}
+	}
+	if distinct := slices.Compact(slices.Sorted(slices.Values(nodes))); len(nodes) != 6 || len(distinct) != 2 {
+		t.Errorf("pods on %v, want six on the two emptiest nodes", nodes)
+	}
+}

@@ -177,6 +177,17 @@ func (b *PodBuilder) StartedAt(minutes int) *PodBuilder {
 // Phase sets status.phase.
 func (b *PodBuilder) Phase(p v1.PodPhase) *PodBuilder { b.p.Status.Phase = p; return b }
 
+// Ready sets the Ready condition True (false: False), as the kubelet
+// reports a pod whose containers are (not) ready.
+func (b *PodBuilder) Ready(ready bool) *PodBuilder {
+	st := v1.ConditionFalse
+	if ready {
+		st = v1.ConditionTrue
+	}
+	b.p.Status.Conditions = append(b.p.Status.Conditions, v1.PodCondition{Type: v1.PodReady, Status: st})
+	return b
+}
+
 // Nominated sets status.nominatedNodeName.
 func (b *PodBuilder) Nominated(node string) *PodBuilder {
 	b.p.Status.NominatedNodeName = node

@@ -1,9 +1,11 @@
 package reprieve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -165,6 +167,12 @@ func addObjects[T any, P interface {
 // build builds the snapshot of a loaded set, with the warnings
 // `reprieve whatif` prints for it.
 func build(set *manifest.Set) (*Snapshot, error) {
+	// A budget without a status gets the disruption controller's, from
+	// the snapshot's pods; no clock is read: such a budget has no
+	// disrupted pods whose deletion could be overdue.
+	if err := set.CompleteBudgets(context.Background(), time.Time{}); err != nil {
+		return nil, inputError(err)
+	}
 	snap, err := set.Build()
 	if err != nil {
 		return nil, inputError(err)
@@ -177,8 +185,9 @@ func build(set *manifest.Set) (*Snapshot, error) {
 }
 
 // Warnings lists, one line each, what the snapshot's input held that the
-// engine does not use (other kinds, workload controllers) and a snapshot
-// without nodes.
+// engine does not use (other kinds, workload controllers), each
+// PodDisruptionBudget without a status and the status computed for it,
+// and a snapshot without nodes.
 func (s *Snapshot) Warnings() []string { return slices.Clone(s.warnings) }
 
 // PendingPods lists the snapshot's pods that EvaluatePending may name:

@@ -117,6 +117,9 @@ type Set struct {
 	seen      map[objectKey]source // on the general path
 	defaulted map[any]bool
 	globals   admission.GlobalDefaults
+	// inputs are what a lean set read, to be read again whole where a
+	// budget's status needs its pods' conditions (budgets.go).
+	inputs []input
 }
 
 // NewSet returns an empty set that validates strictly.
@@ -236,6 +239,7 @@ func (s *Set) addPath(ctx context.Context, path string) error {
 	if path == "-" {
 		return s.addStdin(ctx)
 	}
+	s.keepInput(input{path: path})
 	info, err := os.Stat(path)
 	if err != nil {
 		return fileError(path, err)
@@ -413,11 +417,13 @@ func (s *Set) addStdin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.keepInput(input{path: StdinName, data: data})
 	return s.addBytes(ctx, StdinName, data)
 }
 
 // AddBytes reads manifests from data; name is used in messages.
 func (s *Set) AddBytes(name string, data []byte) error {
+	s.keepInput(input{path: name, data: data})
 	return s.addBytes(context.Background(), name, data)
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,8 @@ once. JSON (the default) is the fastest for whatif to read back.`,
 				return clierr.Usagef("%v", err)
 			}
 			o.load = manifest.Options{Validation: v, Stdin: o.in}
+			// Budgets without a status are given one as of now.
+			o.now = time.Now()
 			if len(o.Snapshots) > 0 && o.Kube.Live() {
 				return clierr.Usagef("--snapshot and --kubeconfig/--context/--server are exclusive: read a snapshot or a live cluster")
 			}

@@ -345,8 +345,22 @@ func (o *Options) prepareLoad() (release func()) {
 }
 
 // loadSet reads the snapshot files, or lists the live cluster when none
-// are given; lean reads the files with manifest.Options.Lean.
+// are given; lean reads the files with manifest.Options.Lean. Budgets
+// without a status get the one the disruption controller would compute
+// at o.now, with a warning each (in the set's Warnings).
 func (o *Options) loadSet(ctx context.Context, lean bool) (*manifest.Set, error) {
+	set, err := o.listOrLoad(ctx, lean)
+	if err != nil {
+		return nil, err
+	}
+	if err := set.CompleteBudgets(ctx, o.now); err != nil {
+		return nil, clierr.NameFlag("--snapshot", err)
+	}
+	return set, nil
+}
+
+// listOrLoad reads the snapshot files, or lists the live cluster.
+func (o *Options) listOrLoad(ctx context.Context, lean bool) (*manifest.Set, error) {
 	if len(o.Snapshots) > 0 {
 		opts := o.load
 		opts.Lean = lean

@@ -44,13 +44,14 @@ func (s *Set) splitDocuments(ctx context.Context, name string, data []byte) ([]d
 		return docs, nil
 	}
 	var next func() ([]byte, error)
+	n := 0 // about how many documents, when known
 	if s.fast != nil {
-		next = s.fast.yamlReader(data)
+		next, n = s.fast.yamlReader(data)
 	}
 	if next == nil {
 		next = utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data))).Read
 	}
-	docs, streamErr := splitYAML(name, next)
+	docs, streamErr := splitYAML(name, next, n)
 	if err := s.prepareDocuments(ctx, name, docs); err != nil {
 		return nil, err
 	}
@@ -62,12 +63,12 @@ func (s *Set) splitDocuments(ctx context.Context, name string, data []byte) ([]d
 
 // splitYAML splits a YAML stream into its documents, as kubectl does
 // (next is apimachinery's YAMLReader, or the fast path's reader that
-// reads as it does); the error is the stream's, after the documents read
-// before it.
-func splitYAML(name string, next func() ([]byte, error)) ([]document, error) {
+// reads as it does, n about how many documents there are when known); the
+// error is the stream's, after the documents read before it.
+func splitYAML(name string, next func() ([]byte, error), n int) ([]document, error) {
 	// The documents' bytes first, then their room at once: a document's
 	// room is large, and there may be many.
-	var yamls [][]byte
+	yamls := make([][]byte, 0, n)
 	var err error
 	for {
 		var doc []byte

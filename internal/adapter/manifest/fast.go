@@ -66,11 +66,10 @@ func (f *fastPath) stream(ctx context.Context, s *Set, name string, r io.Reader)
 }
 
 // yamlReader is the fast path's reader of the documents of a YAML stream
-// (cutYAMLDocuments), or nil when it declines: then apimachinery's
-// YAMLReader reads them (splitYAML).
-func (f *fastPath) yamlReader(data []byte) func() ([]byte, error) {
-	next, _ := cutYAMLDocuments(data)
-	return next
+// (cutYAMLDocuments), with about how many there are, or nil when it
+// declines: then apimachinery's YAMLReader reads them (splitYAML).
+func (f *fastPath) yamlReader(data []byte) (next func() ([]byte, error), docs int) {
+	return cutYAMLDocuments(data)
 }
 
 // worker returns the fast path's worker for one goroutine: lean and

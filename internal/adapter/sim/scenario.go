@@ -74,6 +74,10 @@ type SimulationSpec struct {
 	// provision a WaitForFirstConsumer claim once the scheduler selected
 	// its node (default 1s); the pod is bound when its claims are.
 	ProvisioningDelay *metav1.Duration `json:"provisioningDelay,omitempty"`
+	// DisruptionSyncDelay is how long the simulated disruption controller
+	// takes to write a PodDisruptionBudget's status after its pods change
+	// (default 1s).
+	DisruptionSyncDelay *metav1.Duration `json:"disruptionSyncDelay,omitempty"`
 	// Costs is what the scheduler's own work costs in virtual time.
 	Costs *Costs `json:"costs,omitempty"`
 }
@@ -161,6 +165,8 @@ type Scenario struct {
 	Estimate Estimate
 	// ProvisioningDelay is spec.provisioningDelay, defaulted.
 	ProvisioningDelay time.Duration
+	// DisruptionSyncDelay is spec.disruptionSyncDelay, defaulted.
+	DisruptionSyncDelay time.Duration
 	// Costs is spec.costs, defaulted.
 	Costs CostModel
 }
@@ -297,6 +303,13 @@ func NewScenarioWith(set *manifest.Set, limits Limits) (*Scenario, error) {
 			return nil, fail("spec.provisioningDelay", "must not be negative")
 		}
 		sc.ProvisioningDelay = d.Duration
+	}
+	sc.DisruptionSyncDelay = DefaultDisruptionSyncDelay
+	if d := simDoc.Spec.DisruptionSyncDelay; d != nil {
+		if d.Duration < 0 {
+			return nil, fail("spec.disruptionSyncDelay", "must not be negative")
+		}
+		sc.DisruptionSyncDelay = d.Duration
 	}
 	if sc.Costs, err = costModel(simDoc.Spec.Costs, fail); err != nil {
 		return nil, err

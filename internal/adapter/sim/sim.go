@@ -122,6 +122,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	rec := newRecorder(sc.Start)
 	w := newWorld(sc.Start, sc.Start.Add(sc.End), seed, rec)
 	w.storage.delay = sc.ProvisioningDelay
+	w.budgets.delay = sc.DisruptionSyncDelay
 	w.done = ctx.Done()
 	var obs scheduler.Observer = rec
 	if opts.Observer != nil {
@@ -299,8 +300,9 @@ func (w *world) apply(set *manifest.Set) error {
 		nodes = append(nodes, n.DeepCopy())
 	}
 	w.addNodes(nodes)
+	w.budgets.addControllers(set)
 	for _, pdb := range o.pdbs {
-		w.sched.OnPDB(pdb)
+		w.addPDB(pdb)
 	}
 	// Services and ReplicationControllers (which the simulator does not
 	// run) only give PodTopologySpread's default constraints their
@@ -449,7 +451,7 @@ func (w *world) deleteObject(d ObjectRef) error {
 			}
 		}
 	case "PodDisruptionBudget":
-		w.sched.OnPDBDelete(ns, d.Name)
+		w.deletePDB(ns, d.Name)
 	case "Service":
 		w.sched.OnSelector(func(s *snapshot.Snapshot) { s.RemoveService(ns, d.Name) })
 	case "ReplicationController":

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reprieve/reprieve/internal/adapter/disruption"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 
@@ -16,7 +17,7 @@ import (
 type statefulSet struct {
 	claimTemplates []v1.PersistentVolumeClaim
 	// parallel is podManagementPolicy Parallel; OrderedReady creates
-	// replica i only once replicas 0..i-1 run.
+	// replica i only once replicas 0..i-1 run and are Ready.
 	parallel bool
 	// matchLabels are the selector's labels, which the controller copies
 	// onto the claims it creates.
@@ -42,14 +43,15 @@ func (w *world) addStatefulSet(s *appsv1.StatefulSet) error {
 // when the pod goes (persistentVolumeClaimRetentionPolicy Retain), so a
 // replacement uses its predecessor's volume. A replica is re-created only
 // once its predecessor is gone (names are unique). OrderedReady creates
-// them one at a time in ordinal order, each once the lower ones run;
+// them one at a time in ordinal order, each once the lower ones run and
+// are Ready;
 // scaling down deletes the highest ordinals first.
 func (w *world) reconcileStatefulSet(c *controller) {
 	ref := &v1.ObjectReference{Kind: "StatefulSet", Namespace: c.namespace, Name: c.name}
 	for i := int32(0); i < c.replicas; i++ {
 		name := c.name + "-" + strconv.Itoa(int(i))
 		if p := w.pods[c.namespace+"/"+name]; p != nil {
-			if !c.sts.parallel && (p.Spec.NodeName == "" || p.DeletionTimestamp != nil || p.Status.Phase != v1.PodRunning) {
+			if !c.sts.parallel && (p.Spec.NodeName == "" || p.DeletionTimestamp != nil || p.Status.Phase != v1.PodRunning || !disruption.Ready(p)) {
 				return
 			}
 			continue

@@ -82,7 +82,7 @@ func annotationSeconds(annotations map[string]string, key string) (time.Duration
 // timeAnnotations are where the simulator reads its annotations: on a pod,
 // on a pod template, on a Job.
 var (
-	podTimeAnnotations = []string{AnnotationShutdownSeconds}
+	podTimeAnnotations = []string{AnnotationShutdownSeconds, AnnotationReadySeconds}
 	jobTimeAnnotations = []string{AnnotationRunSeconds}
 )
 
@@ -132,7 +132,7 @@ func checkTimeAnnotations(set *manifest.Set, simSource, simID string, actions []
 			if err := check(set.Origin(j), object, "", j.Annotations, jobTimeAnnotations); err != nil {
 				return err
 			}
-			if err := check(set.Origin(j), object, "spec.template.", j.Spec.Template.Annotations, []string{AnnotationShutdownSeconds, AnnotationRunSeconds}); err != nil {
+			if err := check(set.Origin(j), object, "spec.template.", j.Spec.Template.Annotations, []string{AnnotationShutdownSeconds, AnnotationReadySeconds, AnnotationRunSeconds}); err != nil {
 				return err
 			}
 		}

@@ -56,6 +56,9 @@ type world struct {
 	// (dra_templates.go).
 	claimTemplates map[string]*resourceapi.ResourceClaimTemplate
 
+	// budgets is the disruption controller (disruption.go).
+	budgets budgets
+
 	// calls counts the API calls the scheduler made (binding, status
 	// updates, victims' updates and deletes) since Run last reset it.
 	calls int
@@ -100,6 +103,7 @@ func newWorld(start, end time.Time, seed uint64, rec *recorder) *world {
 		claims:         map[string]*resourceapi.ResourceClaim{},
 		claimTemplates: map[string]*resourceapi.ResourceClaimTemplate{},
 		storage:        newStorage(),
+		budgets:        newBudgets(DefaultDisruptionSyncDelay),
 	}
 }
 
@@ -215,6 +219,7 @@ func (w *world) createPod(p *v1.Pod) error {
 	w.pods[key] = p
 	w.rec.podCreated(p, w.now())
 	w.sched.OnPodAdd(p)
+	w.budgetsSee(nil, p)
 	if p.Spec.NodeName != "" {
 		w.rec.podBound(p, p.Spec.NodeName, w.now())
 		w.scheduleCompletion(p)
@@ -229,6 +234,7 @@ func (w *world) startPod(p *v1.Pod) {
 		p.Status.StartTime = &t
 	}
 	setCondition(&p.Status, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: t})
+	w.becomeReady(p)
 }
 
 func setCondition(st *v1.PodStatus, c v1.PodCondition) {
@@ -244,6 +250,7 @@ func setCondition(st *v1.PodStatus, c v1.PodCondition) {
 func (w *world) updatePod(old, p *v1.Pod) {
 	w.pods[p.Namespace+"/"+p.Name] = p
 	w.sched.OnPodUpdate(old, p)
+	w.budgetsSee(old, p)
 	if terminalPhase(p) && !terminalPhase(old) {
 		w.releaseClaims(p)
 	}
@@ -305,6 +312,7 @@ func (w *world) finalize(key string) {
 	}
 	w.rec.podGone(p, w.now())
 	w.sched.OnPodDelete(p)
+	w.budgetsSee(p, nil)
 	w.releaseClaims(p)
 	w.deletePodClaims(p)
 }

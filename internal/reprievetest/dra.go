@@ -80,6 +80,20 @@ func (b *ClaimBuilder) All() *ClaimBuilder {
 	return b
 }
 
+// FirstAvailable turns the request into a list of alternatives, one
+// device of each class in order of preference, the sub-requests named
+// after their classes.
+func (b *ClaimBuilder) FirstAvailable(classes ...string) *ClaimBuilder {
+	r := &b.c.Spec.Devices.Requests[0]
+	r.Exactly = nil
+	for _, class := range classes {
+		r.FirstAvailable = append(r.FirstAvailable, resourceapi.DeviceSubRequest{
+			Name: class, DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
+		})
+	}
+	return b
+}
+
 // Selector adds a CEL selector to the request.
 func (b *ClaimBuilder) Selector(expr string) *ClaimBuilder {
 	e := b.c.Spec.Devices.Requests[0].Exactly

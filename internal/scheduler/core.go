@@ -354,7 +354,7 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 		if len(fr.Feasible) > 1 {
 			var scores []int64
 			d.report.ExtensionPoints = append(d.report.ExtensionPoints, timed(s.clock, "Score", func() filter.Code {
-				sopts := score.Options{Config: prof.Score}
+				sopts := score.Options{Config: prof.Score, Devices: c}
 				if ev == nil {
 					scores = score.Score(s.snap, p, fr.Feasible, sopts)
 					return filter.Success

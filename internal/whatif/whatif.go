@@ -70,7 +70,7 @@ func (e *Evaluator) Evaluate(snap *Snapshot, pod *Pod, options Options) (*Decisi
 	slices.Sort(d.FeasibleNodes)
 	if len(fr.Feasible) > 0 {
 		d.Fits = true
-		d.Placement = place(snap, pod, fr.Feasible, opts)
+		d.Placement = place(snap, pod, c, fr.Feasible, opts)
 		d.Summary = fmt.Sprintf("fits on %d %s: %s; kube-scheduler would bind it to %s", len(fr.Feasible), plural(len(fr.Feasible), "node", "nodes"),
 			abbreviate(d.FeasibleNodes, 5), d.Placement.Node)
 		d.NodeStatuses = nodeStatuses(snap, fr, nil)
@@ -115,7 +115,7 @@ func (e *Evaluator) Evaluate(snap *Snapshot, pod *Pod, options Options) (*Decisi
 // snapshot order: its nominated node when it is feasible (upstream tries it
 // first and takes it unscored); else the first ones up to upstream's
 // number of feasible nodes to find are scored, and the best is taken.
-func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node, opts engineOptions) *Placement {
+func place(snap *snapshot.Snapshot, pod *snapshot.Pod, c *filter.Cycle, feasible []*snapshot.Node, opts engineOptions) *Placement {
 	if nnn := pod.Obj().Status.NominatedNodeName; nnn != "" && slices.ContainsFunc(feasible, func(n *snapshot.Node) bool { return n.Name == nnn }) {
 		return &Placement{Node: nnn}
 	}
@@ -129,7 +129,9 @@ func place(snap *snapshot.Snapshot, pod *snapshot.Pod, feasible []*snapshot.Node
 		p.Node, p.ScoredNodes = feasible[0].Name, 0
 		return p
 	}
-	plugins, err := score.ScorePlugins(snap, pod, feasible, opts.score)
+	sopts := opts.score
+	sopts.Devices = c
+	plugins, err := score.ScorePlugins(snap, pod, feasible, sopts)
 	if err != nil {
 		p.Error = err.Error()
 	}

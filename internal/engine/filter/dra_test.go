@@ -335,3 +335,66 @@ func extendedCluster(classes ...*resourceapi.DeviceClass) snapshot.Objects {
 	objs.DeviceClasses = classes
 	return objs
 }
+
+// TestDeviceScore checks DynamicResources' Score: a request with
+// alternatives scores 8 on a node where the allocator takes its first
+// choice, 7 where it takes its second; an exact request and an allocated
+// claim alone score nothing.
+func TestDeviceScore(t *testing.T) {
+	running := rt.Pod("default", "running").Req("1", "").On("n1").Obj()
+	tests := map[string]struct {
+		claims []*resourceapi.ResourceClaim
+		pod    *v1.Pod
+		want   map[string]int64
+	}{
+		"big first: n1 has one, n2 only a small one": {
+			claims: []*resourceapi.ResourceClaim{rt.Claim("default", "c", "").FirstAvailable("gpu-big", "gpu").Obj()},
+			pod:    rt.Pod("default", "p").Claim("c").Obj(),
+			want:   map[string]int64{"n1": 8, "n2": 7, "n3": 0},
+		},
+		"small first: every node takes it": {
+			claims: []*resourceapi.ResourceClaim{rt.Claim("default", "c", "").FirstAvailable("gpu", "gpu-big").Obj()},
+			pod:    rt.Pod("default", "p").Claim("c").Obj(),
+			want:   map[string]int64{"n1": 8, "n2": 8, "n3": 0},
+		},
+		"two claims add up": {
+			claims: []*resourceapi.ResourceClaim{
+				rt.Claim("default", "a", "").FirstAvailable("gpu-big", "gpu").Obj(),
+				rt.Claim("default", "b", "").FirstAvailable("gpu-big", "gpu").Obj(),
+			},
+			pod:  rt.Pod("default", "p").Claim("a").Claim("b").Obj(),
+			want: map[string]int64{"n1": 15, "n2": 0, "n3": 0},
+		},
+		"an exact request": {
+			claims: []*resourceapi.ResourceClaim{rt.Claim("default", "c", "gpu").Obj()},
+			pod:    rt.Pod("default", "p").Claim("c").Obj(),
+			want:   map[string]int64{"n1": 0, "n2": 0, "n3": 0},
+		},
+		"an allocated claim alone: nothing allocated in the cycle": {
+			claims: []*resourceapi.ResourceClaim{rt.Claim("default", "c", "gpu").AllocatedOn("n1", "g0").ReservedFor(running).Obj()},
+			pod:    rt.Pod("default", "p").Claim("c").Obj(),
+			want:   map[string]int64{"n1": 0, "n2": 0, "n3": 0},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			snap, err := snapshot.New(draCluster(tc.claims, running))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1})
+			c.FilterAll()
+			got := map[string]int64{}
+			for _, n := range snap.Nodes {
+				got[n.Name] = c.DeviceScore(n)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("DeviceScore (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -55,9 +55,6 @@ type Fit struct {
 // default profile's.
 type Config struct {
 	// Plugins are the enabled PreScore/Score plugins in profile order.
-	// A plugin reprieve does not score (DynamicResources, which gives 0
-	// to pods without resource claims) may be listed; it counts as a
-	// score plugin but adds nothing.
 	Plugins []Plugin
 	// Fit is NodeResourcesFit's scoring strategy.
 	Fit Fit

@@ -238,10 +238,9 @@ func TestScorePluginsOfProfile(t *testing.T) {
 		"no plugins": {
 			wantTotal: []int64{0, 0},
 		},
-		"unmodelled plugins are not listed": {
-			// VolumeBinding scores 0 for a pod without claims.
+		"plugins of claims score 0 for a pod without them": {
 			plugins:     []Plugin{{VolumeBinding, 1, true}, {DynamicResources, 2, true}, {ImageLocality, 1, true}},
-			wantPlugins: []string{VolumeBinding, ImageLocality},
+			wantPlugins: []string{VolumeBinding, DynamicResources, ImageLocality},
 			wantTotal:   []int64{0, 0},
 		},
 	}

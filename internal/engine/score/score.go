@@ -16,9 +16,7 @@
 //	NodeResourcesBalancedAllocation  1  (cpu and memory)
 //	ImageLocality                    1
 //	VolumeBinding                    1  (StorageCapacityScoring, default shape)
-//
-// DynamicResources also scores in the default profile, but reprieve does
-// not model its score; it is left out of the sums.
+//	DynamicResources                 2  (firstAvailable choices, Options.Devices)
 //
 // Everything is computed from the snapshot only; nothing here keeps state
 // between calls, and the snapshot is not modified.
@@ -55,6 +53,16 @@ const MaxNodeScore int64 = 100
 type Options struct {
 	// Config is the profile's scoring; nil means DefaultConfig.
 	Config *Config
+	// Devices gives DynamicResources' raw score of a feasible node (the
+	// filter cycle that found the node feasible: filter.Cycle); nil scores
+	// every node 0, as for a pod without resource claims.
+	Devices DeviceScorer
+}
+
+// DeviceScorer is DynamicResources' Score, which depends on the
+// allocation its Filter made on the node.
+type DeviceScorer interface {
+	DeviceScore(n *snapshot.Node) int64
 }
 
 // PluginScores is what one score plugin gave the feasible nodes.
@@ -86,6 +94,19 @@ var runs = map[string]run{
 	NodeResourcesBalancedAllocation: scoreBalancedAllocation,
 	ImageLocality:                   scoreImageLocality,
 	VolumeBinding:                   scoreVolumeBinding,
+	DynamicResources:                scoreDynamicResources,
+}
+
+// scoreDynamicResources is DynamicResources' Score (no PreScore) and its
+// NormalizeScore, the default one.
+func scoreDynamicResources(c *cycle) (raw, normalized []int64, skip bool, err error) {
+	raw = make([]int64, len(c.feasible))
+	if c.opts.Devices != nil {
+		for i, n := range c.feasible {
+			raw[i] = c.opts.Devices.DeviceScore(n)
+		}
+	}
+	return raw, defaultNormalize(raw, false), false, nil
 }
 
 // cycle is the input of one scoring run.
@@ -102,7 +123,6 @@ type cycle struct {
 // ScorePlugins runs every score plugin of the profile (opts.Config, the
 // default profile without one) for pod over the feasible nodes and returns
 // each plugin's scores, in profile order. Plugins enabled only at preScore
-// and plugins reprieve does not compute (DynamicResources)
 // are not listed.
 //
 // The error is what upstream's prioritizeNodes would fail the scheduling

@@ -3,6 +3,8 @@ package integration
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,12 +20,20 @@ import (
 // Fault tests run a small PreemptionBasic-shaped load — nodes of 4 CPU,
 // four running pods of 900m per node at priority low, then one preemptor
 // of 3000m at priority high per node, each needing three victims — and
-// inject a fault halfway through the preemption phase.
+// inject a fault halfway through the preemption phase. The load has
+// faultNodes nodes: 50, or REPRIEVE_FAULT_NODES (200 is the burst of the
+// reliability checks, about four times as long).
 const (
-	faultNodes   = 50
 	faultPerNode = 4
 	faultVictims = 3 // per preemptor
 )
+
+var faultNodes = func() int {
+	if n, err := strconv.Atoi(os.Getenv("REPRIEVE_FAULT_NODES")); err == nil && n > 0 {
+		return n
+	}
+	return 50
+}()
 
 // faultLoad is the load of a fault test in a world.
 type faultLoad struct {

@@ -46,6 +46,12 @@ func Admit(obj any) *field.Error {
 	case *v1.ReplicationController:
 		DefaultReplicationController(o)
 		errs = ValidateReplicationController(o)
+	case *appsv1.DaemonSet:
+		DefaultDaemonSet(o)
+		errs = ValidateDaemonSet(o)
+	case *batchv1.CronJob:
+		DefaultCronJob(o)
+		errs = ValidateCronJob(o)
 	case *schedulingv1beta1.PodGroup:
 		errs = ValidatePodGroup(o)
 	case *schedulingv1alpha3.CompositePodGroup:

@@ -243,6 +243,10 @@ func (s *Set) commit(ctx context.Context, at source, raw []byte, p prepared, dep
 	if isListKind(h.Kind) {
 		return s.addList(ctx, src(), raw, h, depth)
 	}
+	if s.opts.Workloads {
+		p = s.prepareInput(raw, p)
+		h, pr = p.h, p.problems()
+	}
 	if !p.known {
 		s.Skipped = append(s.Skipped, fmt.Sprintf("%s: skipping %s %s: kind not used by reprieve", src(), h.APIVersion, objectName(h.Kind, h.Namespace, h.Name)))
 		s.skipped = append(s.skipped, skippedObject{src: src(), kind: h.APIVersion + " " + h.Kind})
@@ -322,6 +326,10 @@ func (s *Set) commit(ctx context.Context, at source, raw []byte, p prepared, dep
 	case *appsv1.StatefulSet:
 		s.StatefulSets = append(s.StatefulSets, o)
 		s.Objects.Selectors.StatefulSets = append(s.Objects.Selectors.StatefulSets, o)
+	case *appsv1.DaemonSet:
+		s.DaemonSets = append(s.DaemonSets, o)
+	case *batchv1.CronJob:
+		s.CronJobs = append(s.CronJobs, o)
 	case *v1.Service:
 		s.Objects.Selectors.Services = append(s.Objects.Selectors.Services, o)
 	case *v1.ReplicationController:
@@ -334,6 +342,9 @@ func (s *Set) commit(ctx context.Context, at source, raw []byte, p prepared, dep
 			err.Source = src()
 			return err
 		}
+	}
+	if s.opts.Workloads && isInput(obj) {
+		s.Inputs = append(s.Inputs, obj)
 	}
 	return nil
 }
@@ -524,6 +535,10 @@ func newObject(kind string) any {
 		return &v1.Service{}
 	case "ReplicationController":
 		return &v1.ReplicationController{}
+	case "DaemonSet":
+		return &appsv1.DaemonSet{}
+	case "CronJob":
+		return &batchv1.CronJob{}
 	}
 	if obj := newDRAObject(kind); obj != nil {
 		return obj

@@ -80,6 +80,15 @@ type Options struct {
 	// pods and nodes. For commands that only evaluate (whatif); whoever
 	// writes objects back or runs them (simulate, snapshot) leaves it off.
 	Lean bool
+	// Workloads reads what whatif -f evaluates (LoadInputs): DaemonSets
+	// and CronJobs too, which a snapshot skips, and Pods named by
+	// metadata.generateName alone, named by GenerateName; the Pods and
+	// workload objects read are kept in order in Set.Inputs.
+	Workloads bool
+	// GenerateName names an object of namespace whose metadata has a
+	// generateName prefix and no name, as the API server would (with
+	// Workloads; nil leaves it unnamed, an error).
+	GenerateName func(namespace, prefix string) string
 
 	// general reads without the fast path (fast.go): the tests that hold
 	// the two paths to the same results set it.
@@ -95,6 +104,12 @@ type Set struct {
 	Jobs        []*batchv1.Job
 	// StatefulSets are run by the simulator with their volume claims.
 	StatefulSets []*appsv1.StatefulSet
+	// DaemonSets and CronJobs are read with Options.Workloads only.
+	DaemonSets []*appsv1.DaemonSet
+	CronJobs   []*batchv1.CronJob
+	// Inputs are, with Options.Workloads, the Pods and workload objects
+	// read, in the order read.
+	Inputs []any
 	// ResourceClaimTemplates are the templates the simulator's
 	// resource-claim controller makes pods' claims from.
 	ResourceClaimTemplates []*resourceapi.ResourceClaimTemplate

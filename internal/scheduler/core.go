@@ -305,6 +305,7 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 	fopts := prof.Filter
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
 	fopts.DRAPreemption = fopts.DRAPreemption || s.opts.Features.DRAPreemption
+	fopts.SpreadEmptySelectorMatchesAll = s.opts.Features.Semantics.SpreadEmptySelectorMatchesAll
 	var c *filter.Cycle
 	// Room for PreFilter, Filter and Score or PostFilter, and one more.
 	d.report.ExtensionPoints = make([]ExtensionPointRun, 0, 4)
@@ -354,7 +355,7 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 		if len(fr.Feasible) > 1 {
 			var scores []int64
 			d.report.ExtensionPoints = append(d.report.ExtensionPoints, timed(s.clock, "Score", func() filter.Code {
-				sopts := score.Options{Config: prof.Score, Devices: c}
+				sopts := score.Options{Config: prof.Score, Devices: c, SpreadEmptySelectorMatchesAll: s.opts.Features.Semantics.SpreadEmptySelectorMatchesAll}
 				if ev == nil {
 					scores = score.Score(s.snap, p, fr.Feasible, sopts)
 					return filter.Success

@@ -66,5 +66,7 @@ func (o Options) resolve() engineOptions {
 	}
 	e.filter.Parallelism = o.Parallelism
 	e.filter.DRAPreemption = o.Features.DRAPreemption
+	e.filter.SpreadEmptySelectorMatchesAll = o.Features.Semantics.SpreadEmptySelectorMatchesAll
+	e.score.SpreadEmptySelectorMatchesAll = o.Features.Semantics.SpreadEmptySelectorMatchesAll
 	return e
 }

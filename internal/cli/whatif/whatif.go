@@ -43,6 +43,9 @@ type Options struct {
 	Now string
 	// FeatureGates are kube-scheduler feature gates, "Name=bool,...".
 	FeatureGates string
+	// KubeVersion is the kube-scheduler release to mirror ("1.38"); empty
+	// is the live cluster's, or else the newest mirrored.
+	KubeVersion string
 	// VictimPolicy chooses the victims: upstream (kube-scheduler's own),
 	// minimal or strict-pdb.
 	VictimPolicy string
@@ -63,6 +66,7 @@ type Options struct {
 	cfg         config.Config
 	now         time.Time
 	features    profile.Features
+	release     profile.Release
 	policy      profile.Policy
 	format      output.Format
 }
@@ -109,6 +113,7 @@ victim: kubectl's arguments for one object a line, so that
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the random dry-run offset and tie-break")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: the pod's profile (by schedulerName), DefaultPreemption enabled and its args")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs: GenericWorkload=true evicts pod groups whole, CompositePodGroup=true adds composite groups, DRAPreemption=true lets victims' resource claims free their devices (beyond v1.37, as planned for 1.38); all off by default, as in v1.37")
+	clierr.AddKubeVersion(f, &o.KubeVersion, true)
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(profile.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal (the best victim set under kube-scheduler's own criteria among every subset of each node's lower-priority pods, never worse than upstream's), reschedulable (minimal that first evicts fewest victims which could run nowhere else, placed one after another; --explain says where each could go) or strict-pdb (minimal, never breaking a PodDisruptionBudget)")
 	f.BoolVar(&o.Sequence, "sequence", false, "with several pods in -f: evaluate them as if they arrived in that order, each bound to its node or nominated (its victims gone, their budgets spent) before the next; without it each is evaluated as if alone")
 	f.StringVar(&o.Now, "now", "", "evaluation time (RFC 3339); pods without a start time count as starting then")
@@ -185,11 +190,12 @@ func (o *Options) Complete() error {
 	}
 	o.cfg = cfg
 	_ = clierr.Unsupported(o.ConfigFile, &o.cfg, o.errOut, false)
-	features, err := profile.ParseFeatureGates(o.FeatureGates)
-	if err != nil {
-		return clierr.Usagef("--feature-gates: %v", err)
+	if o.release, err = clierr.ParseKubeVersion(o.KubeVersion); err != nil {
+		return err
 	}
-	o.features = features
+	if err := o.parseFeatureGates(); err != nil {
+		return err
+	}
 	if o.policy, err = profile.ParsePolicy(o.VictimPolicy); err != nil {
 		return clierr.Usagef("--victim-policy: %v", err)
 	}
@@ -239,11 +245,14 @@ func (o *Options) Validate() error {
 func (o *Options) Run(ctx context.Context) error {
 	// The pods to evaluate first: a mistake there is reported before the
 	// snapshot, which can take seconds to read, is loaded.
-	var in inputs
+	var file podFile
 	if o.PodKey == "" {
 		var err error
-		if in, err = o.loadInputs(); err != nil {
-			return err
+		if file.objs, file.set, err = manifest.LoadPodsSet(o.load, o.PodFiles...); err != nil {
+			return clierr.NameFlag("-f", err)
+		}
+		for _, line := range file.set.Warnings {
+			fmt.Fprintln(o.errOut, "warning:", line)
 		}
 	}
 	// whatif only evaluates: the snapshot's pods need only what decisions
@@ -254,24 +263,11 @@ func (o *Options) Run(ctx context.Context) error {
 	// beside a collection of the whole heap and assisted it.)
 	release := o.prepareLoad()
 	defer release()
-	set, err := o.listOrLoad(ctx, true)
+	set, err := o.loadSet(ctx, true)
 	if err != nil {
 		return err
 	}
-	// What the snapshot holds that whatif does not use is said before
-	// the objects of -f join it and its workloads make their pods; then
-	// budgets without a status get theirs.
-	unused := append(set.SkippedLines(), set.WorkloadLines()...)
-	var ms []made
-	if in.set != nil {
-		if ms, err = o.expand(in, set); err != nil {
-			return err
-		}
-	}
-	if err := set.CompleteBudgets(ctx, o.now); err != nil {
-		return clierr.NameFlag("--snapshot", err)
-	}
-	for _, line := range append(set.Warnings, unused...) {
+	for _, line := range append(append(set.Warnings, set.SkippedLines()...), set.WorkloadLines()...) {
 		fmt.Fprintln(o.errOut, "warning:", line)
 	}
 	if len(set.Objects.Nodes) == 0 {
@@ -281,13 +277,10 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pods, err := o.pods(snap, ms)
+	pods, err := o.pods(snap, file)
 	if err != nil {
 		return err
 	}
-	// A workload's pods come one after another, each placed before the
-	// next, as its controller creates them: --sequence is implied.
-	sequence := o.Sequence || hasWorkload(ms)
 	// One evaluator for all the pods: each is evaluated on the snapshot as
 	// if it were alone, in its memory, or with --sequence on the snapshot
 	// as the ones before it left it.
@@ -313,28 +306,13 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 		decisions = append(decisions, d)
-		if sequence {
+		if o.Sequence {
 			if err := applyDecision(snap, pod, d, metav1.NewTime(o.now)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := o.print(decisions); err != nil {
-		return err
-	}
-	if hasWorkload(ms) && (o.format.Kind == output.Table || o.format.Kind == output.Wide) {
-		printWorkloads(o.out, ms, decisions, len(set.Objects.Nodes))
-	}
-	return nil
-}
-
-// print writes the decisions: one in full, several as a table or a list.
-// A workload may make no pod at all: a table then has no rows to show.
-func (o *Options) print(decisions []*whatif.Decision) error {
-	switch {
-	case len(decisions) == 0 && (o.format.Kind == output.Table || o.format.Kind == output.Wide):
-		return nil
-	case len(decisions) == 1:
+	if len(decisions) == 1 {
 		return Print(o.out, decisions[0], o.format, o.Explain)
 	}
 	return PrintMany(o.out, decisions, o.format)
@@ -399,6 +377,11 @@ func (o *Options) listOrLoad(ctx context.Context, lean bool) (*manifest.Set, err
 	if err != nil {
 		return nil, err
 	}
+	if o.KubeVersion == "" {
+		if err := o.useServerRelease(ctx, client); err != nil {
+			return nil, err
+		}
+	}
 	progress := newProgress(o.errOut)
 	objs, warnings, err := kube.ListWith(ctx, client, kube.ListOptions{ChunkSize: o.ChunkSize, Progress: progress.report, Features: o.features})
 	progress.done()
@@ -413,8 +396,13 @@ func (o *Options) listOrLoad(ctx context.Context, lean bool) (*manifest.Set, err
 	return set, nil
 }
 
-// pods returns the pods to evaluate: --pod's, or those ms make, in order.
-func (o *Options) pods(snap *snapshot.Snapshot, ms []made) ([]*snapshot.Pod, error) {
+// podFile is the pods of -f, as loaded.
+type podFile struct {
+	objs []*v1.Pod
+	set  *manifest.Set
+}
+
+func (o *Options) pods(snap *snapshot.Snapshot, file podFile) ([]*snapshot.Pod, error) {
 	if o.PodKey != "" {
 		p := snap.Pod(o.PodKey)
 		if p == nil {
@@ -428,25 +416,35 @@ func (o *Options) pods(snap *snapshot.Snapshot, ms []made) ([]*snapshot.Pod, err
 		}
 		return []*snapshot.Pod{p}, nil
 	}
-	var out []*snapshot.Pod
-	for _, m := range ms {
-		for _, obj := range m.pods {
-			if existing := snap.Pod(obj.Namespace + "/" + obj.Name); existing != nil && existing.NodeName() != "" {
-				fmt.Fprintf(o.errOut, "warning: %s: a pod %s/%s is already bound to %s in the snapshot; evaluating the file's pod as a new pod\n", m.src, obj.Namespace, obj.Name, existing.NodeName())
-			}
-			if obj.Status.Phase == "" {
-				obj.Status.Phase = v1.PodPending
-			}
-			p, err := snap.NewPod(obj)
-			if err != nil {
-				var oe *snapshot.ObjectError
-				if errors.As(err, &oe) {
-					return nil, &manifest.InputError{Source: m.src, Object: "Pod " + obj.Namespace + "/" + obj.Name, Field: oe.Field, Detail: oe.Detail}
-				}
-				return nil, err
-			}
-			out = append(out, p)
+	objs, podSet := file.objs, file.set
+	out := make([]*snapshot.Pod, 0, len(objs))
+	for _, obj := range objs {
+		switch {
+		case podSet.NamespaceGiven(obj) && o.Kube.Namespace() != "" && obj.Namespace != o.Kube.Namespace():
+			// As kubectl refuses it.
+			return nil, clierr.Usagef("-f %s: the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
+				podSet.Origin(obj), obj.Namespace, o.Kube.Namespace(), obj.Namespace)
+		case podSet.NamespaceGiven(obj):
+		case o.Kube.Namespace() != "":
+			obj.Namespace = o.Kube.Namespace()
+		case len(o.Snapshots) == 0:
+			obj.Namespace = o.Kube.DefaultNamespace()
 		}
+		if existing := snap.Pod(obj.Namespace + "/" + obj.Name); existing != nil && existing.NodeName() != "" {
+			fmt.Fprintf(o.errOut, "warning: %s: a pod %s/%s is already bound to %s in the snapshot; evaluating the file's pod as a new pod\n", podSet.Origin(obj), obj.Namespace, obj.Name, existing.NodeName())
+		}
+		if obj.Status.Phase == "" {
+			obj.Status.Phase = v1.PodPending
+		}
+		p, err := snap.NewPod(obj)
+		if err != nil {
+			var oe *snapshot.ObjectError
+			if errors.As(err, &oe) {
+				return nil, &manifest.InputError{Source: podSet.Origin(obj), Object: "Pod " + obj.Namespace + "/" + obj.Name, Field: oe.Field, Detail: oe.Detail}
+			}
+			return nil, err
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }

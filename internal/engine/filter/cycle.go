@@ -64,6 +64,10 @@ type Options struct {
 	// DRAPreemption lets a dry run free the devices of victims' claims
 	// (the DRAPreemption gate, beyond upstream v1.37; dra_preemption.go).
 	DRAPreemption bool
+	// SpreadEmptySelectorMatchesAll: a spread constraint with an empty
+	// labelSelector counts every pod of the namespace
+	// (profile.Semantics, upstream 1.38); off, it counts none.
+	SpreadEmptySelectorMatchesAll bool
 	// Buffers, when not nil, lends the cycle memory kept from earlier
 	// cycles; the Result of FilterAll or FilterFrom then lives in it until
 	// the buffers are lent to another cycle. Nil allocates afresh.
@@ -173,7 +177,7 @@ func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 		return c
 	}
 	var err error
-	if c.spread, err = newSpreadState(snap, pod, obj, opts.SpreadDefaultConstraints, c.workers, &c.buffers.spreadMemo); err != nil {
+	if c.spread, err = newSpreadState(snap, pod, obj, opts.SpreadDefaultConstraints, opts.SpreadEmptySelectorMatchesAll, c.workers, &c.buffers.spreadMemo); err != nil {
 		c.preFilter = Status{Code: Error, Plugin: PodTopologySpread, Reasons: []string{fmt.Sprintf("running PreFilter plugin %q: %v", PodTopologySpread, err)}}
 		return c
 	}

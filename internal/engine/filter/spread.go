@@ -51,7 +51,10 @@ type spreadState struct {
 	// namespace is the incoming pod's; memo bit i reports whether a label
 	// set is in it and selected by constraint i.
 	namespace string
-	memo      labelMemo
+	// emptyMatchesAll: PreFilter counts every pod of the namespace for a
+	// constraint with an empty selector (Options.SpreadEmptySelectorMatchesAll).
+	emptyMatchesAll bool
+	memo            labelMemo
 	// self[i] reports whether constraint i selects the incoming pod.
 	self []bool
 }
@@ -117,7 +120,7 @@ func (p *criticalPaths) update(domain string, count int) {
 // its own nor, when it has no constraints at all, among the defaults (the
 // profile's with defaultingType List; the system's filter nothing), which
 // take the pod's default selector and do not apply when it is empty.
-func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, obj *v1.Pod, defaults []v1.TopologySpreadConstraint, workers int, memoBuf *[]uint32) (*spreadState, error) {
+func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, obj *v1.Pod, defaults []v1.TopologySpreadConstraint, emptyMatchesAll bool, workers int, memoBuf *[]uint32) (*spreadState, error) {
 	cons, err := PodSpreadConstraints(snap, obj, defaults, v1.DoNotSchedule)
 	if err != nil || len(cons) == 0 {
 		return nil, err
@@ -132,6 +135,7 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, obj *v1.Pod, def
 		included:         make([]bool, len(snap.Nodes)*len(cons)),
 		requiredAffinity: nodeaffinity.GetRequiredNodeAffinity(obj),
 		namespace:        pod.Namespace(),
+		emptyMatchesAll:  emptyMatchesAll,
 		self:             make([]bool, len(cons)),
 	}
 	preds := make([]func(*snapshot.LabelSet) bool, len(cons))
@@ -216,7 +220,7 @@ func newSpreadState(snap *snapshot.Snapshot, pod *snapshot.Pod, obj *v1.Pod, def
 // countMatching is CountMatching for constraint i, read from the memo.
 func (s *spreadState) countMatching(i int, pods []*snapshot.Pod) int {
 	c := &s.constraints[i]
-	if c.Selector.Empty() {
+	if c.Selector.Empty() && !s.emptyMatchesAll {
 		return 0
 	}
 	n := 0

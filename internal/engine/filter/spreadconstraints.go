@@ -137,9 +137,9 @@ func NodeHasTopologyKeys(nodeLabels map[string]string, cons []SpreadConstraint) 
 // CountMatching counts the pods a constraint counts over existing pods:
 // same namespace, not terminating, selected. An empty selector counts
 // nothing (while PreFilterExtension updates still match everything, as
-// upstream).
-func CountMatching(pods []*snapshot.Pod, sel labels.Selector, ns string) int {
-	if sel.Empty() {
+// upstream v1.37), or with emptyMatchesAll every such pod (v1.38).
+func CountMatching(pods []*snapshot.Pod, sel labels.Selector, ns string, emptyMatchesAll bool) int {
+	if sel.Empty() && !emptyMatchesAll {
 		return 0
 	}
 	n := 0

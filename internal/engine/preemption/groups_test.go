@@ -343,7 +343,7 @@ func TestSplitUnitsByPDB(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := &dryRun{budgets: prepareBudgets(snap.PDBs)}
+			d := &dryRun{budgets: prepareBudgets(snap.PDBs, false)}
 			violating, non, violations, broken := d.splitByPDB(w, &units, w.indexes(new([]int32), units.len()))
 			var counts []int
 			for i, u := range violating {

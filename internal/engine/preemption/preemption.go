@@ -25,6 +25,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/reprieve/reprieve/internal/engine/filter"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 )
 
@@ -375,6 +376,8 @@ type dryRun struct {
 	e        *Evaluator
 	budgets  []budget
 	nowNanos int64
+	// sem are the release's switches (Options.Features.Semantics).
+	sem profile.Semantics
 	// groups is set with the GenericWorkload gate.
 	groups *groupIndex
 	// byResources is set when the walk may check the fit on resource
@@ -406,8 +409,8 @@ func (e *Evaluator) newDryRun(c *filter.Cycle, opts Options) *dryRun {
 	for i := range e.workers {
 		e.workers[i].slab.reset()
 	}
-	d := &dryRun{c: c, e: e, budgets: prepareBudgets(c.Snapshot().PDBs), nowNanos: opts.Now.UnixNano(), placementWork: opts.placementWork,
-		beyondSteps: opts.beyondSteps}
+	d := &dryRun{c: c, e: e, budgets: prepareBudgets(c.Snapshot().PDBs, opts.Features.Semantics.PDBEmptySelectorMatchesAll), nowNanos: opts.Now.UnixNano(), placementWork: opts.placementWork,
+		beyondSteps: opts.beyondSteps, sem: opts.Features.Semantics}
 	if opts.Features.GenericWorkload {
 		d.groups = newGroupIndex(c.Snapshot(), opts.Features)
 	}

@@ -45,44 +45,56 @@ func sortRanked(pods []snapshot.RankedPod) { snapshot.SortByImportance(pods) }
 type budget struct {
 	pdb      *policyv1.PodDisruptionBudget
 	selector labels.Selector // nil when the PDB matches nothing
+	// unlabeled reports whether the budget may cover a pod without labels
+	// (Semantics.PDBEmptySelectorMatchesAll); v1.37 skips such pods.
+	unlabeled bool
 }
 
-func prepareBudgets(pdbs []*policyv1.PodDisruptionBudget) []budget {
+// prepareBudgets prepares pdbs for matching. An invalid or nil selector
+// matches nothing; an empty one ({}) matches nothing either, or, with
+// emptyMatchesAll, every pod of the budget's namespace, unlabeled ones
+// included (upstream 1.38).
+func prepareBudgets(pdbs []*policyv1.PodDisruptionBudget, emptyMatchesAll bool) []budget {
 	out := make([]budget, len(pdbs))
 	for i, pdb := range pdbs {
 		out[i].pdb = pdb
+		out[i].unlabeled = emptyMatchesAll
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		// An invalid, nil or empty selector matches nothing.
-		if err == nil && !sel.Empty() {
+		if err == nil && (emptyMatchesAll || !sel.Empty()) {
 			out[i].selector = sel
 		}
 	}
 	return out
 }
 
-// chargeBudgets charges pod against the budgets and returns the first budget
-// it breaks, or nil.
+// selects reports whether the budget's selector selects p: same namespace
+// and labels matched.
+func (b *budget) selects(p *snapshot.Pod) bool {
+	if b.selector == nil || b.pdb.Namespace != p.Namespace() {
+		return false
+	}
+	if len(p.Labels()) == 0 && !b.unlabeled {
+		return false
+	}
+	return b.selector.Matches(p.Labels())
+}
+
 // matches reports whether evicting p charges the budget: same namespace,
 // selector matched, and p not already among its disrupted pods.
 func (b *budget) matches(p *snapshot.Pod) bool {
-	if len(p.Labels()) == 0 || b.selector == nil || b.pdb.Namespace != p.Namespace() || !b.selector.Matches(p.Labels()) {
+	if !b.selects(p) {
 		return false
 	}
 	_, disrupted := b.pdb.Status.DisruptedPods[p.Name()]
 	return !disrupted
 }
 
+// chargeBudgets charges pod against the budgets and returns the first budget
+// it breaks, or nil.
 func chargeBudgets(pod *snapshot.Pod, budgets []budget, allowed []int32) *policyv1.PodDisruptionBudget {
-	podLabels := pod.Labels()
-	if len(podLabels) == 0 {
-		return nil
-	}
 	for i := range budgets {
 		b := &budgets[i]
-		if b.selector == nil || b.pdb.Namespace != pod.Namespace() || !b.selector.Matches(podLabels) {
-			continue
-		}
-		if _, disrupted := b.pdb.Status.DisruptedPods[pod.Name()]; disrupted {
+		if !b.matches(pod) {
 			continue
 		}
 		allowed[i]--

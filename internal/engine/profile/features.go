@@ -44,6 +44,10 @@ type Features struct {
 	// GateDRAPreemption). Off, DynamicResources decides as in v1.37 and
 	// preemption never frees devices.
 	DRAPreemption bool
+	// Semantics are the behaviours that differ between the mirrored
+	// kube-scheduler releases (Release.Semantics); the zero value is
+	// v1.37's.
+	Semantics Semantics
 }
 
 // Composite reports whether CompositePodGroup hierarchies are in effect.

@@ -57,6 +57,10 @@ type Options struct {
 	// filter cycle that found the node feasible: filter.Cycle); nil scores
 	// every node 0, as for a pod without resource claims.
 	Devices DeviceScorer
+	// SpreadEmptySelectorMatchesAll: PodTopologySpread counts every pod of
+	// the namespace for a constraint with an empty labelSelector
+	// (profile.Semantics, upstream 1.38); off, none.
+	SpreadEmptySelectorMatchesAll bool
 }
 
 // DeviceScorer is DynamicResources' Score, which depends on the

@@ -110,7 +110,7 @@ func scorePodTopologySpread(c *cycle) (raw, normalized []int64, skip bool, err e
 			if _, ok := counts[j][value]; !ok {
 				continue
 			}
-			counts[j][value] += int64(filter.CountMatching(n.Pods, cons[j].Selector, pod.Namespace))
+			counts[j][value] += int64(filter.CountMatching(n.Pods, cons[j].Selector, pod.Namespace, c.opts.SpreadEmptySelectorMatchesAll))
 		}
 	}
 
@@ -128,7 +128,7 @@ func scorePodTopologySpread(c *cycle) (raw, normalized []int64, skip bool, err e
 			}
 			var cnt int64
 			if cons[j].TopologyKey == v1.LabelHostname {
-				cnt = int64(filter.CountMatching(n.Pods, cons[j].Selector, pod.Namespace))
+				cnt = int64(filter.CountMatching(n.Pods, cons[j].Selector, pod.Namespace, c.opts.SpreadEmptySelectorMatchesAll))
 			} else {
 				cnt = counts[j][value]
 			}

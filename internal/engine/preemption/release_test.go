@@ -1,0 +1,72 @@
+package preemption
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reprieve/reprieve/internal/engine/profile"
+	"github.com/reprieve/reprieve/internal/engine/snapshot"
+	rt "github.com/reprieve/reprieve/internal/reprievetest"
+)
+
+// TestPDBEmptySelector: a budget with selector {} guards unlabeled pods
+// under 1.38 (PDBEmptySelectorMatchesAll) and nothing under 1.37. node-a's
+// victim is unlabeled and older, so without the budget node-a wins on the
+// later start; with it, node-a's eviction breaks the budget and node-b,
+// whose victim is in another namespace, is chosen.
+func TestPDBEmptySelector(t *testing.T) {
+	everything := rt.PDB("guarded", "all", nil, 0)
+	everything.Spec.Selector = &metav1.LabelSelector{}
+	objs := snapshot.Objects{
+		Nodes: []*v1.Node{rt.Node("node-a").CPU("2").Obj(), rt.Node("node-b").CPU("2").Obj()},
+		Pods: []*v1.Pod{
+			rt.Pod("guarded", "unlabeled").Priority(1).Req("2", "").On("node-a").StartedAt(10).Obj(),
+			rt.Pod("free", "other").Priority(1).Req("2", "").On("node-b").StartedAt(5).Obj(),
+		},
+		PDBs: []*policyv1.PodDisruptionBudget{everything},
+	}
+	tests := map[string]struct {
+		release        profile.Release
+		wantNode       string
+		wantViolations int
+	}{
+		"1.37: {} guards nothing": {release: profile.Release137, wantNode: "node-a"},
+		"1.38: {} guards every pod of the namespace": {release: profile.Release138, wantNode: "node-b"},
+		"1.36: as 1.37":                              {release: profile.Release136, wantNode: "node-a"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			snap, err := snapshot.New(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(rt.Pod("default", "preemptor").Priority(10).Req("2", "").Obj())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := evaluateUnschedulable(t, snap, pod, Options{Now: rt.BaseTime, Exhaustive: true,
+				Features: profile.Features{Semantics: tc.release.Semantics()}})
+			if res == nil || res.Chosen == nil {
+				t.Fatalf("no candidate chosen: %+v", res)
+			}
+			if got := res.Chosen.Node.Name; got != tc.wantNode {
+				t.Errorf("chosen node = %s, want %s", got, tc.wantNode)
+			}
+			violations := map[string]int{}
+			for _, c := range res.Candidates {
+				violations[c.Node.Name] = c.NumPDBViolations
+			}
+			want := map[string]int{"node-a": 0, "node-b": 0}
+			if tc.release.Semantics().PDBEmptySelectorMatchesAll {
+				want["node-a"] = 1
+			}
+			if diff := cmp.Diff(want, violations); diff != "" {
+				t.Errorf("violations per candidate (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

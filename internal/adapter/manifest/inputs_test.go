@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // chart is a rendered chart: what `helm template` prints.
@@ -83,7 +83,7 @@ func TestLoadInputs(t *testing.T) {
 	}
 	var inputs []string
 	for _, obj := range s.Inputs {
-		m := obj.(v1.Object)
+		m := obj.(metav1.Object)
 		inputs = append(inputs, kindOf(obj)+" "+m.GetNamespace()+"/"+m.GetName())
 	}
 	want := []string{"Deployment default/web", "Pod ops/probe-abcde", "DaemonSet default/agent", "CronJob default/nightly"}

@@ -245,14 +245,11 @@ func (o *Options) Validate() error {
 func (o *Options) Run(ctx context.Context) error {
 	// The pods to evaluate first: a mistake there is reported before the
 	// snapshot, which can take seconds to read, is loaded.
-	var file podFile
+	var in inputs
 	if o.PodKey == "" {
 		var err error
-		if file.objs, file.set, err = manifest.LoadPodsSet(o.load, o.PodFiles...); err != nil {
-			return clierr.NameFlag("-f", err)
-		}
-		for _, line := range file.set.Warnings {
-			fmt.Fprintln(o.errOut, "warning:", line)
+		if in, err = o.loadInputs(); err != nil {
+			return err
 		}
 	}
 	// whatif only evaluates: the snapshot's pods need only what decisions
@@ -263,11 +260,24 @@ func (o *Options) Run(ctx context.Context) error {
 	// beside a collection of the whole heap and assisted it.)
 	release := o.prepareLoad()
 	defer release()
-	set, err := o.loadSet(ctx, true)
+	set, err := o.listOrLoad(ctx, true)
 	if err != nil {
 		return err
 	}
-	for _, line := range append(append(set.Warnings, set.SkippedLines()...), set.WorkloadLines()...) {
+	// What the snapshot holds that whatif does not use is said before
+	// the objects of -f join it and its workloads make their pods; then
+	// budgets without a status get theirs.
+	unused := append(set.SkippedLines(), set.WorkloadLines()...)
+	var ms []made
+	if in.set != nil {
+		if ms, err = o.expand(in, set); err != nil {
+			return err
+		}
+	}
+	if err := set.CompleteBudgets(ctx, o.now); err != nil {
+		return clierr.NameFlag("--snapshot", err)
+	}
+	for _, line := range append(set.Warnings, unused...) {
 		fmt.Fprintln(o.errOut, "warning:", line)
 	}
 	if len(set.Objects.Nodes) == 0 {
@@ -277,10 +287,13 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pods, err := o.pods(snap, file)
+	pods, err := o.pods(snap, ms)
 	if err != nil {
 		return err
 	}
+	// A workload's pods come one after another, each placed before the
+	// next, as its controller creates them: --sequence is implied.
+	sequence := o.Sequence || hasWorkload(ms)
 	// One evaluator for all the pods: each is evaluated on the snapshot as
 	// if it were alone, in its memory, or with --sequence on the snapshot
 	// as the ones before it left it.
@@ -306,13 +319,28 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 		decisions = append(decisions, d)
-		if o.Sequence {
+		if sequence {
 			if err := applyDecision(snap, pod, d, metav1.NewTime(o.now)); err != nil {
 				return err
 			}
 		}
 	}
-	if len(decisions) == 1 {
+	if err := o.print(decisions); err != nil {
+		return err
+	}
+	if hasWorkload(ms) && (o.format.Kind == output.Table || o.format.Kind == output.Wide) {
+		printWorkloads(o.out, ms, decisions, len(set.Objects.Nodes))
+	}
+	return nil
+}
+
+// print writes the decisions: one in full, several as a table or a list.
+// A workload may make no pod at all: a table then has no rows to show.
+func (o *Options) print(decisions []*whatif.Decision) error {
+	switch {
+	case len(decisions) == 0 && (o.format.Kind == output.Table || o.format.Kind == output.Wide):
+		return nil
+	case len(decisions) == 1:
 		return Print(o.out, decisions[0], o.format, o.Explain)
 	}
 	return PrintMany(o.out, decisions, o.format)
@@ -396,13 +424,8 @@ func (o *Options) listOrLoad(ctx context.Context, lean bool) (*manifest.Set, err
 	return set, nil
 }
 
-// podFile is the pods of -f, as loaded.
-type podFile struct {
-	objs []*v1.Pod
-	set  *manifest.Set
-}
-
-func (o *Options) pods(snap *snapshot.Snapshot, file podFile) ([]*snapshot.Pod, error) {
+// pods returns the pods to evaluate: --pod's, or those ms make, in order.
+func (o *Options) pods(snap *snapshot.Snapshot, ms []made) ([]*snapshot.Pod, error) {
 	if o.PodKey != "" {
 		p := snap.Pod(o.PodKey)
 		if p == nil {
@@ -416,35 +439,25 @@ func (o *Options) pods(snap *snapshot.Snapshot, file podFile) ([]*snapshot.Pod, 
 		}
 		return []*snapshot.Pod{p}, nil
 	}
-	objs, podSet := file.objs, file.set
-	out := make([]*snapshot.Pod, 0, len(objs))
-	for _, obj := range objs {
-		switch {
-		case podSet.NamespaceGiven(obj) && o.Kube.Namespace() != "" && obj.Namespace != o.Kube.Namespace():
-			// As kubectl refuses it.
-			return nil, clierr.Usagef("-f %s: the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
-				podSet.Origin(obj), obj.Namespace, o.Kube.Namespace(), obj.Namespace)
-		case podSet.NamespaceGiven(obj):
-		case o.Kube.Namespace() != "":
-			obj.Namespace = o.Kube.Namespace()
-		case len(o.Snapshots) == 0:
-			obj.Namespace = o.Kube.DefaultNamespace()
-		}
-		if existing := snap.Pod(obj.Namespace + "/" + obj.Name); existing != nil && existing.NodeName() != "" {
-			fmt.Fprintf(o.errOut, "warning: %s: a pod %s/%s is already bound to %s in the snapshot; evaluating the file's pod as a new pod\n", podSet.Origin(obj), obj.Namespace, obj.Name, existing.NodeName())
-		}
-		if obj.Status.Phase == "" {
-			obj.Status.Phase = v1.PodPending
-		}
-		p, err := snap.NewPod(obj)
-		if err != nil {
-			var oe *snapshot.ObjectError
-			if errors.As(err, &oe) {
-				return nil, &manifest.InputError{Source: podSet.Origin(obj), Object: "Pod " + obj.Namespace + "/" + obj.Name, Field: oe.Field, Detail: oe.Detail}
+	var out []*snapshot.Pod
+	for _, m := range ms {
+		for _, obj := range m.pods {
+			if existing := snap.Pod(obj.Namespace + "/" + obj.Name); existing != nil && existing.NodeName() != "" {
+				fmt.Fprintf(o.errOut, "warning: %s: a pod %s/%s is already bound to %s in the snapshot; evaluating the file's pod as a new pod\n", m.src, obj.Namespace, obj.Name, existing.NodeName())
 			}
-			return nil, err
+			if obj.Status.Phase == "" {
+				obj.Status.Phase = v1.PodPending
+			}
+			p, err := snap.NewPod(obj)
+			if err != nil {
+				var oe *snapshot.ObjectError
+				if errors.As(err, &oe) {
+					return nil, &manifest.InputError{Source: m.src, Object: "Pod " + obj.Namespace + "/" + obj.Name, Field: oe.Field, Detail: oe.Detail}
+				}
+				return nil, err
+			}
+			out = append(out, p)
 		}
-		out = append(out, p)
 	}
 	return out, nil
 }

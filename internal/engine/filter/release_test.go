@@ -34,8 +34,8 @@ func TestSpreadEmptySelector(t *testing.T) {
 		wantFeasible []string
 		wantVictims  []string // on the chosen node, when none is feasible
 	}{
-		"1.36: {} counts nothing": {release: profile.Release136, wantFeasible: []string{"node-a"}},
-		"1.37: {} counts nothing": {release: profile.Release137, wantFeasible: []string{"node-a"}},
+		"1.36: {} counts nothing":              {release: profile.Release136, wantFeasible: []string{"node-a"}},
+		"1.37: {} counts nothing":              {release: profile.Release137, wantFeasible: []string{"node-a"}},
 		"1.38: {} counts the namespace's pods": {release: profile.Release138, wantVictims: []string{"other/b1"}},
 	}
 	for name, tc := range tests {

@@ -30,11 +30,10 @@ func TestPDBEmptySelector(t *testing.T) {
 		PDBs: []*policyv1.PodDisruptionBudget{everything},
 	}
 	tests := map[string]struct {
-		release        profile.Release
-		wantNode       string
-		wantViolations int
+		release  profile.Release
+		wantNode string
 	}{
-		"1.37: {} guards nothing": {release: profile.Release137, wantNode: "node-a"},
+		"1.37: {} guards nothing":                    {release: profile.Release137, wantNode: "node-a"},
 		"1.38: {} guards every pod of the namespace": {release: profile.Release138, wantNode: "node-b"},
 		"1.36: as 1.37":                              {release: profile.Release136, wantNode: "node-a"},
 	}

@@ -11,6 +11,6 @@
 // it; errors caused by bad input match ErrInput with errors.Is.
 package reprieve
 
-// KubeVersion is the kube-scheduler release whose decisions reprieve
-// reproduces.
+// KubeVersion is the kube-scheduler release whose decisions this package
+// reproduces (the CLI's --kube-version chooses among more).
 const KubeVersion = "v1.37.2"

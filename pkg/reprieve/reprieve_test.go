@@ -15,7 +15,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/reprieve/reprieve/internal/cli/version"
 	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/reprievetest"
 	"github.com/reprieve/reprieve/pkg/reprieve"
@@ -250,7 +249,7 @@ func TestParse(t *testing.T) {
 		"unknown policy":       {parse: func() (any, error) { return reprieve.ParsePolicy("cheapest") }, want: reprieve.Policy(""), wantErr: reprieve.ErrInput},
 		"policies, in order":   {parse: func() (any, error) { return reprieve.Policies(), nil }, want: []reprieve.Policy{"upstream", "minimal", "reschedulable", "strict-pdb"}},
 		"the engine's, alike":  {parse: func() (any, error) { return profile.Policies(), nil }, want: []profile.Policy{"upstream", "minimal", "reschedulable", "strict-pdb"}},
-		"the mirrored release": {parse: func() (any, error) { return reprieve.KubeVersion, nil }, want: version.KubeScheduler},
+		"the mirrored release": {parse: func() (any, error) { return reprieve.KubeVersion, nil }, want: profile.Release137.Upstream()},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

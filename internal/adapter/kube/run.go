@@ -82,6 +82,10 @@ type Config struct {
 	// served and before the informers start: it returns when the API
 	// server answers, or the error that ends Run.
 	WaitForAPIServer func(ctx context.Context) error
+	// ServerFeatures, when set, is called after WaitForAPIServer and its
+	// result replaces Features: the features for the API server's release
+	// (ServerRelease), when no release was given.
+	ServerFeatures func(ctx context.Context) (profile.Features, error)
 }
 
 // Run runs a scheduler against the API server until ctx ends (nil) or the
@@ -120,6 +124,13 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := cfg.WaitForAPIServer(ctx); err != nil {
 			return err
 		}
+	}
+	if cfg.ServerFeatures != nil {
+		f, err := cfg.ServerFeatures(ctx)
+		if err != nil {
+			return err
+		}
+		cfg.Features = f
 	}
 
 	// Events go through upstream's broadcaster adapter with its settings:

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
 
 	// The json format of --logging-format, as kube-scheduler registers it.
 	_ "k8s.io/component-base/logs/json/register"
@@ -59,6 +60,9 @@ type Options struct {
 	Identity       string
 	// FeatureGates are kube-scheduler feature gates, "Name=bool,...".
 	FeatureGates string
+	// KubeVersion is the kube-scheduler release to mirror ("1.38"); empty
+	// is the API server's.
+	KubeVersion string
 	// VictimPolicy chooses the victims: upstream, minimal or strict-pdb.
 	VictimPolicy string
 	// Logging is component-base's logging configuration (-v, --vmodule,
@@ -75,6 +79,7 @@ type Options struct {
 	cfg      config.Config
 	conn     config.Connection
 	features profile.Features
+	release  profile.Release
 	policy   profile.Policy
 }
 
@@ -123,6 +128,7 @@ kube-scheduler's, --authentication-kubeconfig and
 	o.Kube.AddSchedulerTo(f)
 	o.API.AddTo(f)
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup, DRAPreemption: victims' resource claims free their devices, beyond v1.37); all off by default, as in v1.37")
+	clierr.AddKubeVersion(f, &o.KubeVersion, true)
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(profile.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
 	f.StringVar(&o.SchedulerName, "scheduler-name", "", "schedule pods with this spec.schedulerName (default: the config's profile, else reprieve)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles (by schedulerName), plugins and their args, clientConnection, leaderElection; what reprieve does not implement is an error")
@@ -166,7 +172,10 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 	if o.APIWaitAttempts < 1 {
 		return clierr.Usagef("--api-wait-attempts: %d, want at least 1", o.APIWaitAttempts)
 	}
-	if o.features, err = profile.ParseFeatureGates(o.FeatureGates); err != nil {
+	if o.release, err = clierr.ParseKubeVersion(o.KubeVersion); err != nil {
+		return err
+	}
+	if o.features, _, err = profile.ParseFeatureGatesFor(o.release, o.FeatureGates); err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
 	}
 	if o.policy, err = profile.ParsePolicy(o.VictimPolicy); err != nil {
@@ -287,6 +296,20 @@ func (o *Options) Run(ctx context.Context) error {
 		WaitForAPIServer: func(ctx context.Context) error {
 			return waitForAPIServer(ctx, restVersioner{client.Discovery().RESTClient()}, rc.Host, o.APIWaitAttempts, o.APIWaitInterval)
 		},
+	}
+	if o.KubeVersion == "" {
+		cfg.ServerFeatures = func(ctx context.Context) (profile.Features, error) {
+			r, warning, err := kube.ServerRelease(ctx, client)
+			if err != nil {
+				return profile.Features{}, err
+			}
+			if warning != "" {
+				klog.FromContext(ctx).Info("Warning: "+warning, "release", r.String())
+			}
+			klog.FromContext(ctx).V(1).Info("Deciding as the API server's kube-scheduler release", "release", r.String())
+			f, _, err := profile.ParseFeatureGatesFor(r, o.FeatureGates)
+			return f, err
+		}
 	}
 	if o.Serving.Enabled() {
 		if cfg.Serve, err = o.Serving.serveFunc(); err != nil {

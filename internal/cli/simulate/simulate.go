@@ -42,6 +42,9 @@ type Options struct {
 	MaxObjects int64
 	// FeatureGates are kube-scheduler feature gates, "Name=bool,...".
 	FeatureGates string
+	// KubeVersion is the kube-scheduler release to mirror ("1.38"); empty
+	// is the newest mirrored.
+	KubeVersion string
 	// VictimPolicy chooses the victims: upstream, minimal or strict-pdb.
 	VictimPolicy string
 	// Compare lists the runs to compare, one after another with the same
@@ -52,6 +55,7 @@ type Options struct {
 	AllowMissingKeys bool
 
 	features    profile.Features
+	release     profile.Release
 	policy      profile.Policy
 	format      output.Format
 	compare     []compareRun
@@ -99,6 +103,7 @@ seed give the same output byte for byte.`,
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for the scheduler's random choices (overrides the scenario's)")
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file: profiles, plugins and their args (see README)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "kube-scheduler feature gates that change preemption, as key=value pairs (GenericWorkload, CompositePodGroup); all off by default, as in v1.37")
+	clierr.AddKubeVersion(f, &o.KubeVersion, false)
 	f.StringVar(&o.VictimPolicy, "victim-policy", string(profile.PolicyUpstream), "how victims are chosen: upstream (exactly kube-scheduler), minimal, reschedulable or strict-pdb (see reprieve whatif --help)")
 	f.StringSliceVar(&o.Compare, "compare", nil, "run the scenario once per entry with the same seed and print the runs side by side: an entry is a victim policy (upstream, minimal, reschedulable, strict-pdb), feature gates set over --feature-gates (DRAPreemption=true; several joined by +), or both (minimal+DRAPreemption=true)")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "do not draw a progress bar on a terminal")
@@ -142,8 +147,15 @@ func (o *Options) Validate() error {
 		return clierr.Usagef("standard input (-) can be read only once")
 	}
 	o.load = manifest.Options{Validation: v, Stdin: o.in}
-	if o.features, err = profile.ParseFeatureGates(o.FeatureGates); err != nil {
+	if o.release, err = clierr.ParseKubeVersion(o.KubeVersion); err != nil {
+		return err
+	}
+	var warnings []string
+	if o.features, warnings, err = profile.ParseFeatureGatesFor(o.release, o.FeatureGates); err != nil {
 		return clierr.Usagef("--feature-gates: %v", err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(o.errOut, "warning:", w)
 	}
 	if o.policy, err = profile.ParsePolicy(o.VictimPolicy); err != nil {
 		return clierr.Usagef("--victim-policy: %v", err)
@@ -258,16 +270,29 @@ type compareRun struct {
 }
 
 // parseCompareRun parses an entry of --compare: "+"-separated parts, each
-// a victim policy or a Gate=bool setting applied over --feature-gates.
-// Parts left out are --victim-policy's and --feature-gates'.
+// a victim policy, a kube-scheduler release (1.37) or a Gate=bool setting
+// applied over --feature-gates. Parts left out are --victim-policy's,
+// --kube-version's and --feature-gates'.
 func (o *Options) parseCompareRun(entry string) (compareRun, error) {
 	r := compareRun{name: entry, policy: o.policy, features: o.features}
 	gates := []string{o.FeatureGates}
+	release, releases := o.release, 0
 	policies := 0
 	for part := range strings.SplitSeq(entry, "+") {
 		part = strings.TrimSpace(part)
 		if strings.Contains(part, "=") {
 			gates = append(gates, part)
+			continue
+		}
+		if strings.HasPrefix(part, "1.") || strings.HasPrefix(part, "v1.") {
+			rel, err := profile.ParseRelease(part)
+			if err != nil {
+				return r, fmt.Errorf("%q: %w", entry, err)
+			}
+			if releases++; releases > 1 {
+				return r, fmt.Errorf("%q names two releases", entry)
+			}
+			release = rel
 			continue
 		}
 		if part == "" {
@@ -282,8 +307,8 @@ func (o *Options) parseCompareRun(entry string) (compareRun, error) {
 		}
 		r.policy = p
 	}
-	if len(gates) > 1 {
-		f, err := profile.ParseFeatureGates(strings.Join(gates, ","))
+	if len(gates) > 1 || release != o.release {
+		f, _, err := profile.ParseFeatureGatesFor(release, strings.Join(gates, ","))
 		if err != nil {
 			return r, fmt.Errorf("%q: %w", entry, err)
 		}

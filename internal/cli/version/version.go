@@ -13,11 +13,22 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/reprieve/reprieve/internal/cli/clierr"
+	"github.com/reprieve/reprieve/internal/engine/profile"
 )
 
 // KubeScheduler is the kube-scheduler release whose decisions reprieve
-// reproduces.
-const KubeScheduler = "v1.37.2"
+// reproduces by default (--kube-version's default).
+var KubeScheduler = profile.DefaultRelease.Upstream()
+
+// Releases are the kube-scheduler releases reprieve mirrors, newest first,
+// each by the upstream tag it is exact for.
+func Releases() []string {
+	var out []string
+	for _, r := range profile.Releases() {
+		out = append(out, r.Upstream())
+	}
+	return out
+}
 
 // Info describes the binary.
 type Info struct {
@@ -32,8 +43,11 @@ type Info struct {
 	// GoVersion is the toolchain that built it.
 	GoVersion string `json:"goVersion"`
 	Platform  string `json:"platform"`
-	// KubeScheduler is the mirrored kube-scheduler version.
-	KubeScheduler string `json:"kubeScheduler"`
+	// KubeScheduler is the kube-scheduler version mirrored by default,
+	// KubeSchedulerReleases every one mirrored (--kube-version), newest
+	// first.
+	KubeScheduler         string   `json:"kubeScheduler"`
+	KubeSchedulerReleases []string `json:"kubeSchedulerReleases"`
 }
 
 // Stamped at link time by builds that know better than the build
@@ -54,7 +68,7 @@ func Get() Info {
 // infoFrom builds an Info from build information (nil when the binary has
 // none) and the stamped version and commit ("" when not stamped).
 func infoFrom(bi *debug.BuildInfo, stampedVersion, stampedCommit string) Info {
-	info := Info{Version: "(devel)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, KubeScheduler: KubeScheduler}
+	info := Info{Version: "(devel)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, KubeScheduler: KubeScheduler, KubeSchedulerReleases: Releases()}
 	if bi != nil {
 		if v := bi.Main.Version; v != "" {
 			info.Version = v
@@ -104,7 +118,13 @@ func (i Info) String() string {
 		}
 		s += ")"
 	}
-	return s + fmt.Sprintf(", mirrors kube-scheduler %s, %s %s", i.KubeScheduler, i.GoVersion, i.Platform)
+	others := ""
+	for _, r := range i.KubeSchedulerReleases {
+		if r != i.KubeScheduler {
+			others += ", " + r
+		}
+	}
+	return s + fmt.Sprintf(", mirrors kube-scheduler %s (default%s), %s %s", i.KubeScheduler, others, i.GoVersion, i.Platform)
 }
 
 // NewCommand returns the version command writing to out.
@@ -112,7 +132,7 @@ func NewCommand(out io.Writer) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "version [-o json|yaml]",
-		Short: "Print the version of reprieve and of the kube-scheduler it mirrors",
+		Short: "Print the version of reprieve and of the kube-scheduler releases it mirrors",
 		Args:  cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			info := Get()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,7 @@ func TestVersion(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if line := out.String(); !strings.HasPrefix(line, "reprieve ") || !strings.Contains(line, "kube-scheduler "+KubeScheduler) {
+	if line := out.String(); !strings.HasPrefix(line, "reprieve ") || !strings.Contains(line, "kube-scheduler v1.38.0-beta.0 (default, v1.37.2, v1.36.3)") {
 		t.Errorf("version line %q", line)
 	}
 	out.Reset()
@@ -27,7 +28,7 @@ func TestVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	var info Info
-	if err := json.Unmarshal(out.Bytes(), &info); err != nil || info.KubeScheduler != KubeScheduler || info.GoVersion == "" {
+	if err := json.Unmarshal(out.Bytes(), &info); err != nil || info.KubeScheduler != KubeScheduler || !slices.Equal(info.KubeSchedulerReleases, []string{"v1.38.0-beta.0", "v1.37.2", "v1.36.3"}) || info.GoVersion == "" {
 		t.Errorf("JSON %s: %+v, %v", out.String(), info, err)
 	}
 	cmd = NewCommand(&out)

@@ -45,6 +45,44 @@ func envInt64(name string, def int64) int64 {
 	return def
 }
 
+// release is the kube-scheduler release compared (REPRIEVE_KUBE_VERSION,
+// default this module's own, 1.37): reprieve decides with its Semantics.
+// For another release, upstream answers through runner processes of that
+// release (REPRIEVE_UPSTREAM_RUNNER, built from test/conformance138 or
+// test/conformance136): its k8s.io/api cannot share this binary.
+var (
+	release = profile.Release137
+	remote  *upstream.Remote
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if v := os.Getenv("REPRIEVE_KUBE_VERSION"); v != "" {
+		r, err := profile.ParseRelease(v)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "REPRIEVE_KUBE_VERSION:", err)
+			os.Exit(2)
+		}
+		release = r
+	}
+	if path := os.Getenv("REPRIEVE_UPSTREAM_RUNNER"); path != "" {
+		r, err := upstream.StartRemote(path, 2)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		remote = r
+	} else if release != profile.Release137 {
+		fmt.Fprintf(os.Stderr, "REPRIEVE_KUBE_VERSION=%s needs REPRIEVE_UPSTREAM_RUNNER, a runner of that release\n", release)
+		os.Exit(2)
+	}
+	code := m.Run()
+	if remote != nil {
+		remote.Close()
+	}
+	os.Exit(code)
+}
+
 // evalTime is the evaluation time on both sides; generated start times are
 // before it.
 var evalTime = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
@@ -114,6 +152,9 @@ func runUpstream(sc *gen.Scenario, f profile.Features) (*upstream.Result, error)
 	if f != (profile.Features{}) {
 		in.FeatureGates = f.Gates()
 	}
+	if remote != nil {
+		return remote.Run(in)
+	}
 	return upstream.Run(context.Background(), in)
 }
 
@@ -176,6 +217,7 @@ func runReprieve(sc *gen.Scenario, f profile.Features) (*whatif.Decision, error)
 	if pod == nil {
 		return nil, fmt.Errorf("preemptor missing from the snapshot")
 	}
+	f.Semantics = release.Semantics()
 	return whatif.Evaluate(snap, pod, whatif.Options{Exhaustive: true, Now: evalTime, Features: f})
 }
 

@@ -3,6 +3,7 @@ package preemption
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
@@ -201,6 +202,8 @@ type groupIndex struct {
 	// members are the scheduled pods and their nodes of each group evicted
 	// whole; err is set when a member's node is not in the snapshot.
 	members map[*snapshot.Group]groupMembers
+	// sem are the release's switches the units' order reads.
+	sem Semantics
 }
 
 type podGroupInfo struct {
@@ -221,6 +224,7 @@ func newGroupIndex(snap *snapshot.Snapshot, f Features) *groupIndex {
 		h:       hierarchy{snap: snap, composite: f.Composite()},
 		pods:    map[*snapshot.Pod]podGroupInfo{},
 		members: map[*snapshot.Group]groupMembers{},
+		sem:     f.Semantics,
 	}
 	for _, n := range snap.Nodes {
 		for _, p := range n.Pods {
@@ -275,6 +279,9 @@ func (idx *groupIndex) unitsOn(w *worker, node *snapshot.Node, maxPriority int32
 	tick := int64(0)
 	start := func(p *snapshot.Pod) int64 {
 		t := now + tick
+		if idx.sem.UnstartedVictimsNewest {
+			t = math.MaxInt64
+		}
 		tick++
 		if ns, ok := p.StartNanos(); ok {
 			return ns
@@ -340,5 +347,5 @@ func (idx *groupIndex) unitsOn(w *worker, node *snapshot.Node, maxPriority int32
 		add(p, node, st)
 	}
 	w.members, w.memberNodes, w.spans = members, memberNodes, spans
-	return unitList{members: members, memberNodes: memberNodes, spans: spans}, nil
+	return unitList{members: members, memberNodes: memberNodes, spans: spans, uidTieBreak: idx.sem.VictimUIDTieBreak}, nil
 }

@@ -27,6 +27,9 @@ const (
 // Features are the feature gates that change preemption (profile.Features).
 type Features = profile.Features
 
+// Semantics are the release's switches (profile.Semantics).
+type Semantics = profile.Semantics
+
 // The work bounds of a policy other than Upstream, all counts (the engine
 // reads no clock), so that where a search stops does not depend on the
 // machine.
@@ -306,7 +309,7 @@ func (d *dryRun) newSearch(w *worker, node *snapshot.Node, base *Candidate, limi
 	}
 	// The search and its slices are the worker's, reused node after node.
 	s := &w.search
-	*s = search{units: units, budgets: d.budgets, order: order, fit: fit, now: d.nowNanos, limit: limit,
+	*s = search{units: units, budgets: d.budgets, order: order, fit: fit, now: d.scoreNow(), limit: limit,
 		monotone: d.byResources || (len(d.c.Pod().RequiredAffinity()) == 0 && units.memberNodes == nil),
 		buf:      s.buf, evicted: s.evicted[:0], alts: s.alts[:0], kept: s.kept[:0]}
 	b := &s.buf

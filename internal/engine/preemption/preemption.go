@@ -15,6 +15,7 @@ package preemption
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -295,14 +296,14 @@ func (e *Evaluator) Evaluate(c *filter.Cycle, fr filter.Result, opts Options) (*
 	d.countVisited(res.Visited)
 
 	// 4) Pick the best candidate.
-	pick(res, opts.Now.UnixNano(), rng, &e.pick)
+	pick(res, d.scoreNow(), rng, &e.pick)
 	res.Policy = Upstream
 	if opts.Policy != "" && opts.Policy != Upstream {
 		// 5) Beyond upstream: the policy's victims, from upstream's.
 		res.Policy, res.Upstream = opts.Policy, res.Chosen
 		res.Best, res.Chosen, res.DecidedBy = nil, nil, ""
 		d.improve(res, opts.Policy)
-		pick(res, opts.Now.UnixNano(), rng, &e.pick)
+		pick(res, d.scoreNow(), rng, &e.pick)
 		if res.Chosen != nil {
 			res.Err = nil
 			if d.placer != nil {
@@ -393,6 +394,20 @@ type dryRun struct {
 	// batch is the nodes being dry-run in parallel.
 	batch batch
 }
+
+// unstartedStart is the start time of the tick-th pod without one that the
+// walk ranks: the evaluation time a nanosecond later each, as upstream's
+// time.Now() (v1.37), or the latest representable time
+// (Semantics.UnstartedVictimsNewest, v1.38).
+func (d *dryRun) unstartedStart(tick int64) int64 {
+	if d.sem.UnstartedVictimsNewest {
+		return math.MaxInt64
+	}
+	return d.nowNanos + tick
+}
+
+// scoreNow is the start time the node choice gives a victim without one.
+func (d *dryRun) scoreNow() int64 { return d.unstartedStart(0) }
 
 // trim clears the workers' memory that the evaluation did not use again.
 func (e *Evaluator) trim() {

@@ -2,12 +2,14 @@ package preemption
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reprieve/reprieve/internal/engine/filter"
 	"github.com/reprieve/reprieve/internal/engine/profile"
 	"github.com/reprieve/reprieve/internal/engine/snapshot"
 	rt "github.com/reprieve/reprieve/internal/reprievetest"
@@ -65,6 +67,90 @@ func TestPDBEmptySelector(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, violations); diff != "" {
 				t.Errorf("violations per candidate (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestVictimOrderByRelease: two victims without a start time and one with.
+// Under 1.37 the unstarted ones count as starting at the evaluation time,
+// in node order; under 1.38 (UnstartedVictimsNewest, VictimUIDTieBreak)
+// they count as the newest and tie, and their UIDs order them.
+func TestVictimOrderByRelease(t *testing.T) {
+	unstartedB := rt.Pod("default", "unstarted-b").Priority(1).Req("1", "").On("node").Obj()
+	unstartedB.UID = "uid-b"
+	unstartedA := rt.Pod("default", "unstarted-a").Priority(1).Req("1", "").On("node").Obj()
+	unstartedA.UID = "uid-a"
+	started := rt.Pod("default", "started").Priority(1).Req("1", "").On("node").StartedAt(5).Obj()
+	started.UID = "uid-z"
+	objs := snapshot.Objects{Nodes: []*v1.Node{rt.Node("node").CPU("3").Obj()}, Pods: []*v1.Pod{unstartedB, unstartedA, started}}
+	tests := map[string]struct {
+		release profile.Release
+		want    []string
+	}{
+		"1.37: the evaluation time, in node order": {release: profile.Release137, want: []string{"started", "unstarted-b", "unstarted-a"}},
+		"1.38: the newest, by UID":                 {release: profile.Release138, want: []string{"started", "unstarted-a", "unstarted-b"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			snap, err := snapshot.New(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(rt.Pod("default", "preemptor").Priority(10).Req("3", "").Obj())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := evaluateUnschedulable(t, snap, pod, Options{Now: rt.BaseTime.Add(time.Hour), Exhaustive: true,
+				Features: profile.Features{Semantics: tc.release.Semantics()}})
+			if res == nil || res.Chosen == nil {
+				t.Fatalf("no candidate: %+v", res)
+			}
+			var got []string
+			for _, v := range res.Chosen.Victims {
+				got = append(got, v.Pod.Name())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("victims (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// alwaysFits is a fit checker on which the preemptor fits whatever is
+// removed.
+type alwaysFits struct{}
+
+func (alwaysFits) remove(int)               {}
+func (alwaysFits) add(int)                  {}
+func (alwaysFits) fits(*filter.Status) bool { return true }
+
+// TestNoVictimsByRelease: a node where the preemptor fits with every
+// potential victim back is an error under 1.37 ("expected at least one
+// victim pod") and UnschedulableAndUnresolvable under 1.38
+// (NoVictimsRejectsNode), which lets the other nodes decide.
+func TestNoVictimsByRelease(t *testing.T) {
+	snap, err := snapshot.New(snapshot.Objects{Nodes: []*v1.Node{rt.Node("node").CPU("2").Obj()},
+		Pods: []*v1.Pod{rt.Pod("default", "low").Priority(1).Req("1", "").On("node").StartedAt(1).Obj()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := snap.Node("node")
+	tests := map[string]struct {
+		release  profile.Release
+		wantCode filter.Code
+	}{
+		"1.37: an error":                  {release: profile.Release137, wantCode: filter.Error},
+		"1.38: unschedulable, unresolved": {release: profile.Release138, wantCode: filter.UnschedulableAndUnresolvable},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := &dryRun{sem: tc.release.Semantics()}
+			p := node.Pods[0]
+			units := unitList{members: []snapshot.RankedPod{{Pod: p, Priority: p.Priority}}}
+			out := d.selectVictimsOnNode(&worker{}, node, &units, alwaysFits{})
+			if out.cand != nil || out.status.Code != tc.wantCode {
+				t.Errorf("outcome = %+v, want no candidate and code %v", out, tc.wantCode)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	policyv1 "k8s.io/api/policy/v1"
 
@@ -35,6 +36,10 @@ type unitList struct {
 	// allStarted reports that every member has a start time, which is
 	// then its Start.
 	allStarted bool
+	// uidTieBreak: units equal in every other key are ordered by their
+	// first member's UID (Semantics.VictimUIDTieBreak, v1.38), which makes
+	// the order total.
+	uidTieBreak bool
 }
 
 // span is one unit of a unitList: members[lo:hi], and the unit's keys in
@@ -77,21 +82,49 @@ func (l *unitList) nodeOf(m int, node *snapshot.Node) *snapshot.Node {
 // MoreImportantPod for single pods and MoreImportantVictim for units (which
 // reduces to the former when both are single pods without a pod group).
 func (l *unitList) moreImportant(a, b int) bool {
+	return l.compare(a, b) < 0
+}
+
+// compare orders units a and b: negative when a is more important. Without
+// uidTieBreak, 0 means they rank alike and their order is the sort's.
+func (l *unitList) compare(a, b int) int {
 	if l.spans == nil {
 		ma, mb := &l.members[a], &l.members[b]
-		return moreImportant(ma.Priority, mb.Priority, ma.Start, mb.Start)
+		switch {
+		case ma.Priority != mb.Priority:
+			return cmpBool(ma.Priority > mb.Priority)
+		case ma.Start != mb.Start:
+			return cmpBool(ma.Start < mb.Start)
+		case l.uidTieBreak:
+			return strings.Compare(string(ma.Pod.UID()), string(mb.Pod.UID()))
+		}
+		return 0
 	}
 	sa, sb := &l.spans[a], &l.spans[b]
 	if sa.priority != sb.priority {
-		return sa.priority > sb.priority
+		return cmpBool(sa.priority > sb.priority)
 	}
 	if ra, rb := sa.kind.rank(), sb.kind.rank(); ra != rb {
-		return ra > rb
+		return cmpBool(ra > rb)
 	}
 	if na, nb := sa.hi-sa.lo, sb.hi-sb.lo; na != nb {
-		return na > nb
+		return cmpBool(na > nb)
 	}
-	return sa.start < sb.start
+	if sa.start != sb.start {
+		return cmpBool(sa.start < sb.start)
+	}
+	if l.uidTieBreak {
+		return strings.Compare(string(l.members[sa.lo].Pod.UID()), string(l.members[sb.lo].Pod.UID()))
+	}
+	return 0
+}
+
+// cmpBool is -1 when a is first, else 1.
+func cmpBool(aFirst bool) int {
+	if aFirst {
+		return -1
+	}
+	return 1
 }
 
 // sortUnits sorts unit indexes as upstream's sort.Slice sorts the units
@@ -105,6 +138,11 @@ func (l *unitList) moreImportant(a, b int) bool {
 // quicksort on the same comparisons, which moves the keys as it would move
 // the indexes.
 func (l *unitList) sortUnits(order []int32) {
+	if l.uidTieBreak {
+		// A total order: every sort gives the same one.
+		slices.SortFunc(order, func(a, b int32) int { return l.compare(int(a), int(b)) })
+		return
+	}
 	if l.spans == nil && len(order) <= maxKeySort {
 		l.sortPods(order)
 		return
@@ -349,12 +387,17 @@ func (d *dryRun) selectVictimsOnNode(w *worker, node *snapshot.Node, units *unit
 		units.sortUnits(evicted)
 	}
 	if len(evicted) == 0 {
+		// The pod fits without evicting anything (a filter that removing
+		// pods does not help, or nominated pods, made it fail before).
+		if d.sem.NoVictimsRejectsNode {
+			return nodeOutcome{status: statusNoVictims}
+		}
 		return nodeOutcome{status: filter.Status{Code: filter.Error, Reasons: []string{fmt.Sprintf(msgExpectedAtLeastOneVictm, node.Name)}}}
 	}
 	cand := w.candidate(node, units, evicted, numViolating, broken)
 	// Scored here, on the worker, while its victims are in cache: the
 	// node choice reads every candidate's score.
-	cand.Score(d.nowNanos)
+	cand.Score(d.scoreNow())
 	return nodeOutcome{cand: cand}
 }
 
@@ -449,19 +492,23 @@ func (d *dryRun) splitByPDB(w *worker, units *unitList, order []int32) (violatin
 // upstream's time.Now() fallback does.
 func (d *dryRun) potentialPods(w *worker, node *snapshot.Node) unitList {
 	prio := d.c.Pod().Priority
+	uid := d.sem.VictimUIDTieBreak
 	if o := node.CachedImportanceOrder(); o != nil && o.AllStarted {
 		i := o.Below(prio)
-		if n := len(o.Ranked) - i; n <= maxInsertion || o.LastTie <= i {
-			return unitList{members: o.Ranked[i:], sorted: true, kept: o.Ranked[:i:i], allStarted: true}
+		if n := len(o.Ranked) - i; o.LastTie <= i || (n <= maxInsertion && !uid) {
+			return unitList{members: o.Ranked[i:], sorted: true, kept: o.Ranked[:i:i], allStarted: true, uidTieBreak: uid}
 		}
-		return unitList{members: o.SortedSuffix(i, sortRanked), sorted: true, kept: o.Ranked[:i:i], allStarted: true}
+		if !uid {
+			return unitList{members: o.SortedSuffix(i, sortRanked), sorted: true, kept: o.Ranked[:i:i], allStarted: true}
+		}
+		// Ties broken by UID: the walk sorts the pods below.
 	}
 	members := w.members[:0]
 	for i, p := range node.Pods {
 		if p.Priority < prio {
 			start, ok := p.StartNanos()
 			if !ok {
-				start = d.nowNanos + int64(i)
+				start = d.unstartedStart(int64(i))
 			}
 			r := &p.Requests
 			members = append(members, snapshot.RankedPod{Pod: p, Priority: p.Priority, Pos: int32(i), Start: start,
@@ -469,7 +516,7 @@ func (d *dryRun) potentialPods(w *worker, node *snapshot.Node) unitList {
 		}
 	}
 	w.members = members
-	return unitList{members: members}
+	return unitList{members: members, uidTieBreak: uid}
 }
 
 // maxInsertion is the length up to which the standard library's

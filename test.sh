@@ -3,7 +3,9 @@
 #   1. the engine's unit tests (go vet + go test ./...) and golangci-lint,
 #      installed from the Go module proxy at a pinned version;
 #   2. the conformance suite (test/conformance), which compares reprieve with
-#      kube-scheduler v1.37.2 on random clusters and on upstream's own cases;
+#      kube-scheduler v1.37.2 on random clusters and on upstream's own cases,
+#      and its differential tests again with reprieve set to v1.38 against
+#      kube-scheduler v1.38.0-beta.0 (test/conformance138's runner);
 #   3. the integration suite (test/integration), which runs reprieve's
 #      scheduler against a real kube-apiserver and etcd started in-process.
 # Suites 2 and 3 import k8s.io/kubernetes, built from the Go module proxy: the
@@ -45,9 +47,24 @@ if ! "$lint" version 2>/dev/null | grep -q "version $lint_version "; then
 fi
 "$lint" run ./...
 
+# The differential tests every mirrored release runs (the others need
+# pod-group machinery only v1.37's runner builds).
+release_tests='^TestDifferential(|DefaultSpreading|DRA|Profiles)$'
+
 echo "== conformance against kube-scheduler v1.37.2"
 (cd test/conformance && go vet ./...)
 REPRIEVE_SCENARIOS="${SCENARIOS:-500}" gotest test/conformance -timeout 50m ./...
+
+# Other releases: a runner process built from the release's own module
+# (its k8s.io/api cannot share a binary with this one) answers for
+# upstream, and reprieve decides as --kube-version of that release would.
+# Go 1.27 for 1.38 comes from the Go module proxy (the module's toolchain).
+runners="$(mktemp -d)"
+trap 'rm -rf "$runners"' EXIT
+echo "== conformance against kube-scheduler v1.38.0-beta.0 (test/conformance138)"
+(cd test/conformance138 && export GOTOOLCHAIN=go1.27.0 && go vet ./... && go build -o "$runners/runner138" ./runner)
+REPRIEVE_KUBE_VERSION=1.38 REPRIEVE_UPSTREAM_RUNNER="$runners/runner138" REPRIEVE_SCENARIOS="${SCENARIOS:-500}" \
+  gotest test/conformance -timeout 20m -run "$release_tests" .
 
 echo "== integration against a real kube-apiserver"
 (cd test/integration && go vet ./...)

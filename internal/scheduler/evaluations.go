@@ -65,9 +65,9 @@ func (e *evaluations) searched(c *filter.Cycle, nodes []*snapshot.Node, fr filte
 	}
 }
 
-// scored counts PreScore (once per plugin that did not skip) and Score
-// (once per feasible node for each of them). DynamicResources, which
-// reprieve does not score, has no PreScore and scores every node.
+// scored counts PreScore (once per plugin that did not skip, but for
+// ImageLocality and DynamicResources, which have none) and Score (once per
+// feasible node for each of them).
 func (e *evaluations) scored(cfg *score.Config, plugins []score.PluginScores, feasible int) {
 	if cfg == nil {
 		cfg = score.DefaultConfig()
@@ -76,7 +76,7 @@ func (e *evaluations) scored(cfg *score.Config, plugins []score.PluginScores, fe
 		if p.Skipped {
 			continue
 		}
-		if p.Plugin != score.ImageLocality {
+		if p.Plugin != score.ImageLocality && p.Plugin != score.DynamicResources {
 			e.addScore(p.Plugin, "PreScore", 1)
 		}
 	}
@@ -85,7 +85,7 @@ func (e *evaluations) scored(cfg *score.Config, plugins []score.PluginScores, fe
 			continue
 		}
 		i := slices.IndexFunc(plugins, func(p score.PluginScores) bool { return p.Plugin == pl.Name })
-		if i >= 0 && !plugins[i].Skipped || pl.Name == score.DynamicResources {
+		if i >= 0 && !plugins[i].Skipped {
 			e.addScore(pl.Name, "Score", feasible)
 		}
 	}

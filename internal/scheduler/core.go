@@ -306,6 +306,7 @@ func (s *Core) cycle(qp *queuedPod, p *snapshot.Pod) *cycleState {
 	fopts.Parallelism, fopts.Buffers = s.opts.Parallelism, &s.filterBuffers
 	fopts.DRAPreemption = fopts.DRAPreemption || s.opts.Features.DRAPreemption
 	fopts.SpreadEmptySelectorMatchesAll = s.opts.Features.Semantics.SpreadEmptySelectorMatchesAll
+	fopts.CSIDriverNotRequired = s.opts.Features.Semantics.CSIDriverNotRequired
 	var c *filter.Cycle
 	// Room for PreFilter, Filter and Score or PostFilter, and one more.
 	d.report.ExtensionPoints = make([]ExtensionPointRun, 0, 4)

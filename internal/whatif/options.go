@@ -68,5 +68,6 @@ func (o Options) resolve() engineOptions {
 	e.filter.DRAPreemption = o.Features.DRAPreemption
 	e.filter.SpreadEmptySelectorMatchesAll = o.Features.Semantics.SpreadEmptySelectorMatchesAll
 	e.score.SpreadEmptySelectorMatchesAll = o.Features.Semantics.SpreadEmptySelectorMatchesAll
+	e.filter.CSIDriverNotRequired = o.Features.Semantics.CSIDriverNotRequired
 	return e
 }

@@ -26,6 +26,8 @@ type Cycle struct {
 
 	// preFilter is a rejection by PreFilter; it then applies to every node.
 	preFilter Status
+	// csiDriverNotRequired is Options.CSIDriverNotRequired.
+	csiDriverNotRequired bool
 	// allowedNodes restricts the nodes Filter runs on (PreFilterResult);
 	// nil means all nodes. Other nodes get allowedNodesStatus.
 	allowedNodes       sets.Set[string]
@@ -68,6 +70,10 @@ type Options struct {
 	// labelSelector counts every pod of the namespace
 	// (profile.Semantics, upstream 1.38); off, it counts none.
 	SpreadEmptySelectorMatchesAll bool
+	// CSIDriverNotRequired: NodeVolumeLimits does not require the drivers
+	// of the pod's new volumes on the node (profile.Semantics, upstream
+	// 1.36).
+	CSIDriverNotRequired bool
 	// Buffers, when not nil, lends the cycle memory kept from earlier
 	// cycles; the Result of FilterAll or FilterFrom then lives in it until
 	// the buffers are lent to another cycle. Nil allocates afresh.
@@ -120,7 +126,7 @@ func statusList(buf *[]Status, n int, zero bool) []Status {
 // be resolved (snapshot.NewPod or a pod of the snapshot).
 func NewCycle(snap *snapshot.Snapshot, pod *snapshot.Pod, opts Options) *Cycle {
 	obj := pod.Obj()
-	c := &Cycle{snap: snap, pod: pod, obj: obj, request: snapshot.IncomingPodRequests(obj), hostPorts: pod.HostPorts(),
+	c := &Cycle{snap: snap, pod: pod, obj: obj, request: snapshot.IncomingPodRequests(obj), hostPorts: pod.HostPorts(), csiDriverNotRequired: opts.CSIDriverNotRequired,
 		addedAffinity: opts.AddedAffinity, workers: opts.Parallelism, buffers: opts.Buffers}
 	if c.workers <= 0 {
 		c.workers = runtime.GOMAXPROCS(0)

@@ -116,7 +116,7 @@ func (c *Cycle) newNodeLimits(csiNode *storagev1.CSINode, n *snapshot.Node) *nod
 	}
 	slices.Sort(drivers)
 	for _, d := range slices.Compact(drivers) {
-		if !driverOnNode(c.snap, d, csiNode) {
+		if !c.csiDriverNotRequired && !driverOnNode(c.snap, d, csiNode) {
 			nl.driverStatus = reject(Unschedulable, NodeVolumeLimits, fmt.Sprintf("%s CSI driver is not installed on the node", d))
 			return nl
 		}

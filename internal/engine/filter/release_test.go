@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reprieve/reprieve/internal/engine/filter"
@@ -77,6 +78,51 @@ func TestSpreadEmptySelector(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantVictims, victims); diff != "" {
 				t.Errorf("victims (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCSIDriverNotRequired: a CSIDriver that prevents scheduling where it
+// is missing, a bound claim of its volume, and node-b whose CSINode lacks
+// it. 1.37 and 1.38 reject node-b ("… CSI driver is not installed on the
+// node", VolumeLimitScaling on by default); 1.36 does not check
+// (CSIDriverNotRequired).
+func TestCSIDriverNotRequired(t *testing.T) {
+	optIn := "optin.csi.example.com"
+	yes := true
+	objs := volumeCluster(nil, snapshot.StorageObjects{
+		PersistentVolumes:      []*v1.PersistentVolume{rt.PV("pv", "standard", optIn, "1Gi").ClaimedBy("default", "c").Obj()},
+		PersistentVolumeClaims: []*v1.PersistentVolumeClaim{rt.PVC("default", "c", "standard", "1Gi").BoundTo("pv").Obj()},
+		CSIDrivers: []*storagev1.CSIDriver{{ObjectMeta: metav1.ObjectMeta{Name: optIn},
+			Spec: storagev1.CSIDriverSpec{PreventPodSchedulingIfMissing: &yes}}},
+		CSINodes: []*storagev1.CSINode{rt.CSINode("node-a", optIn, 2), rt.CSINode("node-b", driver, 2)},
+	})
+	tests := map[string]struct {
+		release      profile.Release
+		wantFeasible []string
+	}{
+		"1.36: not checked": {release: profile.Release136, wantFeasible: []string{"node-a", "node-b"}},
+		"1.37: required":    {release: profile.Release137, wantFeasible: []string{"node-a"}},
+		"1.38: required":    {release: profile.Release138, wantFeasible: []string{"node-a"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			snap, err := snapshot.New(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(rt.Pod("default", "p").Req("100m", "").PVC("data", "c").Obj())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := filter.NewCycle(snap, pod, filter.Options{Parallelism: 1, CSIDriverNotRequired: tc.release.Semantics().CSIDriverNotRequired})
+			var feasible []string
+			for _, n := range c.FilterAll().Feasible {
+				feasible = append(feasible, n.Name)
+			}
+			if diff := cmp.Diff(tc.wantFeasible, feasible); diff != "" {
+				t.Errorf("feasible nodes (-want,+got):\n%s", diff)
 			}
 		})
 	}

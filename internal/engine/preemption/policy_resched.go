@@ -213,7 +213,8 @@ func (pl *placer) cycle(victim *snapshot.Pod) (*filter.Cycle, string) {
 	if p, err := snap.NewPod(obj); err != nil {
 		msg = err.Error()
 	} else {
-		c = filter.NewCycle(snap, p, filter.Options{Parallelism: 1, SpreadEmptySelectorMatchesAll: pl.d.sem.SpreadEmptySelectorMatchesAll})
+		c = filter.NewCycle(snap, p, filter.Options{Parallelism: 1, SpreadEmptySelectorMatchesAll: pl.d.sem.SpreadEmptySelectorMatchesAll,
+			CSIDriverNotRequired: pl.d.sem.CSIDriverNotRequired})
 		if s := c.PreFilterStatus(); !s.IsSuccess() {
 			msg = filter.FitErrorMessage(len(snap.Nodes), s, nil)
 		}

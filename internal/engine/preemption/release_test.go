@@ -155,3 +155,46 @@ func TestNoVictimsByRelease(t *testing.T) {
 		})
 	}
 }
+
+// TestUnstartedVictimsTieAnyWay: three victims without a start time, of
+// equal priority. v1.37 reads the clock once per victim, in node order;
+// v1.36 reads it at each comparison, so each ranks before the other, and
+// upstream's sort (an insertion sort for so few) reverses them.
+func TestUnstartedVictimsTieAnyWay(t *testing.T) {
+	var pods []*v1.Pod
+	for _, name := range []string{"u1", "u2", "u3"} {
+		pods = append(pods, rt.Pod("default", name).Priority(1).Req("1", "").On("node").Obj())
+	}
+	objs := snapshot.Objects{Nodes: []*v1.Node{rt.Node("node").CPU("3").Obj()}, Pods: pods}
+	tests := map[string]struct {
+		release profile.Release
+		want    []string
+	}{
+		"1.36: each before the other": {release: profile.Release136, want: []string{"u3", "u2", "u1"}},
+		"1.37: node order":            {release: profile.Release137, want: []string{"u1", "u2", "u3"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			snap, err := snapshot.New(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod, err := snap.NewPod(rt.Pod("default", "preemptor").Priority(10).Req("3", "").Obj())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := evaluateUnschedulable(t, snap, pod, Options{Now: rt.BaseTime, Exhaustive: true,
+				Features: profile.Features{Semantics: tc.release.Semantics()}})
+			if res == nil || res.Chosen == nil {
+				t.Fatalf("no candidate: %+v", res)
+			}
+			var got []string
+			for _, v := range res.Chosen.Victims {
+				got = append(got, v.Pod.Name())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("victims (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

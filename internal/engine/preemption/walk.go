@@ -40,6 +40,10 @@ type unitList struct {
 	// first member's UID (Semantics.VictimUIDTieBreak, v1.38), which makes
 	// the order total.
 	uidTieBreak bool
+	// eitherFirst: two single pods of equal priority without a start time
+	// each rank before the other (Semantics.UnstartedVictimsTieAnyWay,
+	// v1.36); the sort's comparisons then decide their order.
+	eitherFirst bool
 }
 
 // span is one unit of a unitList: members[lo:hi], and the unit's keys in
@@ -93,6 +97,8 @@ func (l *unitList) compare(a, b int) int {
 		switch {
 		case ma.Priority != mb.Priority:
 			return cmpBool(ma.Priority > mb.Priority)
+		case l.eitherFirst && !l.started(a) && !l.started(b):
+			return -1
 		case ma.Start != mb.Start:
 			return cmpBool(ma.Start < mb.Start)
 		case l.uidTieBreak:
@@ -119,6 +125,15 @@ func (l *unitList) compare(a, b int) int {
 	return 0
 }
 
+// started reports whether member m has a start time.
+func (l *unitList) started(m int) bool {
+	if l.allStarted {
+		return true
+	}
+	_, ok := l.members[m].Pod.StartNanos()
+	return ok
+}
+
 // cmpBool is -1 when a is first, else 1.
 func cmpBool(aFirst bool) int {
 	if aFirst {
@@ -138,8 +153,10 @@ func cmpBool(aFirst bool) int {
 // quicksort on the same comparisons, which moves the keys as it would move
 // the indexes.
 func (l *unitList) sortUnits(order []int32) {
-	if l.uidTieBreak {
-		// A total order: every sort gives the same one.
+	if l.uidTieBreak || l.eitherFirst {
+		// A total order, which every sort gives alike, or (eitherFirst)
+		// upstream's sort on the same comparisons: slices.SortFunc only
+		// asks whether cmp(a, b) < 0, as sort.Slice asks less(a, b).
 		slices.SortFunc(order, func(a, b int32) int { return l.compare(int(a), int(b)) })
 		return
 	}
@@ -516,7 +533,7 @@ func (d *dryRun) potentialPods(w *worker, node *snapshot.Node) unitList {
 		}
 	}
 	w.members = members
-	return unitList{members: members, uidTieBreak: uid}
+	return unitList{members: members, uidTieBreak: uid, eitherFirst: d.sem.UnstartedVictimsTieAnyWay}
 }
 
 // maxInsertion is the length up to which the standard library's

@@ -140,11 +140,26 @@ type Semantics struct {
 	// still tried (1.38). Off, such a node ends the whole PostFilter with
 	// an error (upstream's "expected at least one victim pod on node").
 	NoVictimsRejectsNode bool
+	// CSIDriverNotRequired: NodeVolumeLimits does not reject a node whose
+	// CSINode lacks the driver of one of the pod's new volumes (1.36,
+	// where the VolumeLimitScaling gate is off by default). Off, such a
+	// node is Unschedulable ("… CSI driver is not installed on the node").
+	CSIDriverNotRequired bool
+	// UnstartedVictimsTieAnyWay: the victim order reads the clock at each
+	// comparison for a pod without a start time (1.36's MoreImportantPod):
+	// of two such pods of equal priority, each ranks before the other, and
+	// the order is the one upstream's sort makes of that. Off, each such
+	// victim reads the clock once (v1.37), or UnstartedVictimsNewest.
+	UnstartedVictimsTieAnyWay bool
 }
 
 // Semantics are the release's switches.
 func (r Release) Semantics() Semantics {
 	s := Semantics{}
+	if r <= Release136 {
+		s.CSIDriverNotRequired = true
+		s.UnstartedVictimsTieAnyWay = true
+	}
 	if r >= Release138 {
 		s.PDBEmptySelectorMatchesAll = true
 		s.SpreadEmptySelectorMatchesAll = true

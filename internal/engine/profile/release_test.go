@@ -59,8 +59,8 @@ func TestNearestRelease(t *testing.T) {
 	}
 }
 
-// TestReleaseSemantics: 1.37 is the zero value; 1.38 turns on each of its
-// switches.
+// TestReleaseSemantics: 1.37 is the zero value; 1.36 and 1.38 turn on
+// each of theirs.
 func TestReleaseSemantics(t *testing.T) {
 	if got := Release137.Semantics(); got != (Semantics{}) {
 		t.Errorf("1.37 = %+v, want the zero value", got)
@@ -69,6 +69,10 @@ func TestReleaseSemantics(t *testing.T) {
 		VictimUIDTieBreak: true, NoVictimsRejectsNode: true}
 	if diff := cmp.Diff(want, Release138.Semantics()); diff != "" {
 		t.Errorf("1.38 (-want,+got):\n%s", diff)
+	}
+	want136 := Semantics{CSIDriverNotRequired: true, UnstartedVictimsTieAnyWay: true}
+	if diff := cmp.Diff(want136, Release136.Semantics()); diff != "" {
+		t.Errorf("1.36 (-want,+got):\n%s", diff)
 	}
 }
 

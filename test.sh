@@ -5,11 +5,13 @@
 #   2. the conformance suite (test/conformance), which compares reprieve with
 #      kube-scheduler v1.37.2 on random clusters and on upstream's own cases,
 #      and its differential tests again with reprieve set to v1.38 against
-#      kube-scheduler v1.38.0-beta.0 (test/conformance138's runner);
+#      kube-scheduler v1.38.0-beta.0 (test/conformance138's runner) and set
+#      to v1.36 against v1.36.3 (test/conformance136's, SCENARIOS_136=150);
 #   3. the integration suite (test/integration), which runs reprieve's
 #      scheduler against a real kube-apiserver and etcd started in-process.
 # Suites 2 and 3 import k8s.io/kubernetes, built from the Go module proxy: the
-# first run compiles it (20-35 minutes on 2 cores); Go's build cache keeps it.
+# first run compiles it (20-35 minutes on 2 cores), and each other release's
+# runner once more (about 16 minutes each); Go's build cache keeps them.
 # SCENARIOS=N changes the number of random scenarios per profile (default 500).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -65,6 +67,12 @@ echo "== conformance against kube-scheduler v1.38.0-beta.0 (test/conformance138)
 (cd test/conformance138 && export GOTOOLCHAIN=go1.27.0 && go vet ./... && go build -o "$runners/runner138" ./runner)
 REPRIEVE_KUBE_VERSION=1.38 REPRIEVE_UPSTREAM_RUNNER="$runners/runner138" REPRIEVE_SCENARIOS="${SCENARIOS:-500}" \
   gotest test/conformance -timeout 20m -run "$release_tests" .
+echo "== conformance against kube-scheduler v1.36.3 (test/conformance136)"
+(cd test/conformance136 && go vet ./... && go build -o "$runners/runner136" ./runner)
+# Fewer scenarios for the oldest release, and no DRA profile: v1.36's
+# structured allocator is not modelled (docs/semantics.md).
+REPRIEVE_KUBE_VERSION=1.36 REPRIEVE_UPSTREAM_RUNNER="$runners/runner136" REPRIEVE_SCENARIOS="${SCENARIOS_136:-150}" \
+  gotest test/conformance -timeout 20m -run '^TestDifferential(|DefaultSpreading|Profiles)$' .
 
 echo "== integration against a real kube-apiserver"
 (cd test/integration && go vet ./...)

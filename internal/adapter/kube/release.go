@@ -25,9 +25,6 @@ func ServerRelease(ctx context.Context, client kubernetes.Interface) (profile.Re
 	if err := json.Unmarshal(body, &info); err != nil {
 		return 0, "", fmt.Errorf("reading the API server's version: %w", err)
 	}
-	r, warning, err := profile.NearestRelease(info.GitVersion)
-	if err != nil {
-		return 0, "", fmt.Errorf("the API server's version: %w", err)
-	}
+	r, warning := profile.NearestRelease(info.GitVersion)
 	return r, warning, nil
 }

@@ -85,15 +85,17 @@ func ParseRelease(s string) (Release, error) {
 
 // NearestRelease is the mirrored release for an API server's gitVersion
 // (discovery's /version): its own minor release when mirrored, else the
-// nearest one with a warning saying so. An unreadable version is an error.
-func NearestRelease(gitVersion string) (Release, string, error) {
+// nearest one with a warning saying so. A version that names no 1.x
+// release (an unstamped build's "v0.0.0-master+…") gives DefaultRelease,
+// with a warning.
+func NearestRelease(gitVersion string) (r Release, warning string) {
 	minor, err := parseMinor(gitVersion)
 	if err != nil {
-		return 0, "", err
+		return DefaultRelease, fmt.Sprintf("the API server's version %q names no Kubernetes 1.x release: deciding as kube-scheduler %s", gitVersion, DefaultRelease)
 	}
-	r := Release(minor)
+	r = Release(minor)
 	if slices.Contains(Releases(), r) {
-		return r, "", nil
+		return r, ""
 	}
 	rs := Releases()
 	nearest := rs[0]
@@ -101,7 +103,7 @@ func NearestRelease(gitVersion string) (Release, string, error) {
 		nearest = rs[len(rs)-1]
 	}
 	return nearest, fmt.Sprintf("the API server runs Kubernetes %s, which reprieve does not mirror (it mirrors %s): deciding as kube-scheduler %s, the nearest",
-		gitVersion, releaseList(), nearest), nil
+		gitVersion, releaseList(), nearest)
 }
 
 func releaseList() string {

@@ -45,9 +45,8 @@ const NodeDeclaredFeaturesPlugin = "NodeDeclaredFeatures"
 
 func help(level, text string) string { return fmt.Sprintf("[%s] %s", level, text) }
 
-func deprecatedHelp(level, since, text string) string {
-	return fmt.Sprintf("[%s] (Deprecated since %s) %s", level, since, text)
-}
+// scheduler_preemption_goroutines_duration_seconds is not served: an alpha
+// metric deprecated in 1.37.0, which kube-scheduler 1.37 and 1.38 hide.
 
 // Metrics is a scheduler.DetailObserver that records Prometheus metrics.
 type Metrics struct {
@@ -55,24 +54,23 @@ type Metrics struct {
 	// sample decides whether a cycle's plugin durations are recorded.
 	sample func() bool
 
-	scheduleAttempts        *prometheus.CounterVec
-	attemptDuration         *prometheus.HistogramVec
-	algorithmDuration       prometheus.Histogram
-	preemptionAttempts      prometheus.Counter
-	preemptionVictims       prometheus.Histogram
-	pdbViolations           *prometheus.CounterVec
-	sliDuration             *prometheus.HistogramVec
-	podAttempts             prometheus.Histogram
-	extensionPointDuration  *prometheus.HistogramVec
-	pluginDuration          *prometheus.HistogramVec
-	queueIncoming           *prometheus.CounterVec
-	goroutines              *prometheus.GaugeVec
-	pluginEvaluations       *prometheus.CounterVec
-	permitWait              *prometheus.HistogramVec
-	preemptionEvalTime      *prometheus.HistogramVec
-	preemptionExecTime      *prometheus.HistogramVec
-	preemptionGoroutineTime *prometheus.HistogramVec
-	preemptionGoroutines    *prometheus.CounterVec
+	scheduleAttempts       *prometheus.CounterVec
+	attemptDuration        *prometheus.HistogramVec
+	algorithmDuration      prometheus.Histogram
+	preemptionAttempts     prometheus.Counter
+	preemptionVictims      prometheus.Histogram
+	pdbViolations          *prometheus.CounterVec
+	sliDuration            *prometheus.HistogramVec
+	podAttempts            prometheus.Histogram
+	extensionPointDuration *prometheus.HistogramVec
+	pluginDuration         *prometheus.HistogramVec
+	queueIncoming          *prometheus.CounterVec
+	goroutines             *prometheus.GaugeVec
+	pluginEvaluations      *prometheus.CounterVec
+	permitWait             *prometheus.HistogramVec
+	preemptionEvalTime     *prometheus.HistogramVec
+	preemptionExecTime     *prometheus.HistogramVec
+	preemptionGoroutines   *prometheus.CounterVec
 
 	unschedulable *unschedulableCollector
 }
@@ -143,9 +141,6 @@ func NewWithOptions(reg prometheus.Registerer, profile string, opts Options) *Me
 		preemptionExecTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "preemption_execution_duration_seconds",
 			Help: help(alpha, "Duration in seconds for preempting the target preemption victims. With async preemption enabled, preemption execution does not block the scheduling of other pods."), Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)},
 			[]string{"preemptor", "result"}),
-		preemptionGoroutineTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "preemption_goroutines_duration_seconds",
-			Help: deprecatedHelp(alpha, "1.37.0", "Duration in seconds for running goroutines for the preemption."), Buckets: prometheus.ExponentialBuckets(0.01, 2, 20)},
-			[]string{"result"}),
 		preemptionGoroutines: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "preemption_goroutines_execution_total",
 			Help: help(alpha, "Number of preemption goroutines executed.")}, []string{"result"}),
 	}
@@ -161,7 +156,7 @@ func NewWithOptions(reg prometheus.Registerer, profile string, opts Options) *Me
 	reg.MustRegister(m.scheduleAttempts, m.attemptDuration, m.algorithmDuration, m.preemptionAttempts, m.preemptionVictims,
 		m.pdbViolations, m.sliDuration, m.podAttempts, m.extensionPointDuration, m.pluginDuration, m.queueIncoming,
 		m.goroutines, m.pluginEvaluations, m.permitWait, m.preemptionEvalTime, m.preemptionExecTime,
-		m.preemptionGoroutineTime, m.preemptionGoroutines, m.unschedulable,
+		m.preemptionGoroutines, m.unschedulable,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if opts.Pending != nil {
 		pending := opts.Pending
@@ -286,7 +281,6 @@ func (m *Metrics) Goroutines(operation string, delta int) {
 // PreemptionExecuted implements scheduler.DetailObserver.
 func (m *Metrics) PreemptionExecuted(_ *v1.Pod, result string, d time.Duration) {
 	m.preemptionExecTime.WithLabelValues("pod", result).Observe(d.Seconds())
-	m.preemptionGoroutineTime.WithLabelValues(result).Observe(d.Seconds())
 	m.preemptionGoroutines.WithLabelValues(result).Inc()
 }
 

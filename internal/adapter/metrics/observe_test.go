@@ -184,7 +184,6 @@ func TestPreemptionMetrics(t *testing.T) {
 		{"victims", "scheduler_preemption_victims", sample{"": 1}},
 		{"evaluation by status code", "scheduler_preemption_evaluation_duration_seconds", sample{"preemptor=pod,result=Success": 1}},
 		{"execution", "scheduler_preemption_execution_duration_seconds", sample{"preemptor=pod,result=success": 1}},
-		{"goroutines (deprecated)", "scheduler_preemption_goroutines_duration_seconds", sample{"result=success": 1}},
 		{"goroutines executed", "scheduler_preemption_goroutines_execution_total", sample{"result=success": 1}},
 		{"binding goroutines back to zero", "scheduler_goroutines", sample{"operation=binding": 0}},
 		{"attempts to schedule", "scheduler_pod_scheduling_attempts", sample{"": 2}},

@@ -81,13 +81,13 @@ in_time() {
     return 1
   fi
 }
-if in_time 32 "conformance against kube-scheduler v1.38.0-beta.0"; then
+if in_time 30 "conformance against kube-scheduler v1.38.0-beta.0"; then
 echo "== conformance against kube-scheduler v1.38.0-beta.0 (test/conformance138)"
 (cd test/conformance138 && export GOTOOLCHAIN=go1.27.0 && go vet ./... && go build -o "$runners/runner138" ./runner)
 REPRIEVE_KUBE_VERSION=1.38 REPRIEVE_UPSTREAM_RUNNER="$runners/runner138" REPRIEVE_SCENARIOS="${SCENARIOS:-500}" \
   gotest test/conformance -timeout 20m -run "$release_tests" .
 fi
-if in_time 36 "conformance against kube-scheduler v1.36.3"; then
+if in_time 32 "conformance against kube-scheduler v1.36.3"; then
 echo "== conformance against kube-scheduler v1.36.3 (test/conformance136)"
 (cd test/conformance136 && go vet ./... && go build -o "$runners/runner136" ./runner)
 # Fewer scenarios for the oldest release, and no DRA profile: v1.36's

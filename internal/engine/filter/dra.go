@@ -63,8 +63,8 @@ type draState struct {
 	// toAllocate are the claims without an allocation, in pod order.
 	toAllocate []*resourceapi.ResourceClaim
 	allocator  structured.Allocator
-	// verdicts caches the status per node index.
-	verdicts []atomic.Pointer[Status]
+	// verdicts caches the verdict per node index.
+	verdicts []atomic.Pointer[draVerdict]
 	// preempt is set with the DRAPreemption gate (dra_preemption.go).
 	preempt *draPreemption
 }
@@ -163,7 +163,7 @@ func newDRAState137(snap *snapshot.Snapshot, pod *v1.Pod, request *snapshot.Reso
 		}
 		d.allocator = alloc
 	}
-	d.verdicts = make([]atomic.Pointer[Status], len(snap.Nodes))
+	d.verdicts = make([]atomic.Pointer[draVerdict], len(snap.Nodes))
 	return d, Status{}
 }
 
@@ -220,37 +220,64 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 	return nil, fmt.Errorf("deviceclass %q not found", name)
 }
 
+// draVerdict is DynamicResources' Filter on one node and, where it
+// accepts the node, its Score there (deviceScore).
+type draVerdict struct {
+	status Status
+	score  int64
+}
+
 // filter is the Filter of DynamicResources for pod on node n; st is the
 // dry-run overlay of DRA preemption (only read with the gate).
 func (d *draState) filter(pod *v1.Pod, n *snapshot.Node, st *draOverlay) Status {
 	if d.preempt != nil && st.released > 0 {
 		return d.filterReleased(pod, n.Obj, st)
 	}
+	return d.verdict(pod, n).status
+}
+
+// verdict is the Filter (and Score) on n without DRA preemption's
+// releases, computed once per node.
+func (d *draState) verdict(pod *v1.Pod, n *snapshot.Node) draVerdict {
 	if i := n.Index; i >= 0 && i < len(d.verdicts) {
-		if s := d.verdicts[i].Load(); s != nil {
-			return *s
+		if v := d.verdicts[i].Load(); v != nil {
+			return *v
 		}
-		s := d.decide(pod, n.Obj)
-		d.verdicts[i].Store(&s)
-		return s
+		v := d.decide(pod, n.Obj)
+		d.verdicts[i].Store(&v)
+		return v
 	}
 	return d.decide(pod, n.Obj)
 }
 
-func (d *draState) decide(pod *v1.Pod, node *v1.Node) Status {
-	s := d.decideWith(pod, node, d.allocator)
+func (d *draState) decide(pod *v1.Pod, node *v1.Node) draVerdict {
+	s, results := d.decideAllocating(pod, node, d.allocator)
 	if d.preempt != nil && s.Code == UnschedulableAndUnresolvable && slices.Equal(s.Reasons, statusCannotAllocate.Reasons) && d.resolvable(pod, node) {
 		// Preemption may free the devices: a potential node.
 		s.Code = Unschedulable
 	}
-	return s
+	v := draVerdict{status: s}
+	if s.IsSuccess() && d.allocator != nil {
+		// Upstream's Filter keeps the allocation for its Score only where
+		// it allocated.
+		v.score = d.deviceScore(results)
+	}
+	return v
 }
 
 // decideWith is the Filter of DynamicResources with allocator alloc.
 func (d *draState) decideWith(pod *v1.Pod, node *v1.Node, alloc structured.Allocator) Status {
+	s, _ := d.decideAllocating(pod, node, alloc)
+	return s
+}
+
+// decideAllocating is decideWith, returning too the allocations of the
+// claims to allocate on the node (in nodeToAllocate's order) when it
+// accepts the node.
+func (d *draState) decideAllocating(pod *v1.Pod, node *v1.Node, alloc structured.Allocator) (Status, []resourceapi.AllocationResult) {
 	toAllocate, skip, s := d.nodeToAllocate(pod, node)
 	if skip || !s.IsSuccess() {
-		return s
+		return s, nil
 	}
 	unavailable := false
 	for i, claim := range d.claims {
@@ -271,21 +298,23 @@ func (d *draState) decideWith(pod *v1.Pod, node *v1.Node, alloc structured.Alloc
 			unavailable = true
 		}
 	}
+	var results []resourceapi.AllocationResult
 	if alloc != nil {
-		results, err := alloc.Allocate(context.Background(), node, toAllocate)
+		var err error
+		results, err = alloc.Allocate(context.Background(), node, toAllocate)
 		switch {
 		case errors.Is(err, structured.ErrFailedAllocationOnNode):
-			return draUnresolvable(err.Error())
+			return draUnresolvable(err.Error()), nil
 		case err != nil:
-			return draError(err.Error())
+			return draError(err.Error()), nil
 		case len(results) != len(toAllocate):
-			return statusCannotAllocate
+			return statusCannotAllocate, nil
 		}
 	}
 	if unavailable {
-		return statusClaimNotAvailable
+		return statusClaimNotAvailable, nil
 	}
-	return Status{}
+	return Status{}, results
 }
 
 var (

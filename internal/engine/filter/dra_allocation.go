@@ -120,28 +120,24 @@ func (c *Cycle) DRAAllocation(n *snapshot.Node) (*DRAAllocation, error) {
 }
 
 // DeviceScore is DynamicResources' Score for the cycle's pod on n, a node
-// its Filter accepted: for every request of the pod's claims that lists
-// devices by preference (firstAvailable), the sub-request the allocation
-// on n uses, counted as resource.k8s.io's FirstAvailableDeviceRequestMaxSize
-// minus its position — 8 for the first choice, 7 for the second, and so
-// on. Claims allocated already count with their allocation when another
-// claim of the pod is allocated in the cycle; when none is, upstream's
-// Filter keeps no allocation for the node and the score is 0. It is 0 too
-// for a pod without claims and for a node where the allocator cannot place
-// them.
+// its Filter accepted, from the allocation that Filter made there (see
+// deviceScore). It is 0 for a pod without claims, on a node the Filter
+// rejected, and where no claim of the pod was allocated in the cycle
+// (upstream's Filter then keeps no allocation for the node).
 func (c *Cycle) DeviceScore(n *snapshot.Node) int64 {
-	d := c.dra
-	if d == nil || d.allocator == nil || !d.prefersDevices() {
+	if c.dra == nil {
 		return 0
 	}
-	toAllocate, skip, s := d.nodeToAllocate(c.obj, n.Obj)
-	if skip || !s.IsSuccess() {
-		return 0
-	}
-	results, err := d.allocator.Allocate(context.Background(), n.Obj, toAllocate)
-	if err != nil || len(results) != len(toAllocate) {
-		return 0
-	}
+	return c.dra.verdict(c.obj, n).score
+}
+
+// deviceScore counts, for every request of the pod's claims that lists
+// devices by preference (firstAvailable), the sub-request the allocation
+// takes, as resource.k8s.io's FirstAvailableDeviceRequestMaxSize minus its
+// position: 8 for the first choice, 7 for the second, and so on. results
+// are the allocations of the claims without one, in order; claims
+// allocated already count with their own.
+func (d *draState) deviceScore(results []resourceapi.AllocationResult) int64 {
 	var score int64
 	next := 0
 	for _, claim := range d.claims {
@@ -153,9 +149,12 @@ func (c *Cycle) DeviceScore(n *snapshot.Node) int64 {
 			alloc = &results[next]
 			next++
 		}
-		chosen := map[string]bool{}
+		var chosen map[string]bool
 		for _, r := range alloc.Devices.Results {
 			if resourceclaim.IsSubRequestRef(r.Request) {
+				if chosen == nil {
+					chosen = map[string]bool{}
+				}
 				chosen[r.Request] = true
 			}
 		}
@@ -168,17 +167,4 @@ func (c *Cycle) DeviceScore(n *snapshot.Node) int64 {
 		}
 	}
 	return score
-}
-
-// prefersDevices reports whether one of the pod's claims has a request
-// with firstAvailable: only those give DeviceScore anything to count.
-func (d *draState) prefersDevices() bool {
-	for _, claim := range d.claims {
-		for _, req := range claim.Spec.Devices.Requests {
-			if len(req.FirstAvailable) > 0 {
-				return true
-			}
-		}
-	}
-	return false
 }

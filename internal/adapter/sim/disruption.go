@@ -37,6 +37,10 @@ type budgets struct {
 	delay time.Duration
 	// pdbs are the budgets by namespace/name, with their last status.
 	pdbs map[string]*policyv1.PodDisruptionBudget
+	// selectors are the budgets' selectors, parsed once, as the
+	// controller's lister finds a pod's budgets: nil for one that matches
+	// nothing (nil, empty or invalid).
+	selectors map[string]labels.Selector
 	// queued are the budgets whose sync is due.
 	queued map[string]bool
 	// files are the controllers of the scenario's files, for the pods
@@ -60,7 +64,7 @@ func (b *budgets) addControllers(set *manifest.Set) {
 }
 
 func newBudgets(delay time.Duration) budgets {
-	return budgets{delay: delay, pdbs: map[string]*policyv1.PodDisruptionBudget{}, queued: map[string]bool{}}
+	return budgets{delay: delay, pdbs: map[string]*policyv1.PodDisruptionBudget{}, selectors: map[string]labels.Selector{}, queued: map[string]bool{}}
 }
 
 // addPDB creates or replaces a budget, as the API server stores it (its
@@ -72,6 +76,10 @@ func (w *world) addPDB(pdb *policyv1.PodDisruptionBudget) {
 	}
 	key := pdb.Namespace + "/" + pdb.Name
 	w.budgets.pdbs[key] = pdb
+	w.budgets.selectors[key] = nil
+	if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && !sel.Empty() {
+		w.budgets.selectors[key] = sel
+	}
 	w.sched.OnPDB(pdb)
 	w.queueBudget(key)
 }
@@ -79,6 +87,7 @@ func (w *world) addPDB(pdb *policyv1.PodDisruptionBudget) {
 // deletePDB deletes a budget.
 func (w *world) deletePDB(namespace, name string) {
 	delete(w.budgets.pdbs, namespace+"/"+name)
+	delete(w.budgets.selectors, namespace+"/"+name)
 	w.sched.OnPDBDelete(namespace, name)
 }
 
@@ -96,10 +105,7 @@ func (w *world) budgetsSee(old, cur *v1.Pod) {
 			if pdb.Namespace != p.Namespace || w.budgets.queued[key] {
 				continue
 			}
-			// As the controller's lister finds a pod's budgets: a nil
-			// or empty selector matches nothing.
-			sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-			if err == nil && !sel.Empty() && sel.Matches(labelsOf(p)) {
+			if sel := w.budgets.selectors[key]; sel != nil && sel.Matches(labelsOf(p)) {
 				w.queueBudget(key)
 			}
 		}

@@ -305,10 +305,6 @@ func upstreamFeeders(t *testing.T) map[string]func(map[string]string) error {
 			sm.PreemptionPDBViolations.With(l).Inc()
 			return nil
 		},
-		"scheduler_preemption_goroutines_duration_seconds": func(l map[string]string) error {
-			sm.PreemptionGoroutinesDuration.With(l).Observe(0.1)
-			return nil
-		},
 		"scheduler_preemption_goroutines_execution_total": func(l map[string]string) error {
 			sm.PreemptionGoroutinesExecutionTotal.With(l).Inc()
 			return nil
